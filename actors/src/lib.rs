@@ -1,0 +1,5 @@
+//! The ractor actors of agentyard.
+//!
+//! # Layout
+//!
+//! (filled in as the modules land)

@@ -1,0 +1,1 @@
+//! Shared helpers for agentyard's end-to-end tests.
