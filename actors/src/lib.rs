@@ -1,5 +1,44 @@
-//! The ractor actors of agentyard.
+//! The actors of agentyard: agent sessions, the supervisor that every send goes
+//! through, and (later) the HTTP edge.
+//!
+//! Most users depend on the `agentyard` crate, which re-exports what is public here
+//! and adds the runtime builder, configuration and the command-line program.
 //!
 //! # Layout
 //!
-//! (filled in as the modules land)
+//! - [`agent`]: the [`Agent`] trait users implement, [`AgentDescriptor`], and the
+//!   [`TaskContext`] an agent acts through (reply, artifacts, status, sends to other
+//!   agents, cancellation).
+//! - [`supervisor`]: [`Supervisor`], the single path of every send (events → policy →
+//!   idempotency → concurrency limits → session), and the actor that supervises and
+//!   passivates sessions.
+//! - `session`: the session actor, one per agent type and conversation; private, so no
+//!   send can bypass the supervisor.
+//! - `task`: the work of one message, run off the session's mailbox; [`StreamEvent`].
+//! - [`store`]: the [`TaskStore`] trait and [`InMemoryTaskStore`].
+//! - [`events`]: typed runtime [`Event`]s and subscriptions.
+//! - `limits`, `idempotency`: the supervisor's concurrency limits and key cache.
+//! - [`error`]: [`Error`], what a caller can act on.
+//!
+//! This crate uses `agentyard-policy` for decisions and `agentyard-transport` for the
+//! A2A data model; neither knows about actors.
+
+pub mod agent;
+mod clock;
+pub mod error;
+pub mod events;
+mod handoff;
+mod idempotency;
+mod limits;
+mod session;
+pub mod store;
+pub mod supervisor;
+mod task;
+
+pub use agent::{Agent, AgentDescriptor, AgentError, SessionInfo, TaskContext};
+pub use error::{Error, Result};
+pub use events::{Event, EventDetail, EventKind, Received, Subscription};
+pub use limits::LimitScope;
+pub use store::{InMemoryTaskStore, StoreError, TaskStore};
+pub use supervisor::{Completed, Registration, SendRequest, Submitted, Supervisor, SupervisorConfig};
+pub use task::StreamEvent;

@@ -1,5 +1,29 @@
 //! agentyard: an actor-based multi-agent runtime speaking A2A 0.3.0.
 //!
+//! agentyard hosts many concurrent agents in one process. Each live session of an agent
+//! (an agent type in one conversation) is a supervised ractor actor; every message
+//! between agents, or from outside, goes through one supervisor that applies policy,
+//! idempotency and concurrency limits before the agent runs.
+//!
 //! # Layout
 //!
-//! (filled in as the modules land)
+//! - [`Runtime`] and [`RuntimeBuilder`]: start a runtime, register agent types, send,
+//!   stream, get and cancel tasks, subscribe to events, shut down.
+//! - Re-exports from `agentyard-actors` (the [`Agent`] trait, [`TaskContext`], the
+//!   supervisor and store types), `agentyard-policy` (decisions) and
+//!   `agentyard-transport` (the A2A data model and handoff payloads).
+//! - The `agentyard` binary (`src/main.rs`): the command-line program.
+
+mod runtime;
+
+pub use agentyard_actors::{
+    Agent, AgentDescriptor, AgentError, Completed, Error, Event, EventDetail, EventKind,
+    InMemoryTaskStore, LimitScope, Received, Registration, Result, SendRequest, SessionInfo,
+    StoreError, StreamEvent, Submitted, Subscription, Supervisor, SupervisorConfig,
+    TaskContext, TaskStore,
+};
+pub use agentyard_policy as policy;
+pub use agentyard_transport::a2a::{Artifact, Message, Part, Role, Task, TaskState, TaskStatus};
+pub use agentyard_transport::handoff;
+pub use agentyard_transport::{ContextId, MessageId, TaskId};
+pub use runtime::{Runtime, RuntimeBuilder};

@@ -1,0 +1,429 @@
+//! The [`Agent`] trait users implement, its registration, and the [`TaskContext`] an
+//! agent works through.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use agentyard_policy::EntryPoint;
+use agentyard_transport::a2a::{AgentSkill, Artifact, Message, Part, Role, TaskState, TaskStatus};
+use agentyard_transport::handoff::HandoffPayload;
+use agentyard_transport::{ContextId, MessageId, TaskId};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::Result;
+use crate::supervisor::{Completed, SendRequest, Submitted, Supervisor};
+use crate::task::TaskEvents;
+
+/// The error an agent returns; its text becomes the failed task's status message.
+pub type AgentError = Box<dyn std::error::Error + Send + Sync>;
+
+/// An agent: the code that handles the messages of one session.
+///
+/// The runtime creates one value per session (agent type + conversation) with the
+/// factory given at registration, and calls [`Agent::handle`] once per incoming
+/// message, with at most one call per session at a time by default. Returning `Ok`
+/// completes the task (with the reply set through [`TaskContext::reply`]) unless the
+/// agent chose another outcome through the context; returning `Err` — or panicking —
+/// fails the task with the error's text. Neither takes down the session's siblings or
+/// the process, and the next message to the agent is handled as usual.
+///
+/// ```
+/// use agentyard_actors::{Agent, AgentError, TaskContext};
+///
+/// struct Echo;
+///
+/// impl Agent for Echo {
+///     async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
+///         let text = ctx.message().text();
+///         ctx.reply_text(format!("echo: {text}"));
+///         Ok(())
+///     }
+/// }
+/// ```
+pub trait Agent: Send + Sync + 'static {
+    /// Handles one message of a task.
+    ///
+    /// # Errors
+    /// Any error fails the task; its text is the status message the caller sees.
+    fn handle(&self, ctx: &mut TaskContext) -> impl Future<Output = Result<(), AgentError>> + Send;
+}
+
+type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// [`Agent`] with the future boxed, so that agents of different types can sit behind
+/// one pointer type.
+pub(crate) trait DynAgent: Send + Sync + 'static {
+    fn handle_dyn<'a>(
+        &'a self,
+        ctx: &'a mut TaskContext,
+    ) -> BoxFuture<'a, Result<(), AgentError>>;
+}
+
+impl<A: Agent> DynAgent for A {
+    fn handle_dyn<'a>(
+        &'a self,
+        ctx: &'a mut TaskContext,
+    ) -> BoxFuture<'a, Result<(), AgentError>> {
+        Box::pin(self.handle(ctx))
+    }
+}
+
+/// What a factory learns about the session it makes an agent for.
+#[derive(Debug, Clone)]
+pub struct SessionInfo {
+    /// The agent type's registered name.
+    pub agent: Arc<str>,
+    /// The session's key: the conversation's contextId.
+    pub context_id: ContextId,
+}
+
+pub(crate) type Factory = Arc<dyn Fn(&SessionInfo) -> Arc<dyn DynAgent> + Send + Sync>;
+
+/// Makes a type-erased factory from a user's factory.
+pub(crate) fn erase_factory<A, F>(factory: F) -> Factory
+where
+    A: Agent,
+    F: Fn(&SessionInfo) -> A + Send + Sync + 'static,
+{
+    Arc::new(move |info| Arc::new(factory(info)) as Arc<dyn DynAgent>)
+}
+
+/// How an agent type describes itself: the facts its A2A agent card is made of, and
+/// its own concurrency limits.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct AgentDescriptor {
+    /// The unique name the agent type is registered and addressed under.
+    pub name: String,
+    /// What the agent does, for humans and for other agents.
+    pub description: String,
+    /// The agent's own version.
+    pub version: String,
+    /// What the agent can do.
+    pub skills: Vec<AgentSkill>,
+    /// Media types the agent accepts (default `text/plain`, `application/json`).
+    pub input_modes: Vec<String>,
+    /// Media types the agent produces (default `text/plain`, `application/json`).
+    pub output_modes: Vec<String>,
+    /// Whether the agent is reachable over HTTP (default: no).
+    pub exposed: bool,
+    /// At most this many tasks of this agent type run at once (default: the runtime's
+    /// per-agent limit).
+    pub concurrency: Option<usize>,
+}
+
+impl AgentDescriptor {
+    /// A descriptor with only a name; the rest at their defaults.
+    #[must_use]
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            description: String::new(),
+            version: String::from("0.1.0"),
+            skills: Vec::new(),
+            input_modes: vec!["text/plain".into(), "application/json".into()],
+            output_modes: vec!["text/plain".into(), "application/json".into()],
+            exposed: false,
+            concurrency: None,
+        }
+    }
+
+    /// Sets the description.
+    #[must_use]
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.description = description.into();
+        self
+    }
+
+    /// Sets the version.
+    #[must_use]
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.version = version.into();
+        self
+    }
+
+    /// Adds a skill.
+    #[must_use]
+    pub fn skill(mut self, skill: AgentSkill) -> Self {
+        self.skills.push(skill);
+        self
+    }
+
+    /// Sets the accepted and produced media types.
+    #[must_use]
+    pub fn modes(mut self, input: Vec<String>, output: Vec<String>) -> Self {
+        self.input_modes = input;
+        self.output_modes = output;
+        self
+    }
+
+    /// Makes the agent reachable over HTTP.
+    #[must_use]
+    pub fn exposed(mut self, exposed: bool) -> Self {
+        self.exposed = exposed;
+        self
+    }
+
+    /// Limits how many tasks of this agent type run at once.
+    #[must_use]
+    pub fn concurrency(mut self, limit: usize) -> Self {
+        self.concurrency = Some(limit);
+        self
+    }
+}
+
+/// How the task should stand when the handler returns.
+#[derive(Debug)]
+pub(crate) enum Finish {
+    Completed,
+    InputRequired(Message),
+    AuthRequired(Message),
+    Failed(Message),
+    Rejected(Message),
+}
+
+/// What an agent sees of the task it is handling, and what it acts through.
+///
+/// Status changes other than `working` take effect when the handler returns, so the
+/// task's outcome is decided in one place; artifacts and `working` updates are
+/// published at once, so streaming clients see progress as it happens.
+pub struct TaskContext {
+    pub(crate) supervisor: Supervisor,
+    pub(crate) agent: Arc<str>,
+    pub(crate) task_id: TaskId,
+    pub(crate) context_id: ContextId,
+    pub(crate) message: Message,
+    pub(crate) payload: Option<HandoffPayload>,
+    pub(crate) sender: Option<Arc<str>>,
+    pub(crate) entry_point: EntryPoint,
+    pub(crate) hops: u32,
+    pub(crate) history: Vec<Message>,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) events: TaskEvents,
+    pub(crate) reply: Option<Message>,
+    pub(crate) finish: Finish,
+}
+
+impl fmt::Debug for TaskContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskContext")
+            .field("agent", &self.agent)
+            .field("task_id", &self.task_id)
+            .field("context_id", &self.context_id)
+            .field("sender", &self.sender)
+            .field("entry_point", &self.entry_point)
+            .field("hops", &self.hops)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TaskContext {
+    /// The message being handled.
+    #[must_use]
+    pub fn message(&self) -> &Message {
+        &self.message
+    }
+
+    /// The typed handoff payload the message carries, if any.
+    #[must_use]
+    pub fn payload(&self) -> Option<&HandoffPayload> {
+        self.payload.as_ref()
+    }
+
+    /// This agent type's name.
+    #[must_use]
+    pub fn agent(&self) -> &str {
+        &self.agent
+    }
+
+    /// The task being worked on.
+    #[must_use]
+    pub fn task_id(&self) -> &TaskId {
+        &self.task_id
+    }
+
+    /// The conversation.
+    #[must_use]
+    pub fn context_id(&self) -> &ContextId {
+        &self.context_id
+    }
+
+    /// Who sent the message: an agent name for agent-to-agent sends, the caller's
+    /// principal or nothing otherwise.
+    #[must_use]
+    pub fn sender(&self) -> Option<&str> {
+        self.sender.as_deref()
+    }
+
+    /// Where the message entered the runtime.
+    #[must_use]
+    pub fn entry_point(&self) -> EntryPoint {
+        self.entry_point
+    }
+
+    /// How many agent-to-agent hops deep this message is (0 from outside).
+    #[must_use]
+    pub fn hops(&self) -> u32 {
+        self.hops
+    }
+
+    /// The conversation's earlier messages, oldest first, up to the configured depth
+    /// (the message being handled is not included).
+    #[must_use]
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+
+    /// Whether the task has been canceled. A canceled task ends `canceled` whatever the
+    /// handler does; the handler gets a grace period to stop, then is dropped.
+    #[must_use]
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Resolves when the task is canceled; use it in `tokio::select!` around long work.
+    pub async fn cancelled(&self) {
+        self.cancel.cancelled().await;
+    }
+
+    /// A message from this agent in this task and conversation.
+    #[must_use]
+    pub fn agent_message(&self, parts: Vec<Part>) -> Message {
+        let mut message = Message::new(Role::Agent, parts);
+        message.message_id = MessageId::mint();
+        message.task_id = Some(self.task_id.clone());
+        message.context_id = Some(self.context_id.clone());
+        message
+    }
+
+    /// Sets the reply: the message the task ends with (the last one set wins).
+    pub fn reply(&mut self, parts: Vec<Part>) {
+        self.reply = Some(self.agent_message(parts));
+    }
+
+    /// Sets a text reply.
+    pub fn reply_text(&mut self, text: impl Into<String>) {
+        self.reply(vec![Part::text(text)]);
+    }
+
+    /// Publishes a `working` status with an optional progress note.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] if the task has already ended (e.g. it was canceled).
+    pub async fn working(&mut self, note: Option<&str>) -> Result<()> {
+        let message = note.map(|text| self.agent_message(vec![Part::text(text)]));
+        self.events
+            .status(&self.supervisor, crate::task::status(TaskState::Working, message))
+            .await
+    }
+
+    /// Publishes a whole artifact (replacing one with the same id).
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] if the task has already ended.
+    pub async fn artifact(&mut self, artifact: Artifact) -> Result<()> {
+        self.events
+            .artifact(&self.supervisor, artifact, false, true)
+            .await
+    }
+
+    /// Publishes a chunk of an artifact: with `append` its parts are added to the
+    /// artifact of the same id; `last_chunk` says it is the final piece.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] if the task has already ended.
+    pub async fn artifact_chunk(
+        &mut self,
+        artifact: Artifact,
+        append: bool,
+        last_chunk: bool,
+    ) -> Result<()> {
+        self.events
+            .artifact(&self.supervisor, artifact, append, last_chunk)
+            .await
+    }
+
+    /// Ends this turn in `input-required` with a question; the next message sent to
+    /// this task resumes it (the handler is called again with that message).
+    pub fn require_input(&mut self, question: impl Into<String>) {
+        self.finish = Finish::InputRequired(self.agent_message(vec![Part::text(question)]));
+    }
+
+    /// Ends this turn in `auth-required` with an explanation.
+    pub fn require_auth(&mut self, explanation: impl Into<String>) {
+        self.finish = Finish::AuthRequired(self.agent_message(vec![Part::text(explanation)]));
+    }
+
+    /// Ends the task `failed` with a reason, without returning an error.
+    pub fn fail(&mut self, reason: impl Into<String>) {
+        self.finish = Finish::Failed(self.agent_message(vec![Part::text(reason)]));
+    }
+
+    /// Ends the task `rejected`: the agent declines the work.
+    pub fn reject(&mut self, reason: impl Into<String>) {
+        self.finish = Finish::Rejected(self.agent_message(vec![Part::text(reason)]));
+    }
+
+    /// Ends the task `completed` (the default when the handler returns `Ok`).
+    pub fn complete(&mut self) {
+        self.finish = Finish::Completed;
+    }
+
+    /// A send to another agent from this one: the sender is this agent, the entry point
+    /// `agent`, the hop count one more than this message's. It goes through the
+    /// supervisor like every other send (policy, idempotency, limits).
+    #[must_use]
+    pub fn request_to(&self, to: impl Into<String>, message: Message) -> SendRequest {
+        SendRequest::new(to, message)
+            .from(self.agent.to_string())
+            .entry_point(EntryPoint::Agent)
+            .hops(self.hops.saturating_add(1))
+    }
+
+    /// Sends to another agent and returns once its task is submitted.
+    ///
+    /// # Errors
+    /// Whatever the supervisor refuses the send with.
+    pub async fn send(&self, to: impl Into<String>, message: Message) -> Result<Submitted> {
+        self.supervisor.send(self.request_to(to, message)).await
+    }
+
+    /// Sends to another agent and waits for its task to complete or ask for input.
+    ///
+    /// # Errors
+    /// Whatever the supervisor refuses the send with.
+    pub async fn send_and_wait(
+        &self,
+        to: impl Into<String>,
+        message: Message,
+    ) -> Result<Completed> {
+        self.supervisor
+            .send_and_wait(self.request_to(to, message))
+            .await
+    }
+
+    /// Hands a typed payload (with a free-text summary beside it) to another agent and
+    /// waits for its task to complete or ask for input.
+    ///
+    /// # Errors
+    /// Whatever the supervisor refuses the send with.
+    pub async fn delegate(
+        &self,
+        to: impl Into<String>,
+        text: impl Into<String>,
+        payload: HandoffPayload,
+    ) -> Result<Completed> {
+        let message = Message::new(Role::User, vec![Part::text(text)]);
+        self.supervisor
+            .send_and_wait(self.request_to(to, message).payload(payload))
+            .await
+    }
+
+    /// The supervisor, for anything the helpers above do not cover.
+    #[must_use]
+    pub fn supervisor(&self) -> &Supervisor {
+        &self.supervisor
+    }
+}

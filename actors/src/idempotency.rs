@@ -1,0 +1,188 @@
+//! Idempotency keys: a repeated send returns the first send's task instead of running
+//! the agent again.
+//!
+//! A key is first *pending* (the first send is still on its way through limits and
+//! routing), then *done* (it names the task it created, until its TTL runs out). A
+//! repeat that finds it pending waits for the first one and gets its outcome, so
+//! concurrent duplicates also run the agent once. If the first send fails before
+//! creating a task (busy, shutdown), its key is released so a retry can go through.
+//!
+//! Memory is bounded twice: entries expire after the TTL, and past the capacity the
+//! oldest entries are evicted first.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use agentyard_transport::TaskId;
+use dashmap::DashMap;
+use dashmap::mapref::entry::Entry;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+#[cfg(test)]
+mod tests;
+
+type Outcome = Option<Result<TaskId, String>>;
+
+#[derive(Debug)]
+enum Slot {
+    Pending(watch::Receiver<Outcome>),
+    Done { task_id: TaskId, at: Instant },
+}
+
+/// What a send learns when it presents its key.
+#[derive(Debug)]
+pub(crate) enum Claim<'a> {
+    /// The key is new: this send goes ahead and must settle the guard.
+    First(KeyGuard<'a>),
+    /// A send with this key already created this task.
+    Duplicate(TaskId),
+    /// A send with this key failed before creating a task; this is its error.
+    DuplicateFailed(String),
+}
+
+/// The cache of recent idempotency keys.
+#[derive(Debug)]
+pub(crate) struct IdempotencyCache {
+    slots: DashMap<String, Slot>,
+    /// Insertion order, for eviction; touched once per keyed send, never while a
+    /// `slots` shard is locked.
+    order: Mutex<VecDeque<(String, Instant)>>,
+    ttl: Duration,
+    capacity: usize,
+}
+
+/// Held by the first send of a key until it knows its outcome. Dropping it without
+/// settling (the send failed or was dropped) releases the key.
+#[derive(Debug)]
+pub(crate) struct KeyGuard<'a> {
+    cache: &'a IdempotencyCache,
+    key: String,
+    tx: Option<watch::Sender<Outcome>>,
+}
+
+impl IdempotencyCache {
+    pub(crate) fn new(ttl: Duration, capacity: usize) -> Self {
+        Self {
+            slots: DashMap::new(),
+            order: Mutex::new(VecDeque::new()),
+            ttl,
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// Presents a key at `now`.
+    pub(crate) async fn claim(&self, key: &str, now: Instant) -> Claim<'_> {
+        enum Step {
+            First(watch::Sender<Outcome>),
+            Wait(watch::Receiver<Outcome>),
+        }
+        // Decide under the entry's shard lock, act after releasing it: `first` takes
+        // other locks and must not nest inside this one.
+        let step = match self.slots.entry(key.to_owned()) {
+            Entry::Occupied(mut slot) => match slot.get() {
+                Slot::Done { task_id, at } if now.duration_since(*at) < self.ttl => {
+                    return Claim::Duplicate(task_id.clone());
+                }
+                Slot::Done { .. } => {
+                    let (tx, rx) = watch::channel(None);
+                    slot.insert(Slot::Pending(rx));
+                    Step::First(tx)
+                }
+                Slot::Pending(rx) => Step::Wait(rx.clone()),
+            },
+            Entry::Vacant(slot) => {
+                let (tx, rx) = watch::channel(None);
+                slot.insert(Slot::Pending(rx));
+                Step::First(tx)
+            }
+        };
+        let mut rx = match step {
+            Step::First(tx) => return self.first(key, tx, now),
+            Step::Wait(rx) => rx,
+        };
+        // Wait outside the map: the first send settles, or drops its guard.
+        match rx.wait_for(Option::is_some).await {
+            Ok(outcome) => match outcome.clone() {
+                Some(Ok(task_id)) => Claim::Duplicate(task_id),
+                Some(Err(error)) => Claim::DuplicateFailed(error),
+                None => unreachable!("wait_for returned on Some"),
+            },
+            // The first send was dropped before it knew: try again from the top.
+            Err(_) => Box::pin(self.claim(key, now)).await,
+        }
+    }
+
+    fn first(&self, key: &str, tx: watch::Sender<Outcome>, now: Instant) -> Claim<'_> {
+        self.remember(key, now);
+        Claim::First(KeyGuard {
+            cache: self,
+            key: key.to_owned(),
+            tx: Some(tx),
+        })
+    }
+
+    /// Records the key's arrival and evicts what is expired or over capacity.
+    fn remember(&self, key: &str, now: Instant) {
+        let mut evict = Vec::new();
+        {
+            let mut order = self.order.lock().unwrap_or_else(|e| e.into_inner());
+            order.push_back((key.to_owned(), now));
+            while let Some((_, at)) = order.front() {
+                let expired = now.duration_since(*at) >= self.ttl;
+                if !expired && order.len() <= self.capacity {
+                    break;
+                }
+                if let Some((old, _)) = order.pop_front() {
+                    evict.push(old);
+                }
+            }
+        }
+        for old in evict {
+            // A pending slot belongs to a send still in flight: leave it to its guard.
+            self.slots
+                .remove_if(&old, |_, slot| matches!(slot, Slot::Done { .. }));
+        }
+    }
+
+    /// The number of keys held (pending or done).
+    pub(crate) fn len(&self) -> usize {
+        self.slots.len()
+    }
+}
+
+impl KeyGuard<'_> {
+    /// The send created `task_id`: repeats of the key now return it.
+    pub(crate) fn settle(mut self, task_id: &TaskId) {
+        self.cache.slots.insert(
+            self.key.clone(),
+            Slot::Done {
+                task_id: task_id.clone(),
+                at: Instant::now(),
+            },
+        );
+        if let Some(tx) = self.tx.take() {
+            tx.send_replace(Some(Ok(task_id.clone())));
+        }
+    }
+
+    /// The send failed before creating a task: waiting repeats get this error and the
+    /// key is released for later retries.
+    pub(crate) fn fail(mut self, error: String) {
+        self.cache.slots.remove(&self.key);
+        if let Some(tx) = self.tx.take() {
+            tx.send_replace(Some(Err(error)));
+        }
+    }
+}
+
+impl Drop for KeyGuard<'_> {
+    fn drop(&mut self) {
+        if self.tx.is_some() {
+            // Neither settled nor failed: the send was abandoned. Release the key; the
+            // dropped sender wakes any waiter, which then claims it afresh.
+            self.cache.slots.remove(&self.key);
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! Concurrency limits with a bounded waiting queue.
+//!
+//! A send takes one permit from each of three limiters (global, its agent type, its
+//! session) before it reaches the session, and holds them until its task stops running.
+//! Past a limit, a send waits in line; past the line's length it is refused at once
+//! with [`crate::Error::Busy`]. The line is a counter, not a buffer: the waiting sends
+//! are the callers' own futures, so memory is bounded by the queue size.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::error::Error;
+
+#[cfg(test)]
+mod tests;
+
+/// Which concurrency limit a send ran into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum LimitScope {
+    /// The limit over every running task in the runtime.
+    Global,
+    /// The limit over the running tasks of one agent type.
+    Agent,
+    /// The limit over the running tasks of one session.
+    Session,
+}
+
+impl fmt::Display for LimitScope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Global => "global",
+            Self::Agent => "per-agent",
+            Self::Session => "per-session",
+        })
+    }
+}
+
+/// One limit: at most `limit` running, at most `queue` waiting.
+#[derive(Debug)]
+pub(crate) struct Limiter {
+    scope: LimitScope,
+    permits: Arc<Semaphore>,
+    waiting: AtomicUsize,
+    queue: usize,
+}
+
+impl Limiter {
+    pub(crate) fn new(scope: LimitScope, limit: usize, queue: usize) -> Self {
+        Self {
+            scope,
+            permits: Arc::new(Semaphore::new(limit.clamp(1, Semaphore::MAX_PERMITS))),
+            waiting: AtomicUsize::new(0),
+            queue,
+        }
+    }
+
+    /// Takes a permit, waiting in line if there is room in the line.
+    ///
+    /// The semaphore is fair, so waiting sends run in arrival order; that is what keeps
+    /// a session's messages in order.
+    pub(crate) async fn acquire(&self) -> Result<OwnedSemaphorePermit, Error> {
+        if let Ok(permit) = Arc::clone(&self.permits).try_acquire_owned() {
+            return Ok(permit);
+        }
+        let waiting = self.waiting.fetch_add(1, Ordering::AcqRel);
+        // Decrement on every exit, including when the caller drops this future.
+        let _in_line = InLine(&self.waiting);
+        if waiting >= self.queue {
+            return Err(Error::Busy {
+                scope: self.scope,
+                queue: self.queue,
+            });
+        }
+        Arc::clone(&self.permits)
+            .acquire_owned()
+            .await
+            .map_err(|_| Error::ShuttingDown)
+    }
+
+    /// Whether nobody holds or waits for a permit (used to forget idle session limiters).
+    pub(crate) fn is_idle(&self, limit: usize) -> bool {
+        self.waiting.load(Ordering::Acquire) == 0 && self.permits.available_permits() >= limit
+    }
+}
+
+struct InLine<'a>(&'a AtomicUsize);
+
+impl Drop for InLine<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The permits a running task holds; dropping them lets the next send in.
+#[derive(Debug)]
+pub(crate) struct Permits {
+    _global: OwnedSemaphorePermit,
+    _agent: OwnedSemaphorePermit,
+    _session: OwnedSemaphorePermit,
+}
+
+impl Permits {
+    /// Takes the three permits in a fixed order (global, agent, session) so two sends
+    /// can never hold one each of what the other needs.
+    pub(crate) async fn acquire(
+        global: &Limiter,
+        agent: &Limiter,
+        session: &Limiter,
+    ) -> Result<Self, Error> {
+        Ok(Self {
+            _global: global.acquire().await?,
+            _agent: agent.acquire().await?,
+            _session: session.acquire().await?,
+        })
+    }
+}

@@ -1,0 +1,282 @@
+//! Where tasks live: the [`TaskStore`] trait and its in-memory implementation.
+//!
+//! The store is the single source of truth for a task's status, history and artifacts.
+//! Its one hard rule is that a terminal task never changes state again
+//! ([`TaskStore::set_status`] refuses), which is what makes a cancel racing with a
+//! completion come out as exactly one of the two.
+//!
+//! The trait is async and returns `Result` everywhere so that a durable store (a
+//! database, a log) can implement it; the in-memory store never fails and never awaits.
+
+use std::collections::VecDeque;
+use std::fmt;
+
+use agentyard_transport::a2a::{Artifact, Message, Task, TaskState, TaskStatus};
+use agentyard_transport::{ContextId, TaskId};
+use async_trait::async_trait;
+use dashmap::DashMap;
+use dashmap::mapref::entry::Entry;
+
+#[cfg(test)]
+mod tests;
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// No task has this id.
+    #[error("task `{0}` not found")]
+    NotFound(TaskId),
+    /// A task with this id exists already.
+    #[error("task `{0}` already exists")]
+    AlreadyExists(TaskId),
+    /// The task has reached a terminal state and cannot change any more.
+    #[error("task `{task_id}` is already {state}")]
+    Terminal {
+        /// The task.
+        task_id: TaskId,
+        /// The terminal state it is in.
+        state: TaskState,
+    },
+    /// The storage backend failed.
+    #[error("task store backend failed")]
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+/// Storage for tasks, their history and artifacts.
+///
+/// Implementations must be safe to call from many tasks at once; the runtime shares one
+/// store between every session.
+#[async_trait]
+pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
+    /// Stores a new task.
+    ///
+    /// # Errors
+    /// [`StoreError::AlreadyExists`] if the id is taken.
+    async fn insert(&self, task: Task) -> Result<(), StoreError>;
+
+    /// Returns a task with at most the `history_length` most recent history messages
+    /// (all of them when `None`), or `None` if there is no such task.
+    ///
+    /// # Errors
+    /// Only backend failures.
+    async fn get(
+        &self,
+        id: &TaskId,
+        history_length: Option<usize>,
+    ) -> Result<Option<Task>, StoreError>;
+
+    /// Moves a task to `status` and returns the state it had before.
+    ///
+    /// # Errors
+    /// [`StoreError::Terminal`] if the task has already reached a terminal state (it is
+    /// left as it is); [`StoreError::NotFound`] if there is no such task.
+    async fn set_status(&self, id: &TaskId, status: TaskStatus) -> Result<TaskState, StoreError>;
+
+    /// Appends a message to the task's history.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`]; [`StoreError::Terminal`] if the task has ended.
+    async fn append_history(&self, id: &TaskId, message: Message) -> Result<(), StoreError>;
+
+    /// Adds an artifact to the task. With `append`, the parts are added to the artifact
+    /// of the same id (created if absent); otherwise an artifact of the same id is
+    /// replaced. Returns the artifact as stored.
+    ///
+    /// # Errors
+    /// [`StoreError::NotFound`]; [`StoreError::Terminal`] if the task has ended.
+    async fn put_artifact(
+        &self,
+        id: &TaskId,
+        artifact: Artifact,
+        append: bool,
+    ) -> Result<Artifact, StoreError>;
+
+    /// Returns the `limit` most recent messages of a conversation, across its tasks,
+    /// oldest first.
+    ///
+    /// # Errors
+    /// Only backend failures.
+    async fn context_history(
+        &self,
+        context_id: &ContextId,
+        limit: usize,
+    ) -> Result<Vec<Message>, StoreError>;
+}
+
+/// The default [`TaskStore`]: tasks in a concurrent map, lost when the process exits.
+///
+/// Each operation locks one shard of the map for a few pointer moves; nothing is held
+/// across an await (there are none). Conversations remember the ids of their most recent
+/// tasks only (`context_task_limit`, default 256), so one long conversation cannot
+/// grow without bound.
+#[derive(Debug)]
+pub struct InMemoryTaskStore {
+    tasks: DashMap<TaskId, Task>,
+    contexts: DashMap<ContextId, VecDeque<TaskId>>,
+    context_task_limit: usize,
+}
+
+impl Default for InMemoryTaskStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl InMemoryTaskStore {
+    /// An empty store remembering up to 256 tasks per conversation.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::with_context_task_limit(256)
+    }
+
+    /// An empty store that remembers the `limit` most recent tasks of each conversation
+    /// for [`TaskStore::context_history`] (at least one).
+    #[must_use]
+    pub fn with_context_task_limit(limit: usize) -> Self {
+        Self {
+            tasks: DashMap::new(),
+            contexts: DashMap::new(),
+            context_task_limit: limit.max(1),
+        }
+    }
+
+    /// The number of tasks stored.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// Whether the store holds no task.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    /// Runs `f` on a live (non-terminal) task.
+    fn with_live<T>(
+        &self,
+        id: &TaskId,
+        f: impl FnOnce(&mut Task) -> T,
+    ) -> Result<T, StoreError> {
+        let mut task = self
+            .tasks
+            .get_mut(id)
+            .ok_or_else(|| StoreError::NotFound(id.clone()))?;
+        if task.status.state.is_terminal() {
+            return Err(StoreError::Terminal {
+                task_id: id.clone(),
+                state: task.status.state,
+            });
+        }
+        Ok(f(&mut task))
+    }
+}
+
+/// Keeps only the `n` most recent messages of a history.
+fn trim_history(task: &mut Task, n: usize) {
+    if let Some(history) = task.history.as_mut() {
+        let excess = history.len().saturating_sub(n);
+        history.drain(..excess);
+    }
+}
+
+#[async_trait]
+impl TaskStore for InMemoryTaskStore {
+    async fn insert(&self, task: Task) -> Result<(), StoreError> {
+        let context_id = task.context_id.clone();
+        let task_id = task.id.clone();
+        match self.tasks.entry(task_id.clone()) {
+            Entry::Occupied(_) => return Err(StoreError::AlreadyExists(task_id)),
+            Entry::Vacant(slot) => {
+                slot.insert(task);
+            }
+        }
+        let mut ids = self.contexts.entry(context_id).or_default();
+        ids.push_back(task_id);
+        if ids.len() > self.context_task_limit {
+            ids.pop_front();
+        }
+        Ok(())
+    }
+
+    async fn get(
+        &self,
+        id: &TaskId,
+        history_length: Option<usize>,
+    ) -> Result<Option<Task>, StoreError> {
+        // Clone under the shard lock, trim outside it.
+        let Some(mut task) = self.tasks.get(id).map(|t| t.clone()) else {
+            return Ok(None);
+        };
+        if let Some(n) = history_length {
+            trim_history(&mut task, n);
+        }
+        Ok(Some(task))
+    }
+
+    async fn set_status(&self, id: &TaskId, status: TaskStatus) -> Result<TaskState, StoreError> {
+        self.with_live(id, |task| std::mem::replace(&mut task.status, status).state)
+    }
+
+    async fn append_history(&self, id: &TaskId, message: Message) -> Result<(), StoreError> {
+        self.with_live(id, |task| task.history.get_or_insert_with(Vec::new).push(message))
+    }
+
+    async fn put_artifact(
+        &self,
+        id: &TaskId,
+        artifact: Artifact,
+        append: bool,
+    ) -> Result<Artifact, StoreError> {
+        self.with_live(id, |task| {
+            let artifacts = task.artifacts.get_or_insert_with(Vec::new);
+            match artifacts
+                .iter_mut()
+                .find(|a| a.artifact_id == artifact.artifact_id)
+            {
+                Some(existing) if append => {
+                    existing.parts.extend(artifact.parts);
+                    existing.clone()
+                }
+                Some(existing) => {
+                    *existing = artifact;
+                    existing.clone()
+                }
+                None => {
+                    artifacts.push(artifact.clone());
+                    artifact
+                }
+            }
+        })
+    }
+
+    async fn context_history(
+        &self,
+        context_id: &ContextId,
+        limit: usize,
+    ) -> Result<Vec<Message>, StoreError> {
+        // Copy the ids out first so no two shard locks are held at once.
+        let ids: Vec<TaskId> = match self.contexts.get(context_id) {
+            Some(ids) => ids.iter().cloned().collect(),
+            None => return Ok(Vec::new()),
+        };
+        let mut newest_first = Vec::with_capacity(limit.min(64));
+        for id in ids.iter().rev() {
+            if newest_first.len() >= limit {
+                break;
+            }
+            if let Some(task) = self.tasks.get(id) {
+                let history = task.history.as_deref().unwrap_or_default();
+                for message in history.iter().rev() {
+                    if newest_first.len() >= limit {
+                        break;
+                    }
+                    newest_first.push(message.clone());
+                }
+            }
+        }
+        newest_first.reverse();
+        Ok(newest_first)
+    }
+}

@@ -1,0 +1,1254 @@
+//! The supervisor: the one path every send takes, and the actor that owns the sessions.
+//!
+//! # The send path
+//!
+//! [`Supervisor::send`] runs in the caller's task, in this order:
+//!
+//! 1. event `a2a.send.initiated`;
+//! 2. **policy** (allow/deny rules, rate limits, hop limit) — a rejection emits
+//!    `a2a.send.policy_rejected` and the agent never runs;
+//! 3. **idempotency** — a key seen within its TTL returns the first send's task
+//!    (`a2a.send.deduplicated`); a concurrent repeat waits for the first;
+//! 4. **concurrency limits** — per session, per agent type, global, each with a bounded
+//!    waiting line; past the line `a2a.send.busy` and [`Error::Busy`];
+//! 5. **routing** — the task is created (or a waiting one continued) and the message
+//!    goes to the session actor, which is spawned on first use;
+//! 6. when the task settles: `a2a.send.completed` (completed, input-required,
+//!    auth-required) or `a2a.send.failed` (failed, canceled, rejected, or not routed).
+//!
+//! # Why the hot path is not one mailbox
+//!
+//! Every decision above reads shared concurrent state (the policy's own maps, the
+//! idempotency cache, semaphores, the session registry) from the sender's task, so sends
+//! run in parallel and only meet at the session they address. The supervisor *actor*
+//! handles what must be serialized: supervision events from the sessions (a crashed
+//! session is dropped from the registry and restarted on its next message) and the
+//! periodic sweep that passivates idle sessions.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use agentyard_policy::{Decision, EntryPoint, Policy};
+use agentyard_transport::a2a::{Message, Task, TaskState, TaskStatus, TaskStatusUpdateEvent};
+use agentyard_transport::handoff::HandoffPayload;
+use agentyard_transport::{ContextId, TaskId};
+use dashmap::DashMap;
+use futures::Stream;
+use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, SupervisionEvent};
+use tokio::sync::broadcast;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::agent::{AgentDescriptor, DynAgent, Factory, SessionInfo};
+use crate::error::{Error, Result};
+use crate::events::{Envelope, EventBus, EventDetail, EventKind, Subscription};
+use crate::handoff::Handoff;
+use crate::idempotency::{Claim, IdempotencyCache};
+use crate::limits::{LimitScope, Limiter, Permits};
+use crate::session::{SessionActor, SessionMsg};
+use crate::store::{StoreError, TaskStore};
+use crate::task::{LiveTask, StreamEvent, TaskEvents, Work};
+
+/// The supervisor's settings. Every field has a documented default
+/// ([`SupervisorConfig::default`]).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct SupervisorConfig {
+    /// Tasks running at once in the whole runtime (default 10,000).
+    pub global_limit: usize,
+    /// Sends that may wait for the global limit before `busy` (default 10,000).
+    pub global_queue: usize,
+    /// Tasks of one agent type running at once, unless its descriptor says otherwise
+    /// (default 1,000).
+    pub agent_limit: usize,
+    /// Sends that may wait for an agent type's limit (default 1,000).
+    pub agent_queue: usize,
+    /// Tasks of one session running at once (default 1: a session handles its messages
+    /// one after another, in order).
+    pub session_limit: usize,
+    /// Sends that may wait for a session (default 64).
+    pub session_queue: usize,
+    /// A session with no work for this long is passivated: its actor stops, its
+    /// history stays in the store (default 5 minutes).
+    pub idle_timeout: Duration,
+    /// How long a canceled handler may keep running before it is dropped (default 2 s).
+    pub cancel_grace: Duration,
+    /// How long an idempotency key is remembered (default 10 minutes).
+    pub idempotency_ttl: Duration,
+    /// How many idempotency keys are remembered at most (default 100,000).
+    pub idempotency_capacity: usize,
+    /// How many earlier messages of the conversation an agent sees (default 20).
+    pub history_depth: usize,
+    /// Events a subscriber may fall behind by before it lags (default 1,024).
+    pub event_capacity: usize,
+    /// Updates a task stream may fall behind by before it lags (default 256).
+    pub stream_capacity: usize,
+}
+
+impl Default for SupervisorConfig {
+    fn default() -> Self {
+        Self {
+            global_limit: 10_000,
+            global_queue: 10_000,
+            agent_limit: 1_000,
+            agent_queue: 1_000,
+            session_limit: 1,
+            session_queue: 64,
+            idle_timeout: Duration::from_secs(300),
+            cancel_grace: Duration::from_secs(2),
+            idempotency_ttl: Duration::from_secs(600),
+            idempotency_capacity: 100_000,
+            history_depth: 20,
+            event_capacity: 1_024,
+            stream_capacity: 256,
+        }
+    }
+}
+
+/// A registered agent type.
+struct Registered {
+    descriptor: AgentDescriptor,
+    factory: Factory,
+    limiter: Limiter,
+}
+
+impl fmt::Debug for Registered {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registered")
+            .field("descriptor", &self.descriptor)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An agent type's registration, as the runtime builder collects them.
+pub struct Registration {
+    pub(crate) descriptor: AgentDescriptor,
+    pub(crate) factory: Factory,
+}
+
+impl fmt::Debug for Registration {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registration")
+            .field("descriptor", &self.descriptor)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Registration {
+    /// Registers an agent type: its descriptor and the factory that makes one agent per
+    /// session.
+    pub fn new<A, F>(descriptor: AgentDescriptor, factory: F) -> Self
+    where
+        A: crate::Agent,
+        F: Fn(&SessionInfo) -> A + Send + Sync + 'static,
+    {
+        Self {
+            descriptor,
+            factory: crate::agent::erase_factory(factory),
+        }
+    }
+
+    /// The agent type's descriptor.
+    #[must_use]
+    pub fn descriptor(&self) -> &AgentDescriptor {
+        &self.descriptor
+    }
+}
+
+/// A session: one agent type in one conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct SessionKey {
+    pub(crate) agent: Arc<str>,
+    pub(crate) context_id: ContextId,
+}
+
+/// A live session in the registry.
+#[derive(Debug)]
+struct Slot {
+    actor: ActorRef<SessionMsg>,
+    limiter: Arc<Limiter>,
+    /// Milliseconds since the supervisor started, at the last send to this session.
+    last_used: AtomicU64,
+}
+
+/// The shared state of the send path.
+pub(crate) struct Core {
+    pub(crate) config: SupervisorConfig,
+    agents: HashMap<Arc<str>, Registered>,
+    policy: Arc<dyn Policy>,
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) events: EventBus,
+    idempotency: IdempotencyCache,
+    global: Limiter,
+    sessions: DashMap<SessionKey, Slot>,
+    live: DashMap<TaskId, LiveTask>,
+    actor: OnceLock<ActorRef<SupervisorMsg>>,
+    pub(crate) tracker: TaskTracker,
+    shutting_down: AtomicBool,
+    started: Instant,
+    restarts: AtomicU64,
+}
+
+impl fmt::Debug for Core {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Core")
+            .field("config", &self.config)
+            .field("agents", &self.agents.keys().collect::<Vec<_>>())
+            .field("sessions", &self.sessions.len())
+            .field("live_tasks", &self.live.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A send: a message for an agent type, with who sent it and how.
+#[derive(Debug, Clone)]
+pub struct SendRequest {
+    /// The target agent type.
+    pub to: String,
+    /// The message. Its `contextId` picks the conversation (a new one is minted when
+    /// absent); its `taskId` continues a task that has not ended.
+    pub message: Message,
+    /// Where the send comes from (default `api`).
+    pub entry_point: EntryPoint,
+    /// The sender: an agent name, or the caller's principal.
+    pub from: Option<String>,
+    /// A key that makes repeats of this send return the first one's task. A handoff
+    /// payload's taskId / questionId serves when none is given.
+    pub idempotency_key: Option<String>,
+    /// How many agent-to-agent hops deep this send is.
+    pub hops: u32,
+    /// A typed handoff payload to attach to the message as a data part.
+    pub payload: Option<HandoffPayload>,
+}
+
+impl SendRequest {
+    /// A send of `message` to the agent type `to`, from the API entry point.
+    #[must_use]
+    pub fn new(to: impl Into<String>, message: Message) -> Self {
+        Self {
+            to: to.into(),
+            message,
+            entry_point: EntryPoint::Api,
+            from: None,
+            idempotency_key: None,
+            hops: 0,
+            payload: None,
+        }
+    }
+
+    /// Sets the sender.
+    #[must_use]
+    pub fn from(mut self, from: impl Into<String>) -> Self {
+        self.from = Some(from.into());
+        self
+    }
+
+    /// Sets the entry point.
+    #[must_use]
+    pub fn entry_point(mut self, entry_point: EntryPoint) -> Self {
+        self.entry_point = entry_point;
+        self
+    }
+
+    /// Sets the idempotency key.
+    #[must_use]
+    pub fn idempotency_key(mut self, key: impl Into<String>) -> Self {
+        self.idempotency_key = Some(key.into());
+        self
+    }
+
+    /// Sets the hop count.
+    #[must_use]
+    pub fn hops(mut self, hops: u32) -> Self {
+        self.hops = hops;
+        self
+    }
+
+    /// Attaches a typed handoff payload.
+    #[must_use]
+    pub fn payload(mut self, payload: HandoffPayload) -> Self {
+        self.payload = Some(payload);
+        self
+    }
+}
+
+/// A send that reached its session.
+#[derive(Debug, Clone)]
+pub struct Submitted {
+    /// The task as it stood when submitted.
+    pub task: Task,
+    /// Whether this was a repeat of an earlier send (by idempotency key).
+    pub deduplicated: bool,
+}
+
+/// A send whose task completed, ended, or stopped to ask for input.
+#[derive(Debug, Clone)]
+pub struct Completed {
+    /// The task as it stands now.
+    pub task: Task,
+    /// Whether this was a repeat of an earlier send (by idempotency key).
+    pub deduplicated: bool,
+}
+
+/// The handle to the supervisor. Cheap to clone; every entry point holds one.
+#[derive(Clone)]
+pub struct Supervisor {
+    core: Arc<Core>,
+}
+
+impl fmt::Debug for Supervisor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.core.fmt(f)
+    }
+}
+
+/// The supervisor actor's messages.
+#[derive(Debug)]
+pub(crate) enum SupervisorMsg {
+    /// Passivate the sessions that have been idle long enough.
+    Sweep,
+}
+
+struct SupervisorActor;
+
+impl Actor for SupervisorActor {
+    type Msg = SupervisorMsg;
+    type State = Arc<Core>;
+    type Arguments = Arc<Core>;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        core: Arc<Core>,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        // Sweep four times per idle timeout, so a session is passivated at most a
+        // quarter of the timeout late.
+        let every = (core.config.idle_timeout / 4).max(Duration::from_millis(10));
+        myself.send_interval(every, || SupervisorMsg::Sweep);
+        Ok(core)
+    }
+
+    async fn handle(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        msg: Self::Msg,
+        core: &mut Arc<Core>,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            SupervisorMsg::Sweep => core.passivate_idle(),
+        }
+        Ok(())
+    }
+
+    async fn handle_supervisor_evt(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        event: SupervisionEvent,
+        core: &mut Arc<Core>,
+    ) -> Result<(), ActorProcessingErr> {
+        match event {
+            SupervisionEvent::ActorFailed(cell, error) => {
+                // Drop the dead session from the registry; its next message spawns a
+                // fresh one (the restart), with its history intact in the store.
+                core.restarts.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(actor = %cell.get_id(), %error, "session actor failed; it restarts on its next message");
+                core.forget_actor(&cell);
+            }
+            SupervisionEvent::ActorTerminated(cell, _, _) => core.forget_actor(&cell),
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl Core {
+    fn elapsed_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    fn forget_actor(&self, cell: &ActorCell) {
+        let id = cell.get_id();
+        self.sessions.retain(|_, slot| slot.actor.get_id() != id);
+    }
+
+    /// Stops the sessions with no work, no waiting sends and no use for the idle
+    /// timeout. Removal from the registry comes first, then a drain: a send that
+    /// already holds the old actor either lands before the drain marker (and runs) or
+    /// is refused with its message handed back (and goes to a fresh session).
+    fn passivate_idle(&self) {
+        let now = self.elapsed_ms();
+        let idle_ms = u64::try_from(self.config.idle_timeout.as_millis()).unwrap_or(u64::MAX);
+        let limit = self.config.session_limit;
+        let mut stopped = Vec::new();
+        self.sessions.retain(|_, slot| {
+            let idle = now.saturating_sub(slot.last_used.load(Ordering::Relaxed)) >= idle_ms
+                && slot.limiter.is_idle(limit);
+            if idle {
+                stopped.push(slot.actor.clone());
+            }
+            !idle
+        });
+        for actor in stopped {
+            let _ = actor.drain();
+        }
+    }
+
+    fn agent(&self, name: &str) -> Result<(&Arc<str>, &Registered)> {
+        self.agents
+            .get_key_value(name)
+            .ok_or_else(|| Error::UnknownAgent(name.to_owned()))
+    }
+
+    /// The session's registry slot, spawning its actor on first use.
+    fn session(
+        &self,
+        key: &SessionKey,
+        registered: &Registered,
+    ) -> Result<(ActorRef<SessionMsg>, Arc<Limiter>)> {
+        if let Some(slot) = self.sessions.get(key) {
+            slot.last_used.store(self.elapsed_ms(), Ordering::Relaxed);
+            return Ok((slot.actor.clone(), Arc::clone(&slot.limiter)));
+        }
+        // Make the agent outside any lock: the factory is user code and may be slow or
+        // panic. A racing first send may make one too; the loser's is dropped.
+        let info = SessionInfo {
+            agent: Arc::clone(&key.agent),
+            context_id: key.context_id.clone(),
+        };
+        let factory = Arc::clone(&registered.factory);
+        let agent = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| factory(&info)))
+            .map_err(|_| Error::SessionUnavailable {
+                agent: key.agent.to_string(),
+                context_id: key.context_id.clone(),
+                reason: String::from("the agent factory panicked"),
+            })?;
+        let supervisor = self
+            .actor
+            .get()
+            .ok_or(Error::ShuttingDown)?
+            .get_cell();
+        let slot = match self.sessions.entry(key.clone()) {
+            dashmap::mapref::entry::Entry::Occupied(slot) => slot.into_ref(),
+            dashmap::mapref::entry::Entry::Vacant(vacant) => {
+                let (actor, _) = Actor::spawn_linked_instant(
+                    None,
+                    SessionActor,
+                    SessionActor::args(agent as Arc<dyn DynAgent>, key),
+                    supervisor,
+                )
+                .map_err(|e| Error::SessionUnavailable {
+                    agent: key.agent.to_string(),
+                    context_id: key.context_id.clone(),
+                    reason: e.to_string(),
+                })?;
+                vacant.insert(Slot {
+                    actor,
+                    limiter: Arc::new(Limiter::new(
+                        LimitScope::Session,
+                        self.config.session_limit,
+                        self.config.session_queue,
+                    )),
+                    last_used: AtomicU64::new(self.elapsed_ms()),
+                })
+            }
+        };
+        Ok((slot.actor.clone(), Arc::clone(&slot.limiter)))
+    }
+
+    /// Whether `limiter` is still the one registered for the session.
+    fn is_current(&self, key: &SessionKey, limiter: &Arc<Limiter>) -> bool {
+        self.sessions
+            .get(key)
+            .is_some_and(|slot| Arc::ptr_eq(&slot.limiter, limiter))
+    }
+
+    fn forget_session(&self, key: &SessionKey, actor: &ActorRef<SessionMsg>) {
+        let id = actor.get_id();
+        self.sessions.remove_if(key, |_, slot| slot.actor.get_id() == id);
+    }
+}
+
+impl Supervisor {
+    /// Starts a supervisor with these agent types, policy and store.
+    ///
+    /// # Errors
+    /// [`Error::SessionUnavailable`] if the supervisor actor cannot be spawned (only
+    /// outside a tokio runtime); [`Error::InvalidMessage`] never.
+    pub async fn start(
+        config: SupervisorConfig,
+        registrations: Vec<Registration>,
+        policy: Arc<dyn Policy>,
+        store: Arc<dyn TaskStore>,
+    ) -> Result<Self> {
+        let agents = registrations
+            .into_iter()
+            .map(|r| {
+                let limiter = Limiter::new(
+                    LimitScope::Agent,
+                    r.descriptor.concurrency.unwrap_or(config.agent_limit),
+                    config.agent_queue,
+                );
+                let name: Arc<str> = Arc::from(r.descriptor.name.as_str());
+                (
+                    name,
+                    Registered {
+                        descriptor: r.descriptor,
+                        factory: r.factory,
+                        limiter,
+                    },
+                )
+            })
+            .collect();
+        let core = Arc::new(Core {
+            global: Limiter::new(LimitScope::Global, config.global_limit, config.global_queue),
+            idempotency: IdempotencyCache::new(
+                config.idempotency_ttl,
+                config.idempotency_capacity,
+            ),
+            events: EventBus::new(config.event_capacity),
+            config,
+            agents,
+            policy,
+            store,
+            sessions: DashMap::new(),
+            live: DashMap::new(),
+            actor: OnceLock::new(),
+            tracker: TaskTracker::new(),
+            shutting_down: AtomicBool::new(false),
+            started: Instant::now(),
+            restarts: AtomicU64::new(0),
+        });
+        let (actor, _) = Actor::spawn(None, SupervisorActor, Arc::clone(&core))
+            .await
+            .map_err(|e| Error::SessionUnavailable {
+                agent: String::from("<supervisor>"),
+                context_id: ContextId::new("-"),
+                reason: e.to_string(),
+            })?;
+        let _ = core.actor.set(actor);
+        Ok(Self { core })
+    }
+
+    pub(crate) fn core(&self) -> &Arc<Core> {
+        &self.core
+    }
+
+    /// The descriptors of the registered agent types.
+    pub fn agents(&self) -> impl Iterator<Item = &AgentDescriptor> {
+        self.core.agents.values().map(|r| &r.descriptor)
+    }
+
+    /// The descriptor of one agent type.
+    #[must_use]
+    pub fn agent(&self, name: &str) -> Option<&AgentDescriptor> {
+        self.core.agents.get(name).map(|r| &r.descriptor)
+    }
+
+    /// Subscribes to every event of the runtime from now on.
+    #[must_use]
+    pub fn subscribe(&self) -> Subscription {
+        self.core.events.subscribe()
+    }
+
+    /// The number of live sessions (spawned and not passivated).
+    #[must_use]
+    pub fn session_count(&self) -> usize {
+        self.core.sessions.len()
+    }
+
+    /// How many session actors have crashed and been dropped for a restart.
+    #[must_use]
+    pub fn restart_count(&self) -> u64 {
+        self.core.restarts.load(Ordering::Relaxed)
+    }
+
+    /// Starts the session of `agent` in conversation `context_id` (a new conversation
+    /// when `None`) ahead of its first message, and returns the conversation's id.
+    ///
+    /// # Errors
+    /// [`Error::UnknownAgent`]; [`Error::SessionUnavailable`] if the factory panics;
+    /// [`Error::ShuttingDown`].
+    pub fn spawn_session(&self, agent: &str, context_id: Option<ContextId>) -> Result<ContextId> {
+        if self.core.shutting_down.load(Ordering::Acquire) {
+            return Err(Error::ShuttingDown);
+        }
+        let (name, registered) = self.core.agent(agent)?;
+        let key = SessionKey {
+            agent: Arc::clone(name),
+            context_id: context_id.unwrap_or_else(ContextId::mint),
+        };
+        self.core.session(&key, registered)?;
+        Ok(key.context_id)
+    }
+
+    /// Stops a session after the messages already in its mailbox; returns whether it
+    /// was live. Its history stays in the store, and its next message starts it again.
+    pub fn stop_session(&self, agent: &str, context_id: &ContextId) -> bool {
+        let key = SessionKey {
+            agent: Arc::from(agent),
+            context_id: context_id.clone(),
+        };
+        match self.core.sessions.remove(&key) {
+            Some((_, slot)) => {
+                let _ = slot.actor.drain();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Passivates every session that is idle right now, whatever its idle time (for
+    /// tests, benchmarks and memory pressure).
+    pub fn passivate_all_idle(&self) {
+        let limit = self.core.config.session_limit;
+        let mut stopped = Vec::new();
+        self.core.sessions.retain(|_, slot| {
+            let idle = slot.limiter.is_idle(limit);
+            if idle {
+                stopped.push(slot.actor.clone());
+            }
+            !idle
+        });
+        for actor in stopped {
+            let _ = actor.drain();
+        }
+    }
+
+    /// Asks the policy whether this send would be allowed, without sending it and
+    /// without spending rate-limit tokens (the seed's `checkPolicy`).
+    ///
+    /// # Errors
+    /// [`Error::UnknownAgent`] if the target is not registered.
+    pub fn check_policy(&self, request: &SendRequest) -> Result<Decision> {
+        self.core.agent(&request.to)?;
+        let handoff = Handoff::inspect(&request.message, request.payload.as_ref());
+        let payload_type = handoff.payload_type.map(|t| t.as_str());
+        Ok(self.core.policy.dry_run(
+            &policy_request(request, payload_type),
+            Instant::now().into_std(),
+        ))
+    }
+
+    /// Sends a message and returns once its task is submitted to the agent's session.
+    ///
+    /// # Errors
+    /// [`Error::UnknownAgent`], [`Error::PolicyRejected`], [`Error::Busy`],
+    /// [`Error::TaskNotFound`] / [`Error::TaskTerminal`] / [`Error::TaskMismatch`] for a
+    /// bad `taskId`, [`Error::InvalidMessage`], [`Error::ShuttingDown`].
+    pub async fn send(&self, request: SendRequest) -> Result<Submitted> {
+        let (submitted, _) = self.submit(request, false).await?;
+        Ok(submitted)
+    }
+
+    /// Sends a message and waits until its task completes, ends, or asks for input.
+    ///
+    /// # Errors
+    /// As [`Supervisor::send`].
+    pub async fn send_and_wait(&self, request: SendRequest) -> Result<Completed> {
+        let (submitted, rx) = self.submit(request, true).await?;
+        let task = self.settle(&submitted.task, rx).await?;
+        Ok(Completed {
+            task,
+            deduplicated: submitted.deduplicated,
+        })
+    }
+
+    /// Sends a message and streams its task: first the task as submitted, then every
+    /// status and artifact update, ending with the status update marked `final`.
+    ///
+    /// # Errors
+    /// As [`Supervisor::send`].
+    pub async fn stream(
+        &self,
+        request: SendRequest,
+    ) -> Result<impl Stream<Item = StreamEvent> + Send + 'static> {
+        let (submitted, rx) = self.submit(request, true).await?;
+        Ok(self.task_stream(submitted.task, rx))
+    }
+
+    /// Streams a task from now on (A2A `tasks/resubscribe`): the task as it stands,
+    /// then its updates until it ends or stops for input.
+    ///
+    /// # Errors
+    /// [`Error::TaskNotFound`].
+    pub async fn resubscribe(
+        &self,
+        task_id: &TaskId,
+    ) -> Result<impl Stream<Item = StreamEvent> + Send + 'static> {
+        // Subscribe before reading the task, so no update falls between the two.
+        let rx = self
+            .core
+            .live
+            .get(task_id)
+            .map(|live| live.updates.subscribe());
+        let task = self.get_task(task_id, None).await?;
+        Ok(self.task_stream(task, rx))
+    }
+
+    /// Returns a task with at most `history_length` of its most recent messages.
+    ///
+    /// # Errors
+    /// [`Error::TaskNotFound`].
+    pub async fn get_task(&self, task_id: &TaskId, history_length: Option<usize>) -> Result<Task> {
+        self.core
+            .store
+            .get(task_id, history_length)
+            .await?
+            .ok_or_else(|| Error::TaskNotFound(task_id.clone()))
+    }
+
+    /// Cancels a task. It ends `canceled` at once, whether or not its agent notices;
+    /// a running handler is told and given a grace period, then dropped.
+    ///
+    /// # Errors
+    /// [`Error::TaskNotFound`]; [`Error::TaskNotCancelable`] for an ended task.
+    pub async fn cancel_task(&self, task_id: &TaskId) -> Result<Task> {
+        let cancel = self.core.live.get(task_id).map(|live| live.cancel.clone());
+        let Some(cancel) = cancel else {
+            let task = self.get_task(task_id, Some(0)).await?;
+            return Err(Error::TaskNotCancelable {
+                task_id: task_id.clone(),
+                state: task.status.state,
+            });
+        };
+        let status = TaskStatus::new(TaskState::Canceled);
+        if let Err(StoreError::Terminal { state, .. }) =
+            self.finish_task_inner(task_id, status).await
+        {
+            return Err(Error::TaskNotCancelable {
+                task_id: task_id.clone(),
+                state,
+            });
+        }
+        cancel.cancel();
+        self.get_task(task_id, None).await
+    }
+
+    /// Stops taking new sends, waits up to `deadline` for running tasks to finish, then
+    /// fails the rest (visibly: status `failed`, a message saying why) and stops every
+    /// session.
+    pub async fn shutdown(&self, deadline: Duration) {
+        self.core.shutting_down.store(true, Ordering::SeqCst);
+        self.core.tracker.close();
+        if tokio::time::timeout(deadline, self.core.tracker.wait())
+            .await
+            .is_err()
+        {
+            let running: Vec<(TaskId, CancellationToken)> = self
+                .core
+                .live
+                .iter()
+                .map(|live| (live.key().clone(), live.cancel.clone()))
+                .collect();
+            for (task_id, cancel) in running {
+                let Ok(Some(task)) = self.core.store.get(&task_id, Some(0)).await else {
+                    continue;
+                };
+                if task.status.state.is_interrupted() {
+                    // Waiting for a human, not running: nothing to cut short.
+                    continue;
+                }
+                let text = "the runtime shut down before this task finished";
+                let message = Message::new(
+                    agentyard_transport::a2a::Role::Agent,
+                    vec![agentyard_transport::a2a::Part::text(text)],
+                );
+                self.finish_task(&task_id, crate::task::status(TaskState::Failed, Some(message)))
+                    .await;
+                cancel.cancel();
+            }
+        }
+        if let Some(actor) = self.core.actor.get() {
+            actor.stop_children(Some(String::from("shutdown")));
+            actor.stop(Some(String::from("shutdown")));
+        }
+        self.core.sessions.clear();
+    }
+
+    /// Moves a task to a terminal or interrupted status, publishes it as the final
+    /// update, and closes the send that was handling it. Does nothing if the task has
+    /// already ended (a cancel or a shutdown won the race).
+    pub(crate) async fn finish_task(&self, task_id: &TaskId, status: TaskStatus) {
+        let _ = self.finish_task_inner(task_id, status).await;
+    }
+
+    async fn finish_task_inner(
+        &self,
+        task_id: &TaskId,
+        status: TaskStatus,
+    ) -> std::result::Result<(), StoreError> {
+        let core = &self.core;
+        core.store.set_status(task_id, status.clone()).await?;
+        let state = status.state;
+        let live = if state.is_terminal() {
+            core.live.remove(task_id).map(|(_, live)| live)
+        } else {
+            core.live.get(task_id).map(|live| LiveTask {
+                agent: Arc::clone(&live.agent),
+                context_id: live.context_id.clone(),
+                cancel: live.cancel.clone(),
+                updates: live.updates.clone(),
+                envelope: live.envelope.clone(),
+            })
+        };
+        let Some(live) = live else { return Ok(()) };
+        let events = TaskEvents {
+            task_id: task_id.clone(),
+            context_id: live.context_id.clone(),
+            updates: live.updates,
+            envelope: live.envelope,
+        };
+        events.publish_status(self, status.clone(), true);
+        let (kind, detail) = match state {
+            TaskState::Completed | TaskState::InputRequired | TaskState::AuthRequired => {
+                (EventKind::SendCompleted, EventDetail::None)
+            }
+            _ => (
+                EventKind::SendFailed,
+                EventDetail::Reason {
+                    reason: status
+                        .message
+                        .as_ref()
+                        .map_or_else(|| format!("task {state}"), |m| format!("task {state}: {}", m.text())),
+                },
+            ),
+        };
+        core.events.emit(|| events.envelope.event(kind, detail));
+        Ok(())
+    }
+
+    /// The heart of every send: steps 1–5 of the module docs.
+    async fn submit(
+        &self,
+        mut request: SendRequest,
+        subscribe: bool,
+    ) -> Result<(Submitted, Option<broadcast::Receiver<StreamEvent>>)> {
+        let core = &self.core;
+        if core.shutting_down.load(Ordering::Acquire) {
+            return Err(Error::ShuttingDown);
+        }
+        let handoff = Handoff::prepare(&mut request)?;
+        let mut envelope = Envelope {
+            entry_point: request.entry_point,
+            from: request.from.as_deref().map(Arc::from),
+            to: Arc::from(request.to.as_str()),
+            context_id: request.message.context_id.clone(),
+            task_id: request.message.task_id.clone(),
+            payload_type: handoff.payload_type,
+            intent: handoff.payload_type.map(|t| t.intent()),
+            idempotency_key: request
+                .idempotency_key
+                .clone()
+                .or_else(|| handoff.natural_key())
+                .map(Arc::from),
+        };
+        let span = tracing::info_span!(
+            "a2a.send",
+            entry_point = %envelope.entry_point,
+            to = %envelope.to,
+            from = envelope.from.as_deref(),
+            payload_type = handoff.payload_type.map(|t| t.as_str()),
+            task_id = tracing::field::Empty,
+            context_id = tracing::field::Empty,
+        );
+        let _entered = span.enter();
+        drop(_entered);
+        core.events
+            .emit(|| envelope.event(EventKind::SendInitiated, EventDetail::None));
+        if let Some(problems) = &handoff.fallback_problems {
+            core.events.emit(|| {
+                envelope.event(
+                    EventKind::PayloadFallback,
+                    EventDetail::Reason {
+                        reason: problems.clone(),
+                    },
+                )
+            });
+        }
+
+        let result = self
+            .route(&mut request, handoff, &mut envelope, subscribe)
+            .await;
+        match &result {
+            Ok((submitted, _)) => {
+                span.record("task_id", tracing::field::display(&submitted.task.id));
+                span.record("context_id", tracing::field::display(&submitted.task.context_id));
+            }
+            Err(Error::PolicyRejected { reason, .. }) => core.events.emit(|| {
+                envelope.event(
+                    EventKind::SendPolicyRejected,
+                    EventDetail::Reason {
+                        reason: reason.clone(),
+                    },
+                )
+            }),
+            Err(error @ Error::Busy { .. }) => core.events.emit(|| {
+                envelope.event(
+                    EventKind::SendBusy,
+                    EventDetail::Reason {
+                        reason: error.to_string(),
+                    },
+                )
+            }),
+            Err(error) => core.events.emit(|| {
+                envelope.event(
+                    EventKind::SendFailed,
+                    EventDetail::Reason {
+                        reason: error.to_string(),
+                    },
+                )
+            }),
+        }
+        result
+    }
+
+    async fn route(
+        &self,
+        request: &mut SendRequest,
+        mut handoff: Handoff,
+        envelope: &mut Envelope,
+        subscribe: bool,
+    ) -> Result<(Submitted, Option<broadcast::Receiver<StreamEvent>>)> {
+        let core = &self.core;
+        let (agent_name, registered) = core.agent(&request.to)?;
+        let agent_name = Arc::clone(agent_name);
+
+        // Policy.
+        let payload_type = handoff.payload_type.map(|t| t.as_str());
+        if let Decision::Deny(rejection) = core
+            .policy
+            .check(&policy_request(request, payload_type), Instant::now().into_std())
+        {
+            return Err(Error::PolicyRejected {
+                reason: rejection.to_string(),
+                rejection,
+            });
+        }
+
+        // Idempotency.
+        let guard = match &envelope.idempotency_key {
+            None => None,
+            // Keys are scoped by target agent: two agents' keys never collide.
+            Some(key) => match core
+                .idempotency
+                .claim(&format!("{}\u{1f}{key}", envelope.to), Instant::now())
+                .await
+            {
+                Claim::First(guard) => Some(guard),
+                Claim::Duplicate(task_id) => {
+                    let rx = subscribe
+                        .then(|| core.live.get(&task_id).map(|l| l.updates.subscribe()))
+                        .flatten();
+                    let task = self.get_task(&task_id, None).await?;
+                    envelope.task_id = Some(task.id.clone());
+                    envelope.context_id = Some(task.context_id.clone());
+                    core.events
+                        .emit(|| envelope.event(EventKind::SendDeduplicated, EventDetail::None));
+                    return Ok((
+                        Submitted {
+                            task,
+                            deduplicated: true,
+                        },
+                        rx,
+                    ));
+                }
+                Claim::DuplicateFailed(reason) => {
+                    return Err(Error::InvalidMessage(format!(
+                        "an earlier send with idempotency key `{key}` failed: {reason}"
+                    )));
+                }
+            },
+        };
+
+        // Which task and conversation: a continued task keeps its own.
+        let continued = match request.message.task_id.clone() {
+            Some(task_id) => Some(self.continuable(&task_id, &agent_name, request).await?),
+            None => None,
+        };
+        let context_id = match (&continued, &request.message.context_id) {
+            (Some(task), _) => task.context_id.clone(),
+            (None, Some(context_id)) => context_id.clone(),
+            (None, None) => ContextId::mint(),
+        };
+        envelope.context_id = Some(context_id.clone());
+        let key = SessionKey {
+            agent: Arc::clone(&agent_name),
+            context_id: context_id.clone(),
+        };
+
+        // Concurrency limits, most specific first: a send waiting on a busy session
+        // holds nothing that other sessions need.
+        let (actor, permits) = loop {
+            let (actor, session) = core.session(&key, registered)?;
+            let permits = match Permits::acquire(&session, &registered.limiter, &core.global).await
+            {
+                Ok(permits) => permits,
+                Err(error) => {
+                    if let Some(guard) = guard {
+                        guard.fail(error.to_string());
+                    }
+                    return Err(error);
+                }
+            };
+            // The session may have been passivated while we waited: its limiter is then
+            // orphaned, and a fresh session must be used to keep the per-session limit.
+            if core.is_current(&key, &session) {
+                break (actor, permits);
+            }
+        };
+
+        // Create or continue the task.
+        request.message.context_id = Some(context_id.clone());
+        let (task, live_updates, cancel) = match continued {
+            Some(task) => {
+                request.message.task_id = Some(task.id.clone());
+                core.store
+                    .append_history(&task.id, request.message.clone())
+                    .await
+                    .map_err(|e| terminal_to_error(e, &task.id))?;
+                let Some(mut live) = core.live.get_mut(&task.id) else {
+                    return Err(Error::TaskTerminal {
+                        task_id: task.id.clone(),
+                        state: TaskState::Canceled,
+                    });
+                };
+                live.envelope = envelope.clone();
+                (task, live.updates.clone(), live.cancel.clone())
+            }
+            None => {
+                let task_id = TaskId::mint();
+                request.message.task_id = Some(task_id.clone());
+                let mut task = Task::new(
+                    task_id.clone(),
+                    context_id.clone(),
+                    TaskStatus::new(TaskState::Submitted),
+                );
+                task.history = Some(vec![request.message.clone()]);
+                core.store.insert(task.clone()).await?;
+                let (updates, _) = broadcast::channel(core.config.stream_capacity.max(1));
+                let cancel = CancellationToken::new();
+                envelope.task_id = Some(task_id.clone());
+                core.live.insert(
+                    task_id,
+                    LiveTask {
+                        agent: Arc::clone(&agent_name),
+                        context_id: context_id.clone(),
+                        cancel: cancel.clone(),
+                        updates: updates.clone(),
+                        envelope: envelope.clone(),
+                    },
+                );
+                (task, updates, cancel)
+            }
+        };
+        envelope.task_id = Some(task.id.clone());
+        if let Some(guard) = guard {
+            guard.settle(&task.id);
+        }
+        let rx = subscribe.then(|| live_updates.subscribe());
+
+        let work = Work {
+            supervisor: self.clone(),
+            agent_name: Arc::clone(&agent_name),
+            message: request.message.clone(),
+            handoff: std::mem::take(&mut handoff),
+            sender: envelope.from.clone(),
+            hops: request.hops,
+            cancel,
+            events: TaskEvents {
+                task_id: task.id.clone(),
+                context_id,
+                updates: live_updates,
+                envelope: envelope.clone(),
+            },
+            permits: Some(permits),
+            started: false,
+        };
+        self.deliver(&key, registered, actor, work)?;
+        Ok((
+            Submitted {
+                task,
+                deduplicated: false,
+            },
+            rx,
+        ))
+    }
+
+    /// Hands work to its session, respawning the session if it was passivated between
+    /// lookup and delivery (the drained mailbox hands the work back).
+    fn deliver(
+        &self,
+        key: &SessionKey,
+        registered: &Registered,
+        mut actor: ActorRef<SessionMsg>,
+        work: Work,
+    ) -> Result<()> {
+        let mut msg = SessionMsg::Deliver(Box::new(work));
+        for _ in 0..3 {
+            match actor.cast(msg) {
+                Ok(()) => return Ok(()),
+                Err(ractor::MessagingErr::SendErr(returned)) => {
+                    msg = returned;
+                    self.core.forget_session(key, &actor);
+                    actor = self.core.session(key, registered)?.0;
+                }
+                Err(other) => {
+                    return Err(Error::SessionUnavailable {
+                        agent: key.agent.to_string(),
+                        context_id: key.context_id.clone(),
+                        reason: other.to_string(),
+                    });
+                }
+            }
+        }
+        Err(Error::SessionUnavailable {
+            agent: key.agent.to_string(),
+            context_id: key.context_id.clone(),
+            reason: String::from("the session kept stopping"),
+        })
+    }
+
+    /// Checks that a message may continue `task_id`: it exists, has not ended, belongs
+    /// to this agent and to the message's conversation.
+    async fn continuable(
+        &self,
+        task_id: &TaskId,
+        agent: &Arc<str>,
+        request: &SendRequest,
+    ) -> Result<Task> {
+        let task = self.get_task(task_id, Some(0)).await?;
+        if task.status.state.is_terminal() {
+            return Err(Error::TaskTerminal {
+                task_id: task_id.clone(),
+                state: task.status.state,
+            });
+        }
+        let owner = self.core.live.get(task_id).map(|l| Arc::clone(&l.agent));
+        if owner.as_ref().is_some_and(|owner| owner != agent) {
+            return Err(Error::TaskMismatch {
+                task_id: task_id.clone(),
+                owner: format!("agent `{}`", owner.as_deref().unwrap_or_default()),
+            });
+        }
+        if let Some(context_id) = &request.message.context_id {
+            if *context_id != task.context_id {
+                return Err(Error::TaskMismatch {
+                    task_id: task_id.clone(),
+                    owner: format!("context `{}`", task.context_id),
+                });
+            }
+        }
+        Ok(task)
+    }
+
+    /// Waits for a task to end or stop for input, then returns it.
+    async fn settle(
+        &self,
+        submitted: &Task,
+        rx: Option<broadcast::Receiver<StreamEvent>>,
+    ) -> Result<Task> {
+        if let Some(mut rx) = rx {
+            loop {
+                match rx.recv().await {
+                    Ok(StreamEvent::Status(update)) if update.is_final => break,
+                    Ok(_) => {}
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        let task = self.get_task(&submitted.id, None).await?;
+                        if settled(task.status.state) {
+                            return Ok(task);
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Closed) => break,
+                }
+            }
+        }
+        self.get_task(&submitted.id, None).await
+    }
+
+    fn task_stream(
+        &self,
+        first: Task,
+        rx: Option<broadcast::Receiver<StreamEvent>>,
+    ) -> impl Stream<Item = StreamEvent> + Send + 'static {
+        enum State {
+            First(Task, Option<broadcast::Receiver<StreamEvent>>),
+            Updates(TaskId, broadcast::Receiver<StreamEvent>),
+            Done,
+        }
+        let supervisor = self.clone();
+        // A task that is already settled streams only itself.
+        let rx = if settled(first.status.state) { None } else { rx };
+        futures::stream::unfold(State::First(first, rx), move |state| {
+            let supervisor = supervisor.clone();
+            async move {
+                match state {
+                    State::Done => None,
+                    State::First(task, None) => Some((StreamEvent::Task(task), State::Done)),
+                    State::First(task, Some(rx)) => {
+                        let id = task.id.clone();
+                        Some((StreamEvent::Task(task), State::Updates(id, rx)))
+                    }
+                    State::Updates(id, mut rx) => match rx.recv().await {
+                        Ok(StreamEvent::Status(update)) if update.is_final => {
+                            Some((StreamEvent::Status(update), State::Done))
+                        }
+                        Ok(event) => Some((event, State::Updates(id, rx))),
+                        Err(broadcast::error::RecvError::Lagged(_)) => {
+                            // Fell behind: resynchronize with the task's current status
+                            // rather than replay what was dropped.
+                            let task = supervisor.get_task(&id, Some(0)).await.ok()?;
+                            let is_final = settled(task.status.state);
+                            let update = TaskStatusUpdateEvent::new(
+                                task.id,
+                                task.context_id,
+                                task.status,
+                                is_final,
+                            );
+                            let next = if is_final {
+                                State::Done
+                            } else {
+                                State::Updates(id, rx)
+                            };
+                            Some((StreamEvent::Status(update), next))
+                        }
+                        Err(broadcast::error::RecvError::Closed) => None,
+                    },
+                }
+            }
+        })
+    }
+}
+
+/// Whether a task in this state is done with the current message.
+fn settled(state: TaskState) -> bool {
+    state.is_terminal() || state.is_interrupted()
+}
+
+fn terminal_to_error(error: StoreError, task_id: &TaskId) -> Error {
+    match error {
+        StoreError::Terminal { state, .. } => Error::TaskTerminal {
+            task_id: task_id.clone(),
+            state,
+        },
+        other => Error::Store(other),
+    }
+}
+
+fn policy_request<'a>(
+    request: &'a SendRequest,
+    payload_type: Option<&'a str>,
+) -> agentyard_policy::SendRequest<'a> {
+    let mut described =
+        agentyard_policy::SendRequest::new(&request.to, request.entry_point).hops(request.hops);
+    if let Some(from) = request.from.as_deref() {
+        described = described.from(from);
+    }
+    if let Some(payload_type) = payload_type {
+        described = described.payload_type(payload_type);
+    }
+    described
+}

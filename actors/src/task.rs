@@ -1,0 +1,273 @@
+//! Running one message of a task: the work that leaves the session's mailbox, and the
+//! publishing of its status and artifact updates.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use agentyard_transport::a2a::{
+    Artifact, Message, Part, Role, TaskArtifactUpdateEvent, TaskState, TaskStatus,
+    TaskStatusUpdateEvent,
+};
+use agentyard_transport::{ContextId, TaskId};
+use futures::FutureExt;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+use tracing::Instrument;
+
+use crate::agent::{DynAgent, Finish, TaskContext};
+use crate::error::Result;
+use crate::events::{Envelope, EventDetail, EventKind};
+use crate::handoff::Handoff;
+use crate::limits::Permits;
+use crate::supervisor::Supervisor;
+
+/// One update of a task, as `message/stream` and `tasks/resubscribe` deliver them.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum StreamEvent {
+    /// The task as it stood when the stream began.
+    Task(agentyard_transport::a2a::Task),
+    /// A status change; `final` is set on the last one of a stream.
+    Status(TaskStatusUpdateEvent),
+    /// An artifact or a chunk of one.
+    Artifact(TaskArtifactUpdateEvent),
+}
+
+/// What the supervisor keeps about a task that has not ended.
+#[derive(Debug)]
+pub(crate) struct LiveTask {
+    pub(crate) agent: Arc<str>,
+    pub(crate) context_id: ContextId,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) updates: broadcast::Sender<StreamEvent>,
+    /// The envelope of the send now being handled, for its closing event.
+    pub(crate) envelope: Envelope,
+}
+
+/// Publishes a task's updates: store first, then the task's stream, then the bus.
+#[derive(Debug, Clone)]
+pub(crate) struct TaskEvents {
+    pub(crate) task_id: TaskId,
+    pub(crate) context_id: ContextId,
+    pub(crate) updates: broadcast::Sender<StreamEvent>,
+    pub(crate) envelope: Envelope,
+}
+
+impl TaskEvents {
+    /// Publishes a non-final status (e.g. `working`).
+    pub(crate) async fn status(&self, supervisor: &Supervisor, status: TaskStatus) -> Result<()> {
+        let core = supervisor.core();
+        core.store.set_status(&self.task_id, status.clone()).await?;
+        self.publish_status(supervisor, status, false);
+        Ok(())
+    }
+
+    pub(crate) fn publish_status(&self, supervisor: &Supervisor, status: TaskStatus, is_final: bool) {
+        let update = TaskStatusUpdateEvent::new(
+            self.task_id.clone(),
+            self.context_id.clone(),
+            status,
+            is_final,
+        );
+        // Err only means nobody streams this task right now.
+        let _ = self.updates.send(StreamEvent::Status(update.clone()));
+        supervisor.core().events.emit(|| {
+            self.envelope
+                .event(EventKind::TaskStatus, EventDetail::Status { update })
+        });
+    }
+
+    pub(crate) async fn artifact(
+        &self,
+        supervisor: &Supervisor,
+        artifact: Artifact,
+        append: bool,
+        last_chunk: bool,
+    ) -> Result<()> {
+        let core = supervisor.core();
+        core.store
+            .put_artifact(&self.task_id, artifact.clone(), append)
+            .await?;
+        let mut update =
+            TaskArtifactUpdateEvent::new(self.task_id.clone(), self.context_id.clone(), artifact);
+        update.append = append.then_some(true);
+        update.last_chunk = Some(last_chunk);
+        let _ = self.updates.send(StreamEvent::Artifact(update.clone()));
+        core.events.emit(|| {
+            self.envelope
+                .event(EventKind::TaskArtifact, EventDetail::Artifact { update })
+        });
+        Ok(())
+    }
+}
+
+/// One message for an agent to handle, on its way from the supervisor to a session and
+/// from there to its own tokio task.
+///
+/// If a `Work` is dropped before it runs (its session died with it in the mailbox, or
+/// the runtime is going down) its task fails visibly instead of hanging in `submitted`.
+#[derive(Debug)]
+pub(crate) struct Work {
+    pub(crate) supervisor: Supervisor,
+    pub(crate) agent_name: Arc<str>,
+    pub(crate) message: Message,
+    pub(crate) handoff: Handoff,
+    pub(crate) sender: Option<Arc<str>>,
+    pub(crate) hops: u32,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) events: TaskEvents,
+    pub(crate) permits: Option<Permits>,
+    pub(crate) started: bool,
+}
+
+impl Work {
+    /// Runs the agent on the message and settles the task. Runs off the session's
+    /// mailbox, in a task the supervisor tracks for graceful shutdown.
+    pub(crate) async fn run(mut self, agent: Arc<dyn DynAgent>) {
+        self.started = true;
+        let supervisor = self.supervisor.clone();
+        let core = supervisor.core();
+        let span = tracing::info_span!(
+            "agent.handle",
+            agent = %self.agent_name,
+            task_id = %self.events.task_id,
+            context_id = %self.events.context_id,
+            entry_point = %self.events.envelope.entry_point,
+        );
+        async move {
+            if self.cancel.is_cancelled() {
+                return;
+            }
+            if self
+                .events
+                .status(&supervisor, TaskStatus::new(TaskState::Working))
+                .await
+                .is_err()
+            {
+                // Ended (canceled) while it waited for its turn.
+                return;
+            }
+            let history = match core.config.history_depth {
+                0 => Vec::new(),
+                depth => {
+                    let mut history = core
+                        .store
+                        .context_history(&self.events.context_id, depth + 1)
+                        .await
+                        .unwrap_or_default();
+                    if history
+                        .last()
+                        .is_some_and(|m| m.message_id == self.message.message_id)
+                    {
+                        history.pop();
+                    }
+                    if history.len() > depth {
+                        history.remove(0);
+                    }
+                    history
+                }
+            };
+            let mut ctx = TaskContext {
+                supervisor: supervisor.clone(),
+                agent: Arc::clone(&self.agent_name),
+                task_id: self.events.task_id.clone(),
+                context_id: self.events.context_id.clone(),
+                message: std::mem::replace(&mut self.message, Message::new(Role::User, Vec::new())),
+                payload: self.handoff.payload.take(),
+                sender: self.sender.clone(),
+                entry_point: self.events.envelope.entry_point,
+                hops: self.hops,
+                history,
+                cancel: self.cancel.clone(),
+                events: self.events.clone(),
+                reply: None,
+                finish: Finish::Completed,
+            };
+
+            let outcome = {
+                let handler = AssertUnwindSafe(agent.handle_dyn(&mut ctx)).catch_unwind();
+                tokio::pin!(handler);
+                tokio::select! {
+                    biased;
+                    outcome = &mut handler => Some(outcome),
+                    () = self.cancel.cancelled() => {
+                        // Canceled: the task is already `canceled`. Give the handler a
+                        // moment to wind down, then drop it.
+                        let _ = tokio::time::timeout(core.config.cancel_grace, &mut handler).await;
+                        None
+                    }
+                }
+            };
+            let Some(outcome) = outcome else { return };
+            let (state, message) = match outcome {
+                Ok(Ok(())) => match ctx.finish {
+                    Finish::Completed => (TaskState::Completed, ctx.reply.take()),
+                    Finish::InputRequired(m) => (TaskState::InputRequired, Some(m)),
+                    Finish::AuthRequired(m) => (TaskState::AuthRequired, Some(m)),
+                    Finish::Failed(m) => (TaskState::Failed, Some(m)),
+                    Finish::Rejected(m) => (TaskState::Rejected, Some(m)),
+                },
+                Ok(Err(error)) => {
+                    tracing::warn!(%error, "agent returned an error");
+                    let text = format!("agent `{}` failed: {error}", self.agent_name);
+                    (TaskState::Failed, Some(ctx.agent_message(vec![Part::text(text)])))
+                }
+                Err(panic) => {
+                    let what = panic_text(panic.as_ref());
+                    tracing::error!(panic = %what, "agent panicked");
+                    let text = format!("agent `{}` panicked: {what}", self.agent_name);
+                    (TaskState::Failed, Some(ctx.agent_message(vec![Part::text(text)])))
+                }
+            };
+            if let Some(message) = &message {
+                // Ignored if the task ended meanwhile (a cancel won the race).
+                let _ = core
+                    .store
+                    .append_history(&self.events.task_id, message.clone())
+                    .await;
+            }
+            supervisor
+                .finish_task(&self.events.task_id, crate::task::status(state, message))
+                .await;
+        }
+        .instrument(span)
+        .await;
+        // Permits drop with `self` here, letting the next message of the session in.
+    }
+}
+
+impl Drop for Work {
+    fn drop(&mut self) {
+        if self.started {
+            return;
+        }
+        let supervisor = self.supervisor.clone();
+        let task_id = self.events.task_id.clone();
+        let text = "the agent's session stopped before it handled this message; send it again";
+        let message = Message::new(Role::Agent, vec![Part::text(text)]);
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            handle.spawn(async move {
+                supervisor
+                    .finish_task(&task_id, crate::task::status(TaskState::Failed, Some(message)))
+                    .await;
+            });
+        }
+    }
+}
+
+/// A status in `state` stamped now, with an optional message.
+pub(crate) fn status(state: TaskState, message: Option<Message>) -> TaskStatus {
+    let mut status = TaskStatus::new(state);
+    status.message = message;
+    status
+}
+
+fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = panic.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = panic.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        String::from("a non-text panic payload")
+    }
+}

@@ -1,0 +1,302 @@
+//! [`Runtime`] and its builder.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentyard_actors::{
+    Agent, AgentDescriptor, Completed, Registration, Result, SendRequest, SessionInfo,
+    StreamEvent, Submitted, Subscription, Supervisor, SupervisorConfig, TaskStore,
+    InMemoryTaskStore,
+};
+use agentyard_policy::{Decision, Policy};
+use agentyard_transport::a2a::{Message, Task};
+use agentyard_transport::{ContextId, TaskId};
+use futures::Stream;
+
+/// A running agentyard: registered agent types, their live sessions, the supervisor
+/// every send goes through, the task store and the event bus.
+///
+/// Cheap to clone; every clone is the same runtime.
+///
+/// ```
+/// use agentyard::{Agent, AgentDescriptor, AgentError, Message, Runtime, TaskContext};
+///
+/// struct Echo;
+///
+/// impl Agent for Echo {
+///     async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
+///         let text = ctx.message().text();
+///         ctx.reply_text(text);
+///         Ok(())
+///     }
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> agentyard::Result<()> {
+/// let runtime = Runtime::builder()
+///     .agent(AgentDescriptor::new("echo"), |_| Echo)
+///     .build()
+///     .await?;
+/// let done = runtime.send_and_wait("echo", Message::user_text("hi")).await?;
+/// assert_eq!(done.task.status.message.expect("a reply").text(), "hi");
+/// runtime.shutdown(std::time::Duration::from_secs(1)).await;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Runtime {
+    supervisor: Supervisor,
+}
+
+/// Builds a [`Runtime`].
+///
+/// | setting | default |
+/// |---|---|
+/// | policy | allow everything, hop limit 8 |
+/// | task store | [`InMemoryTaskStore`] |
+/// | global / per-agent / per-session concurrency | 10,000 / 1,000 / 1 |
+/// | waiting queue global / per-agent / per-session | 10,000 / 1,000 / 64 |
+/// | session idle timeout (passivation) | 5 minutes |
+/// | cancel grace period | 2 s |
+/// | idempotency key TTL / capacity | 10 minutes / 100,000 |
+/// | history depth an agent sees | 20 messages |
+#[must_use]
+pub struct RuntimeBuilder {
+    config: SupervisorConfig,
+    registrations: Vec<Registration>,
+    policy: Option<Arc<dyn Policy>>,
+    store: Option<Arc<dyn TaskStore>>,
+}
+
+impl std::fmt::Debug for RuntimeBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeBuilder")
+            .field("config", &self.config)
+            .field("registrations", &self.registrations)
+            .field("custom_policy", &self.policy.is_some())
+            .field("custom_store", &self.store.is_some())
+            .finish()
+    }
+}
+
+impl Default for RuntimeBuilder {
+    fn default() -> Self {
+        Self {
+            config: SupervisorConfig::default(),
+            registrations: Vec::new(),
+            policy: None,
+            store: None,
+        }
+    }
+}
+
+macro_rules! setter {
+    ($(#[$doc:meta])* $name:ident: $ty:ty) => {
+        $(#[$doc])*
+        pub fn $name(mut self, value: $ty) -> Self {
+            self.config.$name = value;
+            self
+        }
+    };
+}
+
+impl RuntimeBuilder {
+    /// Registers an agent type: `factory` makes one agent value per session.
+    pub fn agent<A, F>(mut self, descriptor: AgentDescriptor, factory: F) -> Self
+    where
+        A: Agent,
+        F: Fn(&SessionInfo) -> A + Send + Sync + 'static,
+    {
+        self.registrations
+            .push(Registration::new(descriptor, factory));
+        self
+    }
+
+    /// Uses this policy instead of allowing everything.
+    pub fn policy(mut self, policy: impl Policy + 'static) -> Self {
+        self.policy = Some(Arc::new(policy));
+        self
+    }
+
+    /// Uses this task store instead of the in-memory one.
+    pub fn store(mut self, store: impl TaskStore) -> Self {
+        self.store = Some(Arc::new(store));
+        self
+    }
+
+    /// Replaces every supervisor setting at once.
+    pub fn config(mut self, config: SupervisorConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    setter!(
+        /// Tasks running at once in the whole runtime.
+        global_limit: usize
+    );
+    setter!(
+        /// Sends that may wait for the global limit before being refused as busy.
+        global_queue: usize
+    );
+    setter!(
+        /// Tasks of one agent type running at once (a descriptor may say otherwise).
+        agent_limit: usize
+    );
+    setter!(
+        /// Sends that may wait for an agent type's limit.
+        agent_queue: usize
+    );
+    setter!(
+        /// Tasks of one session running at once.
+        session_limit: usize
+    );
+    setter!(
+        /// Sends that may wait for a session.
+        session_queue: usize
+    );
+    setter!(
+        /// How long a session may sit idle before it is passivated.
+        idle_timeout: Duration
+    );
+    setter!(
+        /// How long a canceled handler may keep running before it is dropped.
+        cancel_grace: Duration
+    );
+    setter!(
+        /// How long an idempotency key is remembered.
+        idempotency_ttl: Duration
+    );
+    setter!(
+        /// How many idempotency keys are remembered at most.
+        idempotency_capacity: usize
+    );
+    setter!(
+        /// How many earlier messages of its conversation an agent sees.
+        history_depth: usize
+    );
+    setter!(
+        /// How far an event subscriber may fall behind before it lags.
+        event_capacity: usize
+    );
+
+    /// Starts the runtime. Must be called inside a tokio runtime.
+    ///
+    /// # Errors
+    /// [`agentyard_actors::Error::SessionUnavailable`] if the supervisor actor cannot
+    /// start.
+    pub async fn build(self) -> Result<Runtime> {
+        let policy = self
+            .policy
+            .unwrap_or_else(|| Arc::new(agentyard_policy::RulePolicy::allow_all()));
+        let store = self
+            .store
+            .unwrap_or_else(|| Arc::new(InMemoryTaskStore::new()));
+        let supervisor =
+            Supervisor::start(self.config, self.registrations, policy, store).await?;
+        Ok(Runtime { supervisor })
+    }
+}
+
+impl Runtime {
+    /// A builder with the defaults in [`RuntimeBuilder`]'s table.
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+
+    /// The supervisor, for entry points (the HTTP edge, workflows) that build their own
+    /// [`SendRequest`]s.
+    #[must_use]
+    pub fn supervisor(&self) -> &Supervisor {
+        &self.supervisor
+    }
+
+    /// Sends `message` to the agent type `to` from the API entry point and returns once
+    /// the task is submitted.
+    ///
+    /// # Errors
+    /// See [`Supervisor::send`].
+    pub async fn send(&self, to: &str, message: Message) -> Result<Submitted> {
+        self.supervisor.send(SendRequest::new(to, message)).await
+    }
+
+    /// Sends and waits until the task completes, ends, or asks for input.
+    ///
+    /// # Errors
+    /// See [`Supervisor::send`].
+    pub async fn send_and_wait(&self, to: &str, message: Message) -> Result<Completed> {
+        self.supervisor
+            .send_and_wait(SendRequest::new(to, message))
+            .await
+    }
+
+    /// Sends a fully described request (sender, idempotency key, payload…) and returns
+    /// once the task is submitted.
+    ///
+    /// # Errors
+    /// See [`Supervisor::send`].
+    pub async fn send_request(&self, request: SendRequest) -> Result<Submitted> {
+        self.supervisor.send(request).await
+    }
+
+    /// Sends and streams the task's updates.
+    ///
+    /// # Errors
+    /// See [`Supervisor::send`].
+    pub async fn stream(
+        &self,
+        to: &str,
+        message: Message,
+    ) -> Result<impl Stream<Item = StreamEvent> + Send + 'static> {
+        self.supervisor.stream(SendRequest::new(to, message)).await
+    }
+
+    /// Returns a task with at most `history_length` of its most recent messages.
+    ///
+    /// # Errors
+    /// [`agentyard_actors::Error::TaskNotFound`].
+    pub async fn get_task(&self, task_id: &TaskId, history_length: Option<usize>) -> Result<Task> {
+        self.supervisor.get_task(task_id, history_length).await
+    }
+
+    /// Cancels a task; it ends `canceled` even if its agent ignores the signal.
+    ///
+    /// # Errors
+    /// [`agentyard_actors::Error::TaskNotFound`],
+    /// [`agentyard_actors::Error::TaskNotCancelable`].
+    pub async fn cancel_task(&self, task_id: &TaskId) -> Result<Task> {
+        self.supervisor.cancel_task(task_id).await
+    }
+
+    /// Asks the policy about a send without sending it or spending rate-limit tokens.
+    ///
+    /// # Errors
+    /// [`agentyard_actors::Error::UnknownAgent`].
+    pub fn check_policy(&self, request: &SendRequest) -> Result<Decision> {
+        self.supervisor.check_policy(request)
+    }
+
+    /// Subscribes to every event from now on.
+    #[must_use]
+    pub fn subscribe(&self) -> Subscription {
+        self.supervisor.subscribe()
+    }
+
+    /// Starts a session ahead of its first message; see [`Supervisor::spawn_session`].
+    ///
+    /// # Errors
+    /// See [`Supervisor::spawn_session`].
+    pub fn spawn_session(&self, agent: &str, context_id: Option<ContextId>) -> Result<ContextId> {
+        self.supervisor.spawn_session(agent, context_id)
+    }
+
+    /// Stops a session; see [`Supervisor::stop_session`].
+    pub fn stop_session(&self, agent: &str, context_id: &ContextId) -> bool {
+        self.supervisor.stop_session(agent, context_id)
+    }
+
+    /// Shuts down gracefully: no new sends, running tasks get `deadline` to finish,
+    /// the rest fail visibly, then every session stops.
+    pub async fn shutdown(&self, deadline: Duration) {
+        self.supervisor.shutdown(deadline).await;
+    }
+}
