@@ -2,4 +2,8 @@
 //!
 //! # Layout
 //!
-//! (filled in as the modules land)
+//! - [`handoff`]: typed handoff payloads (task delegation, status report,
+//!   question, answer): validation, parsing with a free-text fallback, intent,
+//!   summaries.
+
+pub mod handoff;
