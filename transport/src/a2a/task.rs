@@ -1,0 +1,263 @@
+//! Tasks, their lifecycle, artifacts, and the events that report progress.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use super::kind::kinded;
+use super::{Message, Metadata, Part};
+use crate::ids::{ContextId, TaskId};
+
+/// Where a task is in its lifecycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TaskState {
+    /// Received, not yet started.
+    Submitted,
+    /// Being worked on.
+    Working,
+    /// Paused until the client sends more input.
+    InputRequired,
+    /// Finished successfully (terminal).
+    Completed,
+    /// Canceled by the client (terminal).
+    Canceled,
+    /// Finished with an error (terminal).
+    Failed,
+    /// The agent declined the task (terminal).
+    Rejected,
+    /// Paused until the client authenticates.
+    AuthRequired,
+    /// The state cannot be determined.
+    Unknown,
+}
+
+impl TaskState {
+    /// True for the states a task never leaves: completed, canceled, failed,
+    /// rejected.
+    #[must_use]
+    pub const fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            Self::Completed | Self::Canceled | Self::Failed | Self::Rejected
+        )
+    }
+
+    /// True when the task waits on the client: input-required or
+    /// auth-required. A blocking `message/send` returns at these states.
+    #[must_use]
+    pub const fn is_interrupted(self) -> bool {
+        matches!(self, Self::InputRequired | Self::AuthRequired)
+    }
+
+    /// The state's wire name, e.g. `"input-required"`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Submitted => "submitted",
+            Self::Working => "working",
+            Self::InputRequired => "input-required",
+            Self::Completed => "completed",
+            Self::Canceled => "canceled",
+            Self::Failed => "failed",
+            Self::Rejected => "rejected",
+            Self::AuthRequired => "auth-required",
+            Self::Unknown => "unknown",
+        }
+    }
+}
+
+impl fmt::Display for TaskState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A task's state at one point in time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskStatus {
+    /// The lifecycle state.
+    pub state: TaskState,
+    /// A message explaining the state, e.g. the question behind
+    /// `input-required`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<Message>,
+    /// When the status was recorded, as an ISO 8601 string. Kept as a string
+    /// so whatever a peer sent round-trips unchanged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
+}
+
+impl TaskStatus {
+    /// A status in `state`, stamped with the current UTC time (RFC 3339).
+    #[must_use]
+    pub fn new(state: TaskState) -> Self {
+        let timestamp = time::OffsetDateTime::now_utc()
+            .format(&time::format_description::well_known::Rfc3339)
+            .ok();
+        Self {
+            state,
+            message: None,
+            timestamp,
+        }
+    }
+
+    /// Attaches a message explaining the state.
+    #[must_use]
+    pub fn with_message(mut self, message: Message) -> Self {
+        self.message = Some(message);
+        self
+    }
+}
+
+kinded! {
+    kind = "task", wire = TaskWire, expecting = "a Task object";
+    /// A stateful unit of work between a client and an agent
+    /// (`"kind": "task"`).
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct Task {
+        /// The task's id, minted by the server.
+        pub id: TaskId,
+        /// The conversation the task belongs to.
+        pub context_id: ContextId,
+        /// The current status.
+        pub status: TaskStatus,
+        /// Messages exchanged so far, oldest first.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub history: Option<Vec<Message>>,
+        /// Outputs produced so far.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub artifacts: Option<Vec<Artifact>>,
+        /// Optional metadata for extensions, keyed by extension.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub metadata: Option<Metadata>,
+    }
+}
+
+impl Task {
+    /// A task with no history, artifacts or metadata.
+    #[must_use]
+    pub fn new(id: TaskId, context_id: ContextId, status: TaskStatus) -> Self {
+        Self {
+            id,
+            context_id,
+            status,
+            history: None,
+            artifacts: None,
+            metadata: None,
+        }
+    }
+}
+
+/// An output of a task (a document, an image, structured data), made of parts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Artifact {
+    /// Unique within its task; chunks of one artifact share it.
+    pub artifact_id: String,
+    /// A human-readable name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A human-readable description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The content.
+    pub parts: Vec<Part>,
+    /// URIs of the extensions relevant to this artifact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extensions: Option<Vec<String>>,
+    /// Optional metadata for extensions, keyed by extension.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+}
+
+impl Artifact {
+    /// An artifact with only an id and parts.
+    pub fn new(artifact_id: impl Into<String>, parts: Vec<Part>) -> Self {
+        Self {
+            artifact_id: artifact_id.into(),
+            name: None,
+            description: None,
+            parts,
+            extensions: None,
+            metadata: None,
+        }
+    }
+}
+
+kinded! {
+    kind = "status-update", wire = TaskStatusUpdateEventWire,
+    expecting = "a TaskStatusUpdateEvent object";
+    /// A task's status changed (`"kind": "status-update"`), sent on a stream.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct TaskStatusUpdateEvent {
+        /// The task that changed.
+        pub task_id: TaskId,
+        /// The task's conversation.
+        pub context_id: ContextId,
+        /// The new status.
+        pub status: TaskStatus,
+        /// True on the last event of the stream (wire name `final`).
+        #[serde(rename = "final")]
+        pub is_final: bool,
+        /// Optional metadata for extensions.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub metadata: Option<Metadata>,
+    }
+}
+
+impl TaskStatusUpdateEvent {
+    /// An event without metadata.
+    #[must_use]
+    pub fn new(task_id: TaskId, context_id: ContextId, status: TaskStatus, is_final: bool) -> Self {
+        Self {
+            task_id,
+            context_id,
+            status,
+            is_final,
+            metadata: None,
+        }
+    }
+}
+
+kinded! {
+    kind = "artifact-update", wire = TaskArtifactUpdateEventWire,
+    expecting = "a TaskArtifactUpdateEvent object";
+    /// An artifact was produced or extended (`"kind": "artifact-update"`),
+    /// sent on a stream.
+    #[derive(Clone, Debug, PartialEq)]
+    pub struct TaskArtifactUpdateEvent {
+        /// The task the artifact belongs to.
+        pub task_id: TaskId,
+        /// The task's conversation.
+        pub context_id: ContextId,
+        /// The artifact, or the next chunk of it.
+        pub artifact: Artifact,
+        /// True when these parts extend an artifact sent earlier with the
+        /// same id.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub append: Option<bool>,
+        /// True on the artifact's last chunk.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub last_chunk: Option<bool>,
+        /// Optional metadata for extensions.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pub metadata: Option<Metadata>,
+    }
+}
+
+impl TaskArtifactUpdateEvent {
+    /// A whole (non-chunked) artifact: `append` and `lastChunk` absent.
+    #[must_use]
+    pub fn new(task_id: TaskId, context_id: ContextId, artifact: Artifact) -> Self {
+        Self {
+            task_id,
+            context_id,
+            artifact,
+            append: None,
+            last_chunk: None,
+            metadata: None,
+        }
+    }
+}

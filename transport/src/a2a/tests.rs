@@ -1,0 +1,123 @@
+use serde_json::json;
+
+use super::*;
+use crate::{ContextId, TaskId};
+
+fn error_text<T: serde::de::DeserializeOwned + std::fmt::Debug>(
+    value: serde_json::Value,
+) -> String {
+    serde_json::from_value::<T>(value)
+        .expect_err("the document must be rejected")
+        .to_string()
+}
+
+#[test]
+fn message_with_task_kind_is_rejected_naming_kind() {
+    let text = error_text::<Message>(json!({
+        "kind": "task", "messageId": "m-1", "role": "user", "parts": []
+    }));
+    assert!(text.contains("`kind`"), "{text}");
+    assert!(text.contains("\"task\""), "{text}");
+}
+
+#[test]
+fn message_without_kind_is_rejected() {
+    let text = error_text::<Message>(json!({"messageId": "m-1", "role": "user", "parts": []}));
+    assert!(text.contains("missing field `kind`"), "{text}");
+}
+
+#[test]
+fn part_with_unknown_kind_is_rejected_naming_kind() {
+    let text = error_text::<Part>(json!({"kind": "image", "text": "x"}));
+    assert!(
+        text.contains("`kind`") && text.contains("\"image\""),
+        "{text}"
+    );
+}
+
+#[test]
+fn part_error_names_the_missing_field_inside_the_variant() {
+    let text = error_text::<Part>(json!({"kind": "text"}));
+    assert!(text.contains("missing field `text`"), "{text}");
+}
+
+#[test]
+fn file_content_is_chosen_by_bytes_or_uri() {
+    let part: Part = serde_json::from_value(json!({
+        "kind": "file", "file": {"uri": "https://example.com/a.pdf", "mimeType": "application/pdf"}
+    }))
+    .expect("a file part");
+    let Part::File(FilePart {
+        file: FileContent::Uri(file),
+        ..
+    }) = part
+    else {
+        panic!("expected a file part by uri, got {part:?}");
+    };
+    assert_eq!(file.mime_type.as_deref(), Some("application/pdf"));
+    let text = error_text::<FileContent>(json!({"bytes": "AA==", "uri": "https://x"}));
+    assert!(text.contains("not both"), "{text}");
+}
+
+#[test]
+fn task_round_trips_with_kind_first_and_absent_options_left_out() {
+    let task = Task::new(
+        TaskId::new("t-1"),
+        ContextId::new("c-1"),
+        TaskStatus {
+            state: TaskState::InputRequired,
+            message: Some(Message::agent_text("which file?").with_task_id("t-1")),
+            timestamp: None,
+        },
+    );
+    let text = serde_json::to_string(&task).expect("serializable");
+    assert!(text.starts_with(r#"{"kind":"task","id":"t-1""#), "{text}");
+    assert!(!text.contains("history"), "{text}");
+    let back: Task = serde_json::from_str(&text).expect("round trip");
+    assert_eq!(back, task);
+}
+
+#[test]
+fn task_states_classify_terminal_and_interrupted() {
+    let terminal = [
+        TaskState::Completed,
+        TaskState::Canceled,
+        TaskState::Failed,
+        TaskState::Rejected,
+    ];
+    for state in terminal {
+        assert!(state.is_terminal() && !state.is_interrupted(), "{state}");
+    }
+    for state in [TaskState::InputRequired, TaskState::AuthRequired] {
+        assert!(state.is_interrupted() && !state.is_terminal(), "{state}");
+    }
+    for state in [TaskState::Submitted, TaskState::Working, TaskState::Unknown] {
+        assert!(!state.is_interrupted() && !state.is_terminal(), "{state}");
+    }
+    assert_eq!(
+        serde_json::to_value(TaskState::AuthRequired).expect("serializable"),
+        json!("auth-required")
+    );
+}
+
+#[test]
+fn status_update_uses_final_on_the_wire() {
+    let event = TaskStatusUpdateEvent::new(
+        TaskId::new("t"),
+        ContextId::new("c"),
+        TaskStatus::new(TaskState::Completed),
+        true,
+    );
+    let value = serde_json::to_value(&event).expect("serializable");
+    assert_eq!(value["final"], json!(true));
+    assert_eq!(value["kind"], json!("status-update"));
+    assert!(value["status"]["timestamp"].is_string());
+}
+
+#[test]
+fn message_text_joins_text_parts_and_skips_others() {
+    let mut message = Message::user_text("one");
+    message.parts.push(Part::data(serde_json::Map::new()));
+    message.parts.push(Part::text("two"));
+    assert_eq!(message.text(), "one\ntwo");
+}

@@ -1,0 +1,141 @@
+//! Identifiers that travel on the A2A wire.
+//!
+//! A2A ids are strings chosen by whoever creates the object: a client may send
+//! `"messageId":"m-1"`, so these wrap `String` rather than `Uuid`. Ids the
+//! server creates itself come from [`TaskId::mint`] and friends, which format
+//! a random uuid v4.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Declares a string newtype id with the conversions every id shares.
+macro_rules! string_id {
+    ($(#[$meta:meta])* $name:ident) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            /// Wraps an id received from the wire or chosen by the caller.
+            pub fn new(id: impl Into<String>) -> Self {
+                Self(id.into())
+            }
+
+            /// Mints a fresh, globally unique id (a uuid v4 string), for ids
+            /// the server creates.
+            #[must_use]
+            pub fn mint() -> Self {
+                Self(uuid::Uuid::new_v4().to_string())
+            }
+
+            /// The id as it appears on the wire.
+            #[must_use]
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            /// Unwraps the id into its string.
+            #[must_use]
+            pub fn into_string(self) -> String {
+                self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl From<String> for $name {
+            fn from(id: String) -> Self {
+                Self(id)
+            }
+        }
+
+        impl From<&str> for $name {
+            fn from(id: &str) -> Self {
+                Self(id.to_owned())
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+    };
+}
+
+string_id! {
+    /// Identifies an A2A task (`Task.id`, `taskId`). Minted by the server for
+    /// a new task; echoed by the client to continue it.
+    ///
+    /// On the wire it is a plain JSON string:
+    ///
+    /// ```
+    /// use agentyard_transport::TaskId;
+    ///
+    /// let id = TaskId::new("task-123");
+    /// let json = serde_json::to_string(&id).unwrap();
+    /// assert_eq!(json, r#""task-123""#);
+    /// let back: TaskId = serde_json::from_str(&json).unwrap();
+    /// assert_eq!(back, id);
+    /// assert_eq!(back.to_string(), "task-123");
+    /// ```
+    TaskId
+}
+
+string_id! {
+    /// Groups related tasks and messages into one conversation (`contextId`).
+    /// Minted by the server and echoed by the client.
+    ///
+    /// ```
+    /// use agentyard_transport::ContextId;
+    ///
+    /// let id: ContextId = serde_json::from_str(r#""ctx-456""#).unwrap();
+    /// assert_eq!(id.as_str(), "ctx-456");
+    /// assert_eq!(serde_json::to_value(&id).unwrap(), serde_json::json!("ctx-456"));
+    /// ```
+    ContextId
+}
+
+string_id! {
+    /// Identifies one message (`messageId`), chosen by its sender.
+    ///
+    /// ```
+    /// use agentyard_transport::MessageId;
+    ///
+    /// let minted = MessageId::mint();
+    /// let json = serde_json::to_value(&minted).unwrap();
+    /// assert_eq!(serde_json::from_value::<MessageId>(json).unwrap(), minted);
+    /// ```
+    MessageId
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minted_ids_are_distinct_uuid_strings() {
+        let a = TaskId::mint();
+        let b = TaskId::mint();
+        assert_ne!(a, b);
+        assert!(uuid::Uuid::parse_str(a.as_str()).is_ok());
+    }
+
+    #[test]
+    fn ids_accept_any_client_chosen_string() {
+        let id: MessageId = serde_json::from_str(r#""m-1""#).expect("a string id");
+        assert_eq!(id, MessageId::from("m-1"));
+        assert_eq!(id.into_string(), "m-1");
+    }
+
+    #[test]
+    fn ids_reject_non_string_json() {
+        assert!(serde_json::from_str::<ContextId>("42").is_err());
+    }
+}
