@@ -1,6 +1,7 @@
 //! Reading payloads from JSON: strictly (all problems as an error) or, for
 //! untyped input, with a fallback to free text.
 
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
@@ -14,7 +15,7 @@ use super::validate::{
 };
 
 /// The discriminator's key.
-const PAYLOAD_TYPE: &str = "payloadType";
+pub(super) const PAYLOAD_TYPE: &str = "payloadType";
 
 impl HandoffPayload {
     /// Reads a payload from its wire JSON object, checking every rule.
@@ -109,6 +110,82 @@ impl HandoffPayload {
         };
         problems.sort_by_field_order(order);
         problems.into_result(payload)
+    }
+}
+
+impl HandoffPayload {
+    /// The payload as its wire JSON object: `payloadType` first, then the set
+    /// fields in camelCase; absent optional fields and empty lists are left out.
+    pub fn to_json_object(&self) -> Map<String, Value> {
+        let mut out = Writer(Map::new());
+        out.string(PAYLOAD_TYPE, self.payload_type().as_str());
+        match self {
+            HandoffPayload::TaskDelegation(task) => {
+                out.string("taskId", &task.task_id);
+                out.string("taskTitle", &task.task_title);
+                out.string("taskDescription", &task.task_description);
+                out.optional("context", task.context.as_deref());
+                out.optional("deadline", task.deadline_rfc3339());
+                out.optional("priority", task.priority.map(|p| p.as_str()));
+                out.strings("acceptanceCriteria", &task.acceptance_criteria);
+            }
+            HandoffPayload::StatusReport(report) => {
+                out.string("taskId", &report.task_id);
+                out.string("status", report.status.as_str());
+                out.optional("completedWork", report.completed_work.as_deref());
+                out.optional("remainingWork", report.remaining_work.as_deref());
+                out.strings("blockers", &report.blockers);
+                out.optional("progressPercent", report.progress_percent);
+                out.strings("artifacts", &report.artifacts);
+            }
+            HandoffPayload::Question(question) => {
+                out.string("questionId", &question.question_id);
+                out.string("question", &question.question);
+                out.optional("context", question.context.as_deref());
+                out.optional("urgency", question.urgency.map(|u| u.as_str()));
+                out.strings("options", &question.options);
+            }
+            HandoffPayload::Answer(answer) => {
+                out.string("questionId", &answer.question_id);
+                out.string("answer", &answer.answer);
+                out.optional("confidence", answer.confidence);
+                out.strings("references", &answer.references);
+            }
+        }
+        out.0
+    }
+
+    /// [`to_json_object`](Self::to_json_object) as a [`Value`].
+    pub fn to_json_value(&self) -> Value {
+        Value::Object(self.to_json_object())
+    }
+}
+
+impl Serialize for HandoffPayload {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.to_json_object().serialize(serializer)
+    }
+}
+
+/// Builds a wire object. Infallible: every value was checked when the payload
+/// was built (the deadline even keeps its RFC 3339 text).
+struct Writer(Map<String, Value>);
+
+impl Writer {
+    fn string(&mut self, key: &str, value: &str) {
+        self.0.insert(key.to_owned(), Value::from(value));
+    }
+
+    fn optional(&mut self, key: &str, value: Option<impl Into<Value>>) {
+        if let Some(value) = value {
+            self.0.insert(key.to_owned(), value.into());
+        }
+    }
+
+    fn strings(&mut self, key: &str, values: &[String]) {
+        if !values.is_empty() {
+            self.0.insert(key.to_owned(), Value::from(values.to_vec()));
+        }
     }
 }
 

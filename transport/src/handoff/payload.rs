@@ -1,8 +1,8 @@
 //! The four payload types, their enumerated fields and their builders.
 //!
-//! Fields are private so that a value of any type here is valid by construction:
-//! the only ways in are a builder's `build()` and deserialization, and both run the
-//! same rules (see [`super::validate`]).
+//! Fields are private to the handoff module so that a value of any type here is
+//! valid by construction: the only ways in are a builder's `build()` and
+//! deserialization, and both run the same rules (see [`super::validate`]).
 
 use std::fmt;
 
@@ -171,45 +171,26 @@ wire_enum! {
     }
 }
 
-/// Writes an optional deadline as RFC 3339; the builder has already checked that
-/// it can be written, so an error here is unreachable in practice but still
-/// reported rather than panicking.
-fn serialize_deadline<S: serde::Serializer>(
-    deadline: &Option<OffsetDateTime>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    match deadline {
-        Some(deadline) => {
-            let text = deadline
-                .format(&time::format_description::well_known::Rfc3339)
-                .map_err(serde::ser::Error::custom)?;
-            serializer.serialize_str(&text)
-        }
-        None => serializer.serialize_none(),
-    }
+/// A deadline with its RFC 3339 text, written once when the payload is built so
+/// that writing the payload cannot fail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Deadline {
+    pub(super) at: OffsetDateTime,
+    pub(super) text: String,
 }
 
 /// A task handed from one agent to another (`payloadType: "task_delegation"`).
 ///
-/// Serializes to its fields in camelCase without the discriminator; serialize a
-/// [`HandoffPayload`] to get the whole wire object.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// Convert it into a [`HandoffPayload`] to write it.
+#[derive(Debug, Clone, PartialEq)]
 pub struct TaskDelegation {
-    task_id: String,
-    task_title: String,
-    task_description: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    context: Option<String>,
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "serialize_deadline"
-    )]
-    deadline: Option<OffsetDateTime>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    priority: Option<Priority>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    acceptance_criteria: Vec<String>,
+    pub(super) task_id: String,
+    pub(super) task_title: String,
+    pub(super) task_description: String,
+    pub(super) context: Option<String>,
+    pub(super) deadline: Option<Deadline>,
+    pub(super) priority: Option<Priority>,
+    pub(super) acceptance_criteria: Vec<String>,
 }
 
 impl TaskDelegation {
@@ -240,7 +221,14 @@ impl TaskDelegation {
 
     /// `deadline`: when the task is due.
     pub fn deadline(&self) -> Option<OffsetDateTime> {
+        self.deadline.as_ref().map(|deadline| deadline.at)
+    }
+
+    /// `deadline` as written on the wire (RFC 3339).
+    pub fn deadline_rfc3339(&self) -> Option<&str> {
         self.deadline
+            .as_ref()
+            .map(|deadline| deadline.text.as_str())
     }
 
     /// `priority`.
@@ -346,13 +334,13 @@ impl TaskDelegationBuilder {
         let task_id = problems.required_text("taskId", self.task_id);
         let task_title = problems.required_text("taskTitle", self.task_title);
         let task_description = problems.required_text("taskDescription", self.task_description);
-        problems.check_deadline("deadline", self.deadline);
+        let deadline = problems.deadline("deadline", self.deadline);
         let payload = TaskDelegation {
             task_id: task_id?,
             task_title: task_title?,
             task_description: task_description?,
             context: self.context,
-            deadline: self.deadline,
+            deadline,
             priority: self.priority,
             acceptance_criteria: self.acceptance_criteria,
         };
@@ -362,23 +350,16 @@ impl TaskDelegationBuilder {
 
 /// Progress on a delegated task (`payloadType: "status_report"`).
 ///
-/// Serializes to its fields in camelCase without the discriminator; serialize a
-/// [`HandoffPayload`] to get the whole wire object.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// Convert it into a [`HandoffPayload`] to write it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatusReport {
-    task_id: String,
-    status: ReportStatus,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    completed_work: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    remaining_work: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    blockers: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    progress_percent: Option<u8>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    artifacts: Vec<String>,
+    pub(super) task_id: String,
+    pub(super) status: ReportStatus,
+    pub(super) completed_work: Option<String>,
+    pub(super) remaining_work: Option<String>,
+    pub(super) blockers: Vec<String>,
+    pub(super) progress_percent: Option<u8>,
+    pub(super) artifacts: Vec<String>,
 }
 
 impl StatusReport {
@@ -532,19 +513,14 @@ impl StatusReportBuilder {
 
 /// A request for clarification (`payloadType: "question"`).
 ///
-/// Serializes to its fields in camelCase without the discriminator; serialize a
-/// [`HandoffPayload`] to get the whole wire object.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// Convert it into a [`HandoffPayload`] to write it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Question {
-    question_id: String,
-    question: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    context: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    urgency: Option<Urgency>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    options: Vec<String>,
+    pub(super) question_id: String,
+    pub(super) question: String,
+    pub(super) context: Option<String>,
+    pub(super) urgency: Option<Urgency>,
+    pub(super) options: Vec<String>,
 }
 
 impl Question {
@@ -664,17 +640,13 @@ impl QuestionBuilder {
 
 /// The answer to a question (`payloadType: "answer"`).
 ///
-/// Serializes to its fields in camelCase without the discriminator; serialize a
-/// [`HandoffPayload`] to get the whole wire object.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// Convert it into a [`HandoffPayload`] to write it.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Answer {
-    question_id: String,
-    answer: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    confidence: Option<f64>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    references: Vec<String>,
+    pub(super) question_id: String,
+    pub(super) answer: String,
+    pub(super) confidence: Option<f64>,
+    pub(super) references: Vec<String>,
 }
 
 impl Answer {
@@ -796,12 +768,8 @@ impl AnswerBuilder {
 /// assert_eq!(payload.intent(), Intent::Ask);
 /// # Ok::<(), serde_json::Error>(())
 /// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(
-    tag = "payloadType",
-    rename_all = "snake_case",
-    try_from = "serde_json::Value"
-)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "serde_json::Value")]
 pub enum HandoffPayload {
     /// `task_delegation`.
     TaskDelegation(TaskDelegation),
@@ -871,16 +839,6 @@ impl HandoffPayload {
             }
         }
         key
-    }
-
-    /// The payload as its wire JSON object (with `payloadType`).
-    ///
-    /// # Errors
-    ///
-    /// Never in practice: every field was checked to be writable when the
-    /// payload was built; the `Result` is serde's.
-    pub fn to_json_value(&self) -> Result<serde_json::Value, serde_json::Error> {
-        serde_json::to_value(self)
     }
 }
 

@@ -6,8 +6,6 @@
 
 use std::fmt::Write as _;
 
-use time::format_description::well_known::Rfc3339;
-
 use super::payload::HandoffPayload;
 
 /// The heading between the free text and the payload summary in a message context.
@@ -49,9 +47,7 @@ impl HandoffPayload {
                 if let Some(priority) = task.priority() {
                     line("Priority", &priority);
                 }
-                // Built payloads always format (checked by the builder); a failure
-                // would only drop the line.
-                if let Some(deadline) = task.deadline().and_then(|d| d.format(&Rfc3339).ok()) {
+                if let Some(deadline) = task.deadline_rfc3339() {
                     line("Deadline", &deadline);
                 }
             }

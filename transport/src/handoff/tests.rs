@@ -1,7 +1,8 @@
 //! Tests of the handoff module, one file per concern.
 
+mod message;
 mod parse;
-mod round_trip;
+pub(super) mod round_trip;
 mod rules;
 mod summary;
 

@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use super::payload::Deadline;
+
 /// One invalid field of a payload.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct FieldError {
@@ -77,6 +79,15 @@ impl InvalidPayload {
         }
     }
 
+    /// The error listing `errors`; an empty list (a bug in a caller) still
+    /// yields a non-empty error.
+    pub(super) fn from_errors(errors: Vec<FieldError>) -> Self {
+        if errors.is_empty() {
+            return InvalidPayload::one(ROOT, "is invalid");
+        }
+        InvalidPayload { errors }
+    }
+
     /// The same errors with `prefix` in front of each field.
     pub(super) fn under(self, prefix: &str) -> Self {
         InvalidPayload {
@@ -119,12 +130,9 @@ impl Problems {
     pub(super) fn into_result<T>(self, value: Option<T>) -> Result<T, InvalidPayload> {
         match value {
             Some(value) if self.errors.is_empty() => Ok(value),
-            // `finish` only returns `None` after adding a problem; the fallback keeps
-            // the error non-empty even if a future check forgets to.
-            _ if self.errors.is_empty() => Err(InvalidPayload::one(ROOT, "is invalid")),
-            _ => Err(InvalidPayload {
-                errors: self.errors,
-            }),
+            // `finish` only returns `None` after adding a problem; `from_errors`
+            // keeps the error non-empty even if a future check forgets to.
+            _ => Err(InvalidPayload::from_errors(self.errors)),
         }
     }
 
@@ -169,15 +177,23 @@ impl Problems {
         Some(value)
     }
 
-    /// `deadline`: writable as RFC 3339, so that it survives the wire.
-    pub(super) fn check_deadline(&mut self, field: &str, value: Option<OffsetDateTime>) {
-        if let Some(deadline) = value
-            && deadline.format(&Rfc3339).is_err()
-        {
-            self.push(
-                field,
-                "must be an RFC 3339 time (year 0000 to 9999, offset in whole minutes)",
-            );
+    /// `deadline`: writable as RFC 3339, so that it survives the wire; the text
+    /// is kept so that writing the payload later cannot fail.
+    pub(super) fn deadline(
+        &mut self,
+        field: &str,
+        value: Option<OffsetDateTime>,
+    ) -> Option<Deadline> {
+        let at = value?;
+        match at.format(&Rfc3339) {
+            Ok(text) => Some(Deadline { at, text }),
+            Err(_) => {
+                self.push(
+                    field,
+                    "must be an RFC 3339 time (year 0000 to 9999, offset in whole minutes)",
+                );
+                None
+            }
         }
     }
 

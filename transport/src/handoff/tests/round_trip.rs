@@ -60,7 +60,7 @@ fn every_payload_type_survives_a_json_round_trip() -> Result<(), Box<dyn std::er
         let back: HandoffPayload = serde_json::from_str(&text)?;
         assert_eq!(back, payload, "{text}");
         assert_eq!(
-            HandoffPayload::from_json_value(&payload.to_json_value()?)?,
+            HandoffPayload::from_json_value(&payload.to_json_value())?,
             payload
         );
     }
@@ -73,7 +73,7 @@ fn payloads_are_written_in_camel_case_with_the_discriminator()
     let written: Vec<_> = full_payloads()?
         .iter()
         .map(HandoffPayload::to_json_value)
-        .collect::<Result<_, _>>()?;
+        .collect();
     assert_eq!(
         written,
         [
@@ -121,7 +121,7 @@ fn payloads_are_written_in_camel_case_with_the_discriminator()
 fn absent_optional_fields_are_left_out_of_the_json() -> Result<(), Box<dyn std::error::Error>> {
     for payload_type in ["task_delegation", "status_report", "question", "answer"] {
         assert_eq!(
-            valid(minimal(payload_type)).to_json_value()?,
+            valid(minimal(payload_type)).to_json_value(),
             minimal(payload_type)
         );
     }
