@@ -31,6 +31,10 @@
 //!   `confidence` a number from 0.0 to 1.0;
 //! - `null` counts as absent for an optional field; unknown fields are ignored.
 //!
+//! The seed names the discriminator `type`; here it is `payloadType`, the name
+//! events use too. An object with a seed-style `type` naming a payload type is
+//! reported as a payload missing `payloadType`, not silently taken as free text.
+//!
 //! # Two ways in
 //!
 //! - **Typed**: the builders ([`TaskDelegation::builder`] and the others) check
