@@ -268,11 +268,11 @@ impl Rule {
 }
 
 /// The name in quotes if there is one, then the effect and every pattern that is not
-/// `*`, e.g. `"no billing" (deny to=billing entry_point=http)` or `deny any send`.
+/// `*`, e.g. `"no billing": deny to=billing entry_point=http` or `deny any send`.
 impl fmt::Display for Rule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(name) = &self.name {
-            write!(f, "{name:?} (")?;
+            write!(f, "{name:?}: ")?;
         }
         write!(f, "{}", self.effect)?;
         let fields = [
@@ -290,9 +290,6 @@ impl fmt::Display for Rule {
         }
         if !narrowed {
             f.write_str(" any send")?;
-        }
-        if self.name.is_some() {
-            f.write_str(")")?;
         }
         Ok(())
     }

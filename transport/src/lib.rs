@@ -1,7 +1,7 @@
 //! A2A 0.3.0 on the wire.
 //!
 //! The types and protocol code agentyard uses to talk to other agents: the A2A
-//! data model, JSON-RPC 2.0 framing, and (later) handoff payloads, the HTTP
+//! data model, JSON-RPC 2.0 framing, handoff payloads, and (later) the HTTP
 //! server and the client. It sits at the bottom of the workspace beside
 //! `agentyard-policy`, knows neither it nor the actors, and is used by
 //! `agentyard-actors` and `agentyard`.
@@ -12,8 +12,12 @@
 //! - [`a2a`]: the A2A data model: [`Message`](a2a::Message) and its
 //!   [`Part`](a2a::Part)s, [`Task`](a2a::Task), [`TaskState`](a2a::TaskState),
 //!   artifacts and the streaming update events.
+//! - [`handoff`]: typed handoff payloads (task delegation, status report,
+//!   question, answer) and how they ride in a message: validation, parsing with
+//!   a free-text fallback, intent, summaries.
 
 pub mod a2a;
+pub mod handoff;
 pub mod ids;
 
 #[doc(inline)]

@@ -140,7 +140,7 @@ fn rule_display_lists_only_narrowed_fields_and_the_name() {
     let named = rule.named("no billing from outside");
     assert_eq!(
         named.to_string(),
-        "\"no billing from outside\" (deny to=billing entry_point=http)"
+        "\"no billing from outside\": deny to=billing entry_point=http"
     );
     assert_eq!(named.name(), Some("no billing from outside"));
     assert_eq!(named.effect(), Effect::Deny);
