@@ -15,6 +15,7 @@
 
 pub mod a2a;
 pub mod ids;
+pub mod jsonrpc;
 
 #[doc(inline)]
 pub use ids::{ContextId, MessageId, TaskId};
