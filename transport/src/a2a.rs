@@ -8,12 +8,37 @@
 //!
 //! This module knows nothing of HTTP; it could become its own crate.
 
-mod kind;
+mod agent_card;
 mod message;
+mod params;
+mod push;
+mod result;
+mod security;
+pub(crate) mod tagged;
 mod task;
+
+pub use agent_card::{
+    AgentCapabilities, AgentCard, AgentCardSignature, AgentExtension, AgentInterface,
+    AgentProvider, AgentSkill, PROTOCOL_VERSION, TransportProtocol,
+};
 
 pub use message::{
     DataPart, FileContent, FilePart, FileWithBytes, FileWithUri, Message, Part, Role, TextPart,
+};
+pub use params::{
+    DeleteTaskPushNotificationConfigParams, GetTaskPushNotificationConfigParams,
+    ListTaskPushNotificationConfigParams, MessageSendConfiguration, MessageSendParams,
+    TaskIdParams, TaskQueryParams,
+};
+pub use push::{
+    PushNotificationAuthenticationInfo, PushNotificationConfig, TaskPushNotificationConfig,
+};
+pub use result::{SendMessageResult, StreamEvent};
+pub use security::{
+    ApiKeyLocation, ApiKeySecurityScheme, AuthorizationCodeOAuthFlow, ClientCredentialsOAuthFlow,
+    HttpAuthSecurityScheme, ImplicitOAuthFlow, MutualTlsSecurityScheme, OAuth2SecurityScheme,
+    OAuthFlows, OAuthScopes, OpenIdConnectSecurityScheme, PasswordOAuthFlow, SecurityRequirement,
+    SecurityScheme,
 };
 pub use task::{
     Artifact, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,

@@ -19,6 +19,7 @@
 pub mod a2a;
 pub mod handoff;
 pub mod ids;
+pub mod jsonrpc;
 
 #[doc(inline)]
 pub use ids::{ContextId, MessageId, TaskId};

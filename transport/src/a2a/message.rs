@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::Metadata;
-use super::kind::{from_object, kinded, take_kind};
+use super::tagged::{from_object, tagged, take_tag};
 use crate::ids::{ContextId, MessageId, TaskId};
 
 /// Who sent a [`Message`].
@@ -17,8 +17,8 @@ pub enum Role {
     Agent,
 }
 
-kinded! {
-    kind = "text", wire = TextPartWire, expecting = "a TextPart object";
+tagged! {
+    "kind" = "text", wire = TextPartWire, expecting = "a TextPart object";
     /// A segment of text (`"kind": "text"`).
     #[derive(Clone, Debug, PartialEq)]
     pub struct TextPart {
@@ -30,8 +30,8 @@ kinded! {
     }
 }
 
-kinded! {
-    kind = "file", wire = FilePartWire, expecting = "a FilePart object";
+tagged! {
+    "kind" = "file", wire = FilePartWire, expecting = "a FilePart object";
     /// A file, inline or by reference (`"kind": "file"`).
     #[derive(Clone, Debug, PartialEq)]
     pub struct FilePart {
@@ -43,8 +43,8 @@ kinded! {
     }
 }
 
-kinded! {
-    kind = "data", wire = DataPartWire, expecting = "a DataPart object";
+tagged! {
+    "kind" = "data", wire = DataPartWire, expecting = "a DataPart object";
     /// Structured JSON data (`"kind": "data"`), e.g. a form or a tool result.
     #[derive(Clone, Debug, PartialEq)]
     pub struct DataPart {
@@ -126,7 +126,7 @@ impl<'de> Deserialize<'de> for Part {
     where
         D: serde::Deserializer<'de>,
     {
-        let (kind, object) = take_kind(deserializer, &["text", "file", "data"])?;
+        let (kind, object) = take_tag(deserializer, "kind", &["text", "file", "data"])?;
         match kind.as_str() {
             "text" => from_object(object).map(Self::Text),
             "file" => from_object(object).map(Self::File),
@@ -214,8 +214,8 @@ pub struct FileWithUri {
     pub mime_type: Option<String>,
 }
 
-kinded! {
-    kind = "message", wire = MessageWire, expecting = "a Message object";
+tagged! {
+    "kind" = "message", wire = MessageWire, expecting = "a Message object";
     /// One turn of the conversation between a client and an agent
     /// (`"kind": "message"`).
     ///

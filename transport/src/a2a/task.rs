@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::kind::kinded;
+use super::tagged::tagged;
 use super::{Message, Metadata, Part};
 use crate::ids::{ContextId, TaskId};
 
@@ -111,8 +111,8 @@ impl TaskStatus {
     }
 }
 
-kinded! {
-    kind = "task", wire = TaskWire, expecting = "a Task object";
+tagged! {
+    "kind" = "task", wire = TaskWire, expecting = "a Task object";
     /// A stateful unit of work between a client and an agent
     /// (`"kind": "task"`).
     #[derive(Clone, Debug, PartialEq)]
@@ -186,8 +186,8 @@ impl Artifact {
     }
 }
 
-kinded! {
-    kind = "status-update", wire = TaskStatusUpdateEventWire,
+tagged! {
+    "kind" = "status-update", wire = TaskStatusUpdateEventWire,
     expecting = "a TaskStatusUpdateEvent object";
     /// A task's status changed (`"kind": "status-update"`), sent on a stream.
     #[derive(Clone, Debug, PartialEq)]
@@ -221,8 +221,8 @@ impl TaskStatusUpdateEvent {
     }
 }
 
-kinded! {
-    kind = "artifact-update", wire = TaskArtifactUpdateEventWire,
+tagged! {
+    "kind" = "artifact-update", wire = TaskArtifactUpdateEventWire,
     expecting = "a TaskArtifactUpdateEvent object";
     /// An artifact was produced or extended (`"kind": "artifact-update"`),
     /// sent on a stream.
