@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use agentyard_policy::EntryPoint;
-use agentyard_transport::a2a::{AgentSkill, Artifact, Message, Part, Role, TaskState, TaskStatus};
+use agentyard_transport::a2a::{AgentSkill, Artifact, Message, Part, Role, TaskState};
 use agentyard_transport::handoff::HandoffPayload;
 use agentyard_transport::{ContextId, MessageId, TaskId};
 use tokio_util::sync::CancellationToken;
@@ -55,17 +55,11 @@ type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// [`Agent`] with the future boxed, so that agents of different types can sit behind
 /// one pointer type.
 pub(crate) trait DynAgent: Send + Sync + 'static {
-    fn handle_dyn<'a>(
-        &'a self,
-        ctx: &'a mut TaskContext,
-    ) -> BoxFuture<'a, Result<(), AgentError>>;
+    fn handle_dyn<'a>(&'a self, ctx: &'a mut TaskContext) -> BoxFuture<'a, Result<(), AgentError>>;
 }
 
 impl<A: Agent> DynAgent for A {
-    fn handle_dyn<'a>(
-        &'a self,
-        ctx: &'a mut TaskContext,
-    ) -> BoxFuture<'a, Result<(), AgentError>> {
+    fn handle_dyn<'a>(&'a self, ctx: &'a mut TaskContext) -> BoxFuture<'a, Result<(), AgentError>> {
         Box::pin(self.handle(ctx))
     }
 }
@@ -315,7 +309,10 @@ impl TaskContext {
     pub async fn working(&mut self, note: Option<&str>) -> Result<()> {
         let message = note.map(|text| self.agent_message(vec![Part::text(text)]));
         self.events
-            .status(&self.supervisor, crate::task::status(TaskState::Working, message))
+            .status(
+                &self.supervisor,
+                crate::task::status(TaskState::Working, message),
+            )
             .await
     }
 

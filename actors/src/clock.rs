@@ -11,8 +11,3 @@ pub(crate) fn rfc3339(at: SystemTime) -> String {
         .format(&Rfc3339)
         .unwrap_or_else(|_| String::from("1970-01-01T00:00:00Z"))
 }
-
-/// Now, as RFC 3339.
-pub(crate) fn now() -> String {
-    rfc3339(SystemTime::now())
-}

@@ -37,7 +37,9 @@ pub enum Error {
     #[error("task `{0}` not found")]
     TaskNotFound(TaskId),
     /// The message names a task that has already ended.
-    #[error("task `{task_id}` is {state} and cannot take another message; send without a taskId to start a new task")]
+    #[error(
+        "task `{task_id}` is {state} and cannot take another message; send without a taskId to start a new task"
+    )]
     TaskTerminal {
         /// The task the message named.
         task_id: TaskId,

@@ -102,15 +102,14 @@ impl IdempotencyCache {
             Step::First(tx) => return self.first(key, tx, now),
             Step::Wait(rx) => rx,
         };
-        // Wait outside the map: the first send settles, or drops its guard.
-        match rx.wait_for(Option::is_some).await {
-            Ok(outcome) => match outcome.clone() {
-                Some(Ok(task_id)) => Claim::Duplicate(task_id),
-                Some(Err(error)) => Claim::DuplicateFailed(error),
-                None => unreachable!("wait_for returned on Some"),
-            },
+        // Wait outside the map: the first send settles, or drops its guard. The
+        // outcome is cloned out at once so no watch guard lives across an await.
+        let outcome = rx.wait_for(Option::is_some).await.map(|o| o.clone());
+        match outcome {
+            Ok(Some(Ok(task_id))) => Claim::Duplicate(task_id),
+            Ok(Some(Err(error))) => Claim::DuplicateFailed(error),
             // The first send was dropped before it knew: try again from the top.
-            Err(_) => Box::pin(self.claim(key, now)).await,
+            Ok(None) | Err(_) => Box::pin(self.claim(key, now)).await,
         }
     }
 
@@ -147,6 +146,7 @@ impl IdempotencyCache {
     }
 
     /// The number of keys held (pending or done).
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.slots.len()
     }

@@ -40,5 +40,7 @@ pub use error::{Error, Result};
 pub use events::{Event, EventDetail, EventKind, Received, Subscription};
 pub use limits::LimitScope;
 pub use store::{InMemoryTaskStore, StoreError, TaskStore};
-pub use supervisor::{Completed, Registration, SendRequest, Submitted, Supervisor, SupervisorConfig};
+pub use supervisor::{
+    Completed, Registration, SendRequest, Submitted, Supervisor, SupervisorConfig,
+};
 pub use task::StreamEvent;

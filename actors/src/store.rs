@@ -154,11 +154,7 @@ impl InMemoryTaskStore {
     }
 
     /// Runs `f` on a live (non-terminal) task.
-    fn with_live<T>(
-        &self,
-        id: &TaskId,
-        f: impl FnOnce(&mut Task) -> T,
-    ) -> Result<T, StoreError> {
+    fn with_live<T>(&self, id: &TaskId, f: impl FnOnce(&mut Task) -> T) -> Result<T, StoreError> {
         let mut task = self
             .tasks
             .get_mut(id)
@@ -220,7 +216,9 @@ impl TaskStore for InMemoryTaskStore {
     }
 
     async fn append_history(&self, id: &TaskId, message: Message) -> Result<(), StoreError> {
-        self.with_live(id, |task| task.history.get_or_insert_with(Vec::new).push(message))
+        self.with_live(id, |task| {
+            task.history.get_or_insert_with(Vec::new).push(message)
+        })
     }
 
     async fn put_artifact(

@@ -426,15 +426,11 @@ impl Core {
                 context_id: key.context_id.clone(),
                 reason: String::from("the agent factory panicked"),
             })?;
-        let supervisor = self
-            .actor
-            .get()
-            .ok_or(Error::ShuttingDown)?
-            .get_cell();
+        let supervisor = self.actor.get().ok_or(Error::ShuttingDown)?.get_cell();
         let slot = match self.sessions.entry(key.clone()) {
             dashmap::mapref::entry::Entry::Occupied(slot) => slot.into_ref(),
             dashmap::mapref::entry::Entry::Vacant(vacant) => {
-                let (actor, _) = Actor::spawn_linked_instant(
+                let (actor, _) = ractor::ActorRuntime::spawn_linked_instant(
                     None,
                     SessionActor,
                     SessionActor::args(agent as Arc<dyn DynAgent>, key),
@@ -468,7 +464,8 @@ impl Core {
 
     fn forget_session(&self, key: &SessionKey, actor: &ActorRef<SessionMsg>) {
         let id = actor.get_id();
-        self.sessions.remove_if(key, |_, slot| slot.actor.get_id() == id);
+        self.sessions
+            .remove_if(key, |_, slot| slot.actor.get_id() == id);
     }
 }
 
@@ -505,10 +502,7 @@ impl Supervisor {
             .collect();
         let core = Arc::new(Core {
             global: Limiter::new(LimitScope::Global, config.global_limit, config.global_queue),
-            idempotency: IdempotencyCache::new(
-                config.idempotency_ttl,
-                config.idempotency_capacity,
-            ),
+            idempotency: IdempotencyCache::new(config.idempotency_ttl, config.idempotency_capacity),
             events: EventBus::new(config.event_capacity),
             config,
             agents,
@@ -522,7 +516,7 @@ impl Supervisor {
             started: Instant::now(),
             restarts: AtomicU64::new(0),
         });
-        let (actor, _) = Actor::spawn(None, SupervisorActor, Arc::clone(&core))
+        let (actor, _) = SupervisorActor::spawn(None, SupervisorActor, Arc::clone(&core))
             .await
             .map_err(|e| Error::SessionUnavailable {
                 agent: String::from("<supervisor>"),
@@ -757,8 +751,11 @@ impl Supervisor {
                     agentyard_transport::a2a::Role::Agent,
                     vec![agentyard_transport::a2a::Part::text(text)],
                 );
-                self.finish_task(&task_id, crate::task::status(TaskState::Failed, Some(message)))
-                    .await;
+                self.finish_task(
+                    &task_id,
+                    crate::task::status(TaskState::Failed, Some(message)),
+                )
+                .await;
                 cancel.cancel();
             }
         }
@@ -810,10 +807,10 @@ impl Supervisor {
             _ => (
                 EventKind::SendFailed,
                 EventDetail::Reason {
-                    reason: status
-                        .message
-                        .as_ref()
-                        .map_or_else(|| format!("task {state}"), |m| format!("task {state}: {}", m.text())),
+                    reason: status.message.as_ref().map_or_else(
+                        || format!("task {state}"),
+                        |m| format!("task {state}: {}", m.text()),
+                    ),
                 },
             ),
         };
@@ -876,7 +873,10 @@ impl Supervisor {
         match &result {
             Ok((submitted, _)) => {
                 span.record("task_id", tracing::field::display(&submitted.task.id));
-                span.record("context_id", tracing::field::display(&submitted.task.context_id));
+                span.record(
+                    "context_id",
+                    tracing::field::display(&submitted.task.context_id),
+                );
             }
             Err(Error::PolicyRejected { reason, .. }) => core.events.emit(|| {
                 envelope.event(
@@ -919,10 +919,10 @@ impl Supervisor {
 
         // Policy.
         let payload_type = handoff.payload_type.map(|t| t.as_str());
-        if let Decision::Deny(rejection) = core
-            .policy
-            .check(&policy_request(request, payload_type), Instant::now().into_std())
-        {
+        if let Decision::Deny(rejection) = core.policy.check(
+            &policy_request(request, payload_type),
+            Instant::now().into_std(),
+        ) {
             return Err(Error::PolicyRejected {
                 reason: rejection.to_string(),
                 rejection,
@@ -1065,7 +1065,7 @@ impl Supervisor {
                 updates: live_updates,
                 envelope: envelope.clone(),
             },
-            permits: Some(permits),
+            _permits: Some(permits),
             started: false,
         };
         self.deliver(&key, registered, actor, work)?;
@@ -1134,13 +1134,13 @@ impl Supervisor {
                 owner: format!("agent `{}`", owner.as_deref().unwrap_or_default()),
             });
         }
-        if let Some(context_id) = &request.message.context_id {
-            if *context_id != task.context_id {
-                return Err(Error::TaskMismatch {
-                    task_id: task_id.clone(),
-                    owner: format!("context `{}`", task.context_id),
-                });
-            }
+        if let Some(context_id) = &request.message.context_id
+            && *context_id != task.context_id
+        {
+            return Err(Error::TaskMismatch {
+                task_id: task_id.clone(),
+                owner: format!("context `{}`", task.context_id),
+            });
         }
         Ok(task)
     }
@@ -1175,22 +1175,26 @@ impl Supervisor {
         rx: Option<broadcast::Receiver<StreamEvent>>,
     ) -> impl Stream<Item = StreamEvent> + Send + 'static {
         enum State {
-            First(Task, Option<broadcast::Receiver<StreamEvent>>),
+            First(Box<Task>, Option<broadcast::Receiver<StreamEvent>>),
             Updates(TaskId, broadcast::Receiver<StreamEvent>),
             Done,
         }
         let supervisor = self.clone();
         // A task that is already settled streams only itself.
-        let rx = if settled(first.status.state) { None } else { rx };
-        futures::stream::unfold(State::First(first, rx), move |state| {
+        let rx = if settled(first.status.state) {
+            None
+        } else {
+            rx
+        };
+        futures::stream::unfold(State::First(Box::new(first), rx), move |state| {
             let supervisor = supervisor.clone();
             async move {
                 match state {
                     State::Done => None,
-                    State::First(task, None) => Some((StreamEvent::Task(task), State::Done)),
+                    State::First(task, None) => Some((StreamEvent::Task(*task), State::Done)),
                     State::First(task, Some(rx)) => {
                         let id = task.id.clone();
-                        Some((StreamEvent::Task(task), State::Updates(id, rx)))
+                        Some((StreamEvent::Task(*task), State::Updates(id, rx)))
                     }
                     State::Updates(id, mut rx) => match rx.recv().await {
                         Ok(StreamEvent::Status(update)) if update.is_final => {

@@ -62,7 +62,12 @@ impl TaskEvents {
         Ok(())
     }
 
-    pub(crate) fn publish_status(&self, supervisor: &Supervisor, status: TaskStatus, is_final: bool) {
+    pub(crate) fn publish_status(
+        &self,
+        supervisor: &Supervisor,
+        status: TaskStatus,
+        is_final: bool,
+    ) {
         let update = TaskStatusUpdateEvent::new(
             self.task_id.clone(),
             self.context_id.clone(),
@@ -116,7 +121,8 @@ pub(crate) struct Work {
     pub(crate) hops: u32,
     pub(crate) cancel: CancellationToken,
     pub(crate) events: TaskEvents,
-    pub(crate) permits: Option<Permits>,
+    /// Held while the work exists: dropping them admits the next send.
+    pub(crate) _permits: Option<Permits>,
     pub(crate) started: bool,
 }
 
@@ -126,7 +132,7 @@ impl Work {
     pub(crate) async fn run(mut self, agent: Arc<dyn DynAgent>) {
         self.started = true;
         let supervisor = self.supervisor.clone();
-        let core = supervisor.core();
+        let core = Arc::clone(supervisor.core());
         let span = tracing::info_span!(
             "agent.handle",
             agent = %self.agent_name,
@@ -210,13 +216,19 @@ impl Work {
                 Ok(Err(error)) => {
                     tracing::warn!(%error, "agent returned an error");
                     let text = format!("agent `{}` failed: {error}", self.agent_name);
-                    (TaskState::Failed, Some(ctx.agent_message(vec![Part::text(text)])))
+                    (
+                        TaskState::Failed,
+                        Some(ctx.agent_message(vec![Part::text(text)])),
+                    )
                 }
                 Err(panic) => {
                     let what = panic_text(panic.as_ref());
                     tracing::error!(panic = %what, "agent panicked");
                     let text = format!("agent `{}` panicked: {what}", self.agent_name);
-                    (TaskState::Failed, Some(ctx.agent_message(vec![Part::text(text)])))
+                    (
+                        TaskState::Failed,
+                        Some(ctx.agent_message(vec![Part::text(text)])),
+                    )
                 }
             };
             if let Some(message) = &message {
@@ -248,7 +260,10 @@ impl Drop for Work {
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             handle.spawn(async move {
                 supervisor
-                    .finish_task(&task_id, crate::task::status(TaskState::Failed, Some(message)))
+                    .finish_task(
+                        &task_id,
+                        crate::task::status(TaskState::Failed, Some(message)),
+                    )
                     .await;
             });
         }

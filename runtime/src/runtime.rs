@@ -4,9 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentyard_actors::{
-    Agent, AgentDescriptor, Completed, Registration, Result, SendRequest, SessionInfo,
-    StreamEvent, Submitted, Subscription, Supervisor, SupervisorConfig, TaskStore,
-    InMemoryTaskStore,
+    Agent, AgentDescriptor, Completed, InMemoryTaskStore, Registration, Result, SendRequest,
+    SessionInfo, StreamEvent, Submitted, Subscription, Supervisor, SupervisorConfig, TaskStore,
 };
 use agentyard_policy::{Decision, Policy};
 use agentyard_transport::a2a::{Message, Task};
@@ -61,6 +60,7 @@ pub struct Runtime {
 /// | idempotency key TTL / capacity | 10 minutes / 100,000 |
 /// | history depth an agent sees | 20 messages |
 #[must_use]
+#[derive(Default)]
 pub struct RuntimeBuilder {
     config: SupervisorConfig,
     registrations: Vec<Registration>,
@@ -76,17 +76,6 @@ impl std::fmt::Debug for RuntimeBuilder {
             .field("custom_policy", &self.policy.is_some())
             .field("custom_store", &self.store.is_some())
             .finish()
-    }
-}
-
-impl Default for RuntimeBuilder {
-    fn default() -> Self {
-        Self {
-            config: SupervisorConfig::default(),
-            registrations: Vec::new(),
-            policy: None,
-            store: None,
-        }
     }
 }
 
@@ -187,12 +176,11 @@ impl RuntimeBuilder {
     pub async fn build(self) -> Result<Runtime> {
         let policy = self
             .policy
-            .unwrap_or_else(|| Arc::new(agentyard_policy::RulePolicy::allow_all()));
+            .unwrap_or_else(|| Arc::new(agentyard_policy::AllowAll));
         let store = self
             .store
             .unwrap_or_else(|| Arc::new(InMemoryTaskStore::new()));
-        let supervisor =
-            Supervisor::start(self.config, self.registrations, policy, store).await?;
+        let supervisor = Supervisor::start(self.config, self.registrations, policy, store).await?;
         Ok(Runtime { supervisor })
     }
 }

@@ -62,14 +62,16 @@ async fn a_failed_first_send_releases_the_key_and_tells_the_waiters() {
     };
     let waiter = tokio::spawn({
         let cache = Arc::clone(&cache);
-        async move { cache.claim("k", now).await }
+        async move {
+            match cache.claim("k", now).await {
+                Claim::DuplicateFailed(e) => e,
+                other => panic!("expected the first send's failure, got {other:?}"),
+            }
+        }
     });
     tokio::task::yield_now().await;
     guard.fail("busy".into());
-    assert!(matches!(
-        waiter.await.expect("join"),
-        Claim::DuplicateFailed(e) if e == "busy"
-    ));
+    assert_eq!(waiter.await.expect("join"), "busy");
     assert!(matches!(cache.claim("k", now).await, Claim::First(_)));
 }
 
@@ -96,6 +98,8 @@ async fn the_cache_never_holds_more_than_its_capacity_of_settled_keys() {
     }
     assert!(cache.len() <= 11, "held {}", cache.len());
     // The newest key is still remembered.
-    assert!(matches!(cache.claim("k999", now).await, Claim::Duplicate(_)));
+    assert!(matches!(
+        cache.claim("k999", now).await,
+        Claim::Duplicate(_)
+    ));
 }
-

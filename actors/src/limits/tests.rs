@@ -25,7 +25,10 @@ async fn permits_up_to_the_limit_then_queues_then_rejects() {
     ));
 
     drop(a);
-    waiter.await.expect("join").expect("queued send gets a permit");
+    waiter
+        .await
+        .expect("join")
+        .expect("queued send gets a permit");
     assert_eq!(limiter.waiting.load(Ordering::Acquire), 0);
 }
 
