@@ -15,11 +15,15 @@
 //! - [`handoff`]: typed handoff payloads (task delegation, status report,
 //!   question, answer) and how they ride in a message: validation, parsing with
 //!   a free-text fallback, intent, summaries.
+//! - [`jsonrpc`]: JSON-RPC 2.0 framing, typed A2A requests, error objects.
+//! - [`service`]: [`A2aService`](service::A2aService), the seam the HTTP server calls
+//!   and agentyard's HTTP edge implements.
 
 pub mod a2a;
 pub mod handoff;
 pub mod ids;
 pub mod jsonrpc;
+pub mod service;
 
 #[doc(inline)]
 pub use ids::{ContextId, MessageId, TaskId};

@@ -1,0 +1,125 @@
+//! The seam between the HTTP server and whatever answers A2A calls.
+//!
+//! The server (routing, JSON-RPC framing, SSE, authentication, extensions, limits)
+//! knows nothing of actors; it decodes each request into an [`A2aRequest`] and hands it
+//! to an [`A2aService`] with the facts the server established about the call
+//! ([`CallContext`]). agentyard's HTTP edge implements the trait on top of the
+//! supervisor; tests implement it with a few lines.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use futures::Stream;
+
+use crate::a2a::{AgentCard, StreamEvent};
+use crate::jsonrpc::{A2aRequest, JsonRpcError, RequestId};
+
+/// A stream of A2A events answering `message/stream` or `tasks/resubscribe`. An `Err`
+/// item is sent as a JSON-RPC error response and ends the stream.
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, JsonRpcError>> + Send>>;
+
+/// What a call answers with.
+#[non_exhaustive]
+pub enum Reply {
+    /// A JSON-RPC result (already serialized: any A2A result type, or `null`).
+    Result(serde_json::Value),
+    /// An SSE stream of results (for the streaming methods).
+    Stream(EventStream),
+}
+
+impl std::fmt::Debug for Reply {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Result(value) => f.debug_tuple("Result").field(value).finish(),
+            Self::Stream(_) => f.write_str("Stream(..)"),
+        }
+    }
+}
+
+/// Who is calling, as the server's authentication established it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Principal {
+    /// A stable name for the caller (the name the operator gave its key or token).
+    pub name: String,
+    /// The security scheme that authenticated it (a key of the card's
+    /// `securitySchemes`).
+    pub scheme: String,
+}
+
+impl Principal {
+    /// A principal authenticated by `scheme`.
+    #[must_use]
+    pub fn new(name: impl Into<String>, scheme: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            scheme: scheme.into(),
+        }
+    }
+}
+
+/// The facts about one call that the server established before the service sees it.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct CallContext {
+    /// The exposed agent the call is addressed to.
+    pub agent: String,
+    /// The JSON-RPC request id (already validated).
+    pub request_id: RequestId,
+    /// The authenticated caller; `None` when the agent requires no authentication and
+    /// the caller presented none.
+    pub principal: Option<Principal>,
+    /// The extension URIs the caller activated with `X-A2A-Extensions` that the agent
+    /// supports (unknown ones are dropped); echoed back in the response header.
+    pub extensions: Vec<String>,
+}
+
+impl CallContext {
+    /// A context for `agent` and `request_id`, with no principal and no extensions.
+    #[must_use]
+    pub fn new(agent: impl Into<String>, request_id: RequestId) -> Self {
+        Self {
+            agent: agent.into(),
+            request_id,
+            principal: None,
+            extensions: Vec::new(),
+        }
+    }
+
+    /// Whether the caller activated the extension `uri`.
+    #[must_use]
+    pub fn has_extension(&self, uri: &str) -> bool {
+        self.extensions.iter().any(|e| e == uri)
+    }
+}
+
+/// Answers A2A calls for the agents a server exposes.
+///
+/// Implementations hold only handles (no per-request state) and must be cheap to call
+/// concurrently.
+pub trait A2aService: Send + Sync + 'static {
+    /// The public card of an exposed agent; `None` for an agent that is not exposed
+    /// (the server then answers HTTP 404, as if it did not exist).
+    fn card(&self, agent: &str) -> Option<AgentCard>;
+
+    /// The name of the agent served at the root (`/` and `/.well-known/agent-card.json`).
+    fn default_agent(&self) -> Option<String>;
+
+    /// The names of every exposed agent, for the aggregate listing.
+    fn agents(&self) -> Vec<String>;
+
+    /// The authenticated extended card of an agent, for `agent/getAuthenticatedExtendedCard`
+    /// (the server calls it only for authenticated callers); `None` when the agent has
+    /// none configured (-32007).
+    fn extended_card(&self, agent: &str, principal: &Principal) -> Option<AgentCard>;
+
+    /// Answers one decoded call.
+    ///
+    /// # Errors
+    /// The JSON-RPC error to send back; it should name what was wrong.
+    fn call(
+        &self,
+        context: CallContext,
+        request: A2aRequest,
+    ) -> impl Future<Output = Result<Reply, JsonRpcError>> + Send;
+}
