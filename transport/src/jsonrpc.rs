@@ -214,3 +214,6 @@ where
 {
     T::deserialize(deserializer).map(Some)
 }
+
+#[cfg(test)]
+mod tests;

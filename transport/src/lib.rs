@@ -6,16 +6,29 @@
 //! `agentyard-policy`, knows neither it nor the actors, and is used by
 //! `agentyard-actors` and `agentyard`.
 //!
+//! The vendored schema `schema/a2a-v0.3.0.schema.json` is the authority; the
+//! tests in `tests/schema_conformance.rs` hold every one of its definitions to
+//! these types.
+//!
 //! # Layout
 //!
-//! - [`ids`]: the string newtype ids [`TaskId`], [`ContextId`], [`MessageId`].
-//! - [`a2a`]: the A2A data model: [`Message`](a2a::Message) and its
-//!   [`Part`](a2a::Part)s, [`Task`](a2a::Task), [`TaskState`](a2a::TaskState),
-//!   artifacts and the streaming update events.
+//! - [`ids`]: the string newtype ids [`TaskId`], [`ContextId`], [`MessageId`];
+//!   client-chosen on the wire, [`mint`](TaskId::mint)ed as uuid v4 strings
+//!   on the server.
+//! - [`a2a`]: the A2A data model, transport-neutral: [`Message`](a2a::Message)
+//!   and its [`Part`](a2a::Part)s, [`Task`](a2a::Task) with its
+//!   [`TaskState`](a2a::TaskState), artifacts, the streaming update events and
+//!   [`StreamEvent`](a2a::StreamEvent), the [`AgentCard`](a2a::AgentCard) with
+//!   its security schemes, push notification configs, and the params of every
+//!   method. `kind` and `type` tags are checked when reading.
+//! - [`jsonrpc`]: JSON-RPC 2.0 framing, free of HTTP: [`RequestId`],
+//!   request and response envelopes, [`JsonRpcError`](jsonrpc::JsonRpcError)
+//!   with every standard and A2A code, and [`A2aCall`](jsonrpc::A2aCall),
+//!   which decodes a request body into a typed
+//!   [`A2aRequest`](jsonrpc::A2aRequest) or the error to answer with.
 //! - [`handoff`]: typed handoff payloads (task delegation, status report,
 //!   question, answer) and how they ride in a message: validation, parsing with
 //!   a free-text fallback, intent, summaries.
-//! - [`jsonrpc`]: JSON-RPC 2.0 framing, typed A2A requests, error objects.
 //! - [`service`]: [`A2aService`](service::A2aService), the seam the HTTP server calls
 //!   and agentyard's HTTP edge implements.
 
@@ -27,3 +40,5 @@ pub mod service;
 
 #[doc(inline)]
 pub use ids::{ContextId, MessageId, TaskId};
+#[doc(inline)]
+pub use jsonrpc::RequestId;

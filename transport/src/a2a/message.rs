@@ -8,13 +8,29 @@ use super::tagged::{from_object, tagged, take_tag};
 use crate::ids::{ContextId, MessageId, TaskId};
 
 /// Who sent a [`Message`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// The client side (`"user"`).
     User,
     /// The agent serving the request (`"agent"`).
     Agent,
+}
+
+// Hand-written so the error names the field, which serde's derived
+// "unknown variant" message does not.
+impl<'de> Deserialize<'de> for Role {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let name = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        match name.as_ref() {
+            "user" => Ok(Self::User),
+            "agent" => Ok(Self::Agent),
+            other => Err(D::Error::custom(format_args!(
+                "invalid `role` \"{other}\": expected \"user\" or \"agent\""
+            ))),
+        }
+    }
 }
 
 tagged! {
@@ -165,20 +181,49 @@ pub enum FileContent {
     Uri(FileWithUri),
 }
 
+// Read through one struct holding the members of both variants rather than
+// by buffering the object: the members are the same but for `bytes`/`uri`,
+// and serde keeps tracking the path (`file.bytes`) into a derived struct.
 impl<'de> Deserialize<'de> for FileContent {
     fn deserialize<D>(deserializer: D) -> Result<Self, D::Error>
     where
         D: serde::Deserializer<'de>,
     {
         use serde::de::Error as _;
-        let object = Map::<String, Value>::deserialize(deserializer)?;
-        match (object.contains_key("bytes"), object.contains_key("uri")) {
-            (true, false) => from_object(object).map(Self::Bytes),
-            (false, true) => from_object(object).map(Self::Uri),
-            (true, true) => Err(D::Error::custom(
+
+        #[derive(Deserialize)]
+        #[serde(
+            rename_all = "camelCase",
+            expecting = "a FileWithBytes or FileWithUri object"
+        )]
+        struct Wire {
+            bytes: Option<String>,
+            uri: Option<String>,
+            name: Option<String>,
+            mime_type: Option<String>,
+        }
+
+        let Wire {
+            bytes,
+            uri,
+            name,
+            mime_type,
+        } = Wire::deserialize(deserializer)?;
+        match (bytes, uri) {
+            (Some(bytes), None) => Ok(Self::Bytes(FileWithBytes {
+                bytes,
+                name,
+                mime_type,
+            })),
+            (None, Some(uri)) => Ok(Self::Uri(FileWithUri {
+                uri,
+                name,
+                mime_type,
+            })),
+            (Some(_), Some(_)) => Err(D::Error::custom(
                 "a file has either `bytes` or `uri`, not both",
             )),
-            (false, false) => Err(D::Error::custom(
+            (None, None) => Err(D::Error::custom(
                 "a file needs `bytes` or `uri`: neither is present",
             )),
         }

@@ -9,7 +9,7 @@ use super::{Message, Metadata, Part};
 use crate::ids::{ContextId, TaskId};
 
 /// Where a task is in its lifecycle.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum TaskState {
     /// Received, not yet started.
@@ -33,6 +33,19 @@ pub enum TaskState {
 }
 
 impl TaskState {
+    /// Every state, in the schema's order.
+    pub const ALL: [Self; 9] = [
+        Self::Submitted,
+        Self::Working,
+        Self::InputRequired,
+        Self::Completed,
+        Self::Canceled,
+        Self::Failed,
+        Self::Rejected,
+        Self::AuthRequired,
+        Self::Unknown,
+    ];
+
     /// True for the states a task never leaves: completed, canceled, failed,
     /// rejected.
     #[must_use]
@@ -64,6 +77,24 @@ impl TaskState {
             Self::AuthRequired => "auth-required",
             Self::Unknown => "unknown",
         }
+    }
+}
+
+// Hand-written so the error names the field: serde's derived message
+// ("unknown variant `done`") does not say it was the task's `state`.
+impl<'de> Deserialize<'de> for TaskState {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let name = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        Self::ALL
+            .into_iter()
+            .find(|state| state.as_str() == name)
+            .ok_or_else(|| {
+                D::Error::custom(format_args!(
+                    "invalid task `state` \"{name}\": expected one of submitted, working, \
+                     input-required, completed, canceled, failed, rejected, auth-required, unknown"
+                ))
+            })
     }
 }
 

@@ -1,0 +1,78 @@
+use serde_json::json;
+
+use super::*;
+use crate::a2a::{Task, TaskState, TaskStatus};
+use crate::{ContextId, TaskId};
+
+#[test]
+fn request_ids_beyond_i64_are_rejected_rather_than_wrapped() {
+    let error = serde_json::from_str::<RequestId>("18446744073709551615").expect_err("too big");
+    assert!(error.to_string().contains("`id`"), "{error}");
+    assert_eq!(
+        serde_json::from_str::<RequestId>("9223372036854775807").expect("fits"),
+        RequestId::Number(i64::MAX)
+    );
+}
+
+#[test]
+fn request_id_displays_as_its_wire_value() {
+    assert_eq!(RequestId::from("r-1").to_string(), "r-1");
+    assert_eq!(RequestId::from(-3).to_string(), "-3");
+    assert_eq!(RequestId::Null.to_string(), "null");
+    assert!(RequestId::Null.is_null());
+}
+
+#[test]
+fn a_response_with_both_result_and_error_is_rejected() {
+    let error = serde_json::from_value::<JsonRpcResponse>(json!({
+        "jsonrpc": "2.0", "id": 1, "result": 1, "error": {"code": 1, "message": "m"}
+    }))
+    .expect_err("both members");
+    assert!(error.to_string().contains("not both"), "{error}");
+    let error = serde_json::from_value::<JsonRpcResponse>(json!({"jsonrpc": "2.0", "id": 1}))
+        .expect_err("neither member");
+    assert!(error.to_string().contains("`result` or `error`"), "{error}");
+}
+
+#[test]
+fn into_result_gives_the_result_or_the_servers_error() {
+    let task = Task::new(
+        TaskId::new("t"),
+        ContextId::new("c"),
+        TaskStatus {
+            state: TaskState::Working,
+            message: None,
+            timestamp: None,
+        },
+    );
+    let ok = GetTaskResponse::success(RequestId::from(1), task.clone());
+    assert_eq!(ok.id(), &RequestId::Number(1));
+    assert_eq!(ok.into_result(), Ok(task));
+    let failed = GetTaskResponse::error(RequestId::from("x"), JsonRpcError::task_not_found());
+    assert_eq!(failed.into_result(), Err(JsonRpcError::task_not_found()));
+}
+
+#[test]
+fn delete_success_response_requires_a_null_result() {
+    let ok: DeleteTaskPushNotificationConfigResponse =
+        serde_json::from_value(json!({"jsonrpc": "2.0", "id": 1, "result": null}))
+            .expect("null result");
+    assert_eq!(ok.into_result(), Ok(()));
+    assert!(
+        serde_json::from_value::<DeleteTaskPushNotificationConfigSuccessResponse>(
+            json!({"jsonrpc": "2.0", "id": 1})
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn a_notification_keeps_its_missing_id_apart_from_a_null_id() {
+    let notification =
+        JsonRpcRequest::from_value(json!({"jsonrpc": "2.0", "method": "ping"})).expect("valid");
+    assert_eq!(notification.id, None);
+    let null_id =
+        JsonRpcRequest::from_value(json!({"jsonrpc": "2.0", "id": null, "method": "ping"}))
+            .expect("valid");
+    assert_eq!(null_id.id, Some(RequestId::Null));
+}
