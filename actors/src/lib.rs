@@ -22,6 +22,22 @@
 //!
 //! This crate uses `agentyard-policy` for decisions and `agentyard-transport` for the
 //! A2A data model; neither knows about actors.
+//!
+//! # No way around the supervisor
+//!
+//! A session's mailbox type is private, so code outside this crate cannot message an
+//! agent directly; the only way in is [`Supervisor`], whose every send applies events,
+//! policy, idempotency and limits:
+//!
+//! ```compile_fail
+//! // Does not compile: the session actor and its messages are private.
+//! use agentyard_actors::session::SessionMsg;
+//! ```
+//!
+//! ```
+//! // What callers use instead.
+//! use agentyard_actors::{SendRequest, Supervisor};
+//! ```
 
 pub mod agent;
 mod clock;
@@ -44,3 +60,31 @@ pub use supervisor::{
     Completed, Registration, SendRequest, Submitted, Supervisor, SupervisorConfig,
 };
 pub use task::StreamEvent;
+
+/// Compile-time checks that the handles and futures callers move between tasks are
+/// `Send`/`Sync` (an HTTP server spawns them onto a multi-threaded runtime).
+#[cfg(test)]
+mod send_sync {
+    use super::*;
+
+    fn is_send<T: Send>(_: &T) {}
+    fn is_send_sync<T: Send + Sync + Clone + 'static>() {}
+
+    #[test]
+    fn handles_are_send_and_sync() {
+        is_send_sync::<Supervisor>();
+        is_send_sync::<std::sync::Arc<dyn TaskStore>>();
+    }
+
+    #[allow(
+        dead_code,
+        reason = "only compiled, never run: the futures need a runtime"
+    )]
+    fn send_futures_are_send(supervisor: &Supervisor, request: SendRequest) {
+        is_send(&supervisor.send(request.clone()));
+        is_send(&supervisor.send_and_wait(request.clone()));
+        is_send(&supervisor.stream(request));
+        is_send(&supervisor.cancel_task(&agentyard_transport::TaskId::new("t")));
+        is_send(&supervisor.shutdown(std::time::Duration::ZERO));
+    }
+}

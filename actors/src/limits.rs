@@ -44,6 +44,7 @@ impl fmt::Display for LimitScope {
 #[derive(Debug)]
 pub(crate) struct Limiter {
     scope: LimitScope,
+    limit: usize,
     permits: Arc<Semaphore>,
     waiting: AtomicUsize,
     queue: usize,
@@ -51,9 +52,12 @@ pub(crate) struct Limiter {
 
 impl Limiter {
     pub(crate) fn new(scope: LimitScope, limit: usize, queue: usize) -> Self {
+        // A limit of zero would refuse everything forever; one is the least that works.
+        let limit = limit.clamp(1, Semaphore::MAX_PERMITS);
         Self {
             scope,
-            permits: Arc::new(Semaphore::new(limit.clamp(1, Semaphore::MAX_PERMITS))),
+            limit,
+            permits: Arc::new(Semaphore::new(limit)),
             waiting: AtomicUsize::new(0),
             queue,
         }
@@ -83,8 +87,8 @@ impl Limiter {
     }
 
     /// Whether nobody holds or waits for a permit (used to forget idle session limiters).
-    pub(crate) fn is_idle(&self, limit: usize) -> bool {
-        self.waiting.load(Ordering::Acquire) == 0 && self.permits.available_permits() >= limit
+    pub(crate) fn is_idle(&self) -> bool {
+        self.waiting.load(Ordering::Acquire) == 0 && self.permits.available_permits() >= self.limit
     }
 }
 

@@ -37,11 +37,12 @@ use agentyard_transport::handoff::HandoffPayload;
 use agentyard_transport::{ContextId, TaskId};
 use dashmap::DashMap;
 use futures::Stream;
-use ractor::{Actor, ActorCell, ActorProcessingErr, ActorRef, SupervisionEvent};
+use ractor::{Actor, ActorProcessingErr, ActorRef, SupervisionEvent};
 use tokio::sync::broadcast;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use tracing::Instrument;
 
 use crate::agent::{AgentDescriptor, DynAgent, Factory, SessionInfo};
 use crate::error::{Error, Result};
@@ -350,16 +351,17 @@ impl Actor for SupervisorActor {
         event: SupervisionEvent,
         core: &mut Arc<Core>,
     ) -> Result<(), ActorProcessingErr> {
-        match event {
-            SupervisionEvent::ActorFailed(cell, error) => {
-                // Drop the dead session from the registry; its next message spawns a
-                // fresh one (the restart), with its history intact in the store.
-                core.restarts.fetch_add(1, Ordering::Relaxed);
-                tracing::warn!(actor = %cell.get_id(), %error, "session actor failed; it restarts on its next message");
-                core.forget_actor(&cell);
-            }
-            SupervisionEvent::ActorTerminated(cell, _, _) => core.forget_actor(&cell),
-            _ => {}
+        // Nothing to clean up here: a failed session's slot is replaced by the next send
+        // to it (its cast is refused) or removed by the idle sweep, and a passivated or
+        // stopped one left the registry before it stopped. Scanning the registry per
+        // event would cost O(sessions) for each of many passivations.
+        if let SupervisionEvent::ActorFailed(cell, error) = event {
+            core.restarts.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(
+                actor = %cell.get_id(),
+                %error,
+                "session actor failed; it restarts on its next message"
+            );
         }
         Ok(())
     }
@@ -370,11 +372,6 @@ impl Core {
         u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
 
-    fn forget_actor(&self, cell: &ActorCell) {
-        let id = cell.get_id();
-        self.sessions.retain(|_, slot| slot.actor.get_id() != id);
-    }
-
     /// Stops the sessions with no work, no waiting sends and no use for the idle
     /// timeout. Removal from the registry comes first, then a drain: a send that
     /// already holds the old actor either lands before the drain marker (and runs) or
@@ -382,11 +379,10 @@ impl Core {
     fn passivate_idle(&self) {
         let now = self.elapsed_ms();
         let idle_ms = u64::try_from(self.config.idle_timeout.as_millis()).unwrap_or(u64::MAX);
-        let limit = self.config.session_limit;
         let mut stopped = Vec::new();
         self.sessions.retain(|_, slot| {
             let idle = now.saturating_sub(slot.last_used.load(Ordering::Relaxed)) >= idle_ms
-                && slot.limiter.is_idle(limit);
+                && slot.limiter.is_idle();
             if idle {
                 stopped.push(slot.actor.clone());
             }
@@ -598,10 +594,9 @@ impl Supervisor {
     /// Passivates every session that is idle right now, whatever its idle time (for
     /// tests, benchmarks and memory pressure).
     pub fn passivate_all_idle(&self) {
-        let limit = self.core.config.session_limit;
         let mut stopped = Vec::new();
         self.core.sessions.retain(|_, slot| {
-            let idle = slot.limiter.is_idle(limit);
+            let idle = slot.limiter.is_idle();
             if idle {
                 stopped.push(slot.actor.clone());
             }
@@ -644,7 +639,7 @@ impl Supervisor {
     /// As [`Supervisor::send`].
     pub async fn send_and_wait(&self, request: SendRequest) -> Result<Completed> {
         let (submitted, rx) = self.submit(request, true).await?;
-        let task = self.settle(&submitted.task, rx).await?;
+        let task = self.settle(&submitted, rx).await?;
         Ok(Completed {
             task,
             deduplicated: submitted.deduplicated,
@@ -852,8 +847,6 @@ impl Supervisor {
             task_id = tracing::field::Empty,
             context_id = tracing::field::Empty,
         );
-        let _entered = span.enter();
-        drop(_entered);
         core.events
             .emit(|| envelope.event(EventKind::SendInitiated, EventDetail::None));
         if let Some(problems) = &handoff.fallback_problems {
@@ -869,6 +862,7 @@ impl Supervisor {
 
         let result = self
             .route(&mut request, handoff, &mut envelope, subscribe)
+            .instrument(span.clone())
             .await;
         match &result {
             Ok((submitted, _)) => {
@@ -996,6 +990,9 @@ impl Supervisor {
             };
             // The session may have been passivated while we waited: its limiter is then
             // orphaned, and a fresh session must be used to keep the per-session limit.
+            if core.shutting_down.load(Ordering::Acquire) {
+                return Err(Error::ShuttingDown);
+            }
             if core.is_current(&key, &session) {
                 break (actor, permits);
             }
@@ -1010,14 +1007,23 @@ impl Supervisor {
                     .append_history(&task.id, request.message.clone())
                     .await
                     .map_err(|e| terminal_to_error(e, &task.id))?;
-                let Some(mut live) = core.live.get_mut(&task.id) else {
-                    return Err(Error::TaskTerminal {
-                        task_id: task.id.clone(),
-                        state: TaskState::Canceled,
-                    });
+                let (updates, cancel) = {
+                    let Some(mut live) = core.live.get_mut(&task.id) else {
+                        return Err(Error::TaskTerminal {
+                            task_id: task.id.clone(),
+                            state: TaskState::Canceled,
+                        });
+                    };
+                    live.envelope = envelope.clone();
+                    (live.updates.clone(), live.cancel.clone())
                 };
-                live.envelope = envelope.clone();
-                (task, live.updates.clone(), live.cancel.clone())
+                // The task leaves input-required: it has a message to work on again.
+                core.store
+                    .set_status(&task.id, TaskStatus::new(TaskState::Submitted))
+                    .await
+                    .map_err(|e| terminal_to_error(e, &task.id))?;
+                let task = self.get_task(&task.id, None).await?;
+                (task, updates, cancel)
             }
             None => {
                 let task_id = TaskId::mint();
@@ -1148,16 +1154,25 @@ impl Supervisor {
     /// Waits for a task to end or stop for input, then returns it.
     async fn settle(
         &self,
-        submitted: &Task,
+        submitted: &Submitted,
         rx: Option<broadcast::Receiver<StreamEvent>>,
     ) -> Result<Task> {
+        let id = &submitted.task.id;
+        // A repeat may find its task already settled (e.g. waiting for input): no more
+        // updates will come, so answer at once.
+        if submitted.deduplicated {
+            let task = self.get_task(id, None).await?;
+            if settled(task.status.state) {
+                return Ok(task);
+            }
+        }
         if let Some(mut rx) = rx {
             loop {
                 match rx.recv().await {
                     Ok(StreamEvent::Status(update)) if update.is_final => break,
                     Ok(_) => {}
                     Err(broadcast::error::RecvError::Lagged(_)) => {
-                        let task = self.get_task(&submitted.id, None).await?;
+                        let task = self.get_task(id, None).await?;
                         if settled(task.status.state) {
                             return Ok(task);
                         }
@@ -1166,7 +1181,7 @@ impl Supervisor {
                 }
             }
         }
-        self.get_task(&submitted.id, None).await
+        self.get_task(id, None).await
     }
 
     fn task_stream(
