@@ -1032,6 +1032,19 @@ impl Supervisor {
                 let (updates, _) = broadcast::channel(core.config.stream_capacity.max(1));
                 let cancel = CancellationToken::new();
                 envelope.task_id = Some(task_id.clone());
+                // Subscribers learn of the task when it exists, not only once its
+                // agent starts: `submitted` is a state the store records, so it is an
+                // update like the others (not final; the task stream starts with the
+                // task itself instead).
+                core.events.emit(|| {
+                    let update = TaskStatusUpdateEvent::new(
+                        task_id.clone(),
+                        context_id.clone(),
+                        task.status.clone(),
+                        false,
+                    );
+                    envelope.event(EventKind::TaskStatus, EventDetail::Status { update })
+                });
                 core.live.insert(
                     task_id,
                     LiveTask {
