@@ -944,6 +944,9 @@ impl Supervisor {
                         .then(|| core.live.get(&task_id).map(|l| l.updates.subscribe()))
                         .flatten();
                     let task = self.get_task(&task_id, None).await?;
+                    // A task that already settled (waiting for input) publishes
+                    // nothing more until its next message: waiting on it would hang.
+                    let rx = rx.filter(|_| !settled(task.status.state));
                     envelope.task_id = Some(task.id.clone());
                     envelope.context_id = Some(task.context_id.clone());
                     core.events
