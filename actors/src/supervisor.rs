@@ -987,8 +987,18 @@ impl Supervisor {
         // holds nothing that other sessions need.
         let (actor, permits) = loop {
             let (actor, session) = core.session(&key, registered)?;
-            let permits = match Permits::acquire(&session, &registered.limiter, &core.global).await
-            {
+            let acquired = Permits::acquire(&session, &registered.limiter, &core.global)
+                .await
+                .and_then(|permits| {
+                    // Intake stopped while this send waited in line. It has no task yet,
+                    // so it is refused like a new send rather than run after shutdown.
+                    if core.shutting_down.load(Ordering::Acquire) {
+                        Err(Error::ShuttingDown)
+                    } else {
+                        Ok(permits)
+                    }
+                });
+            let permits = match acquired {
                 Ok(permits) => permits,
                 Err(error) => {
                     if let Some(guard) = guard {
