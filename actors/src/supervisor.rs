@@ -680,6 +680,8 @@ impl Supervisor {
             .get(task_id)
             .map(|live| live.updates.subscribe());
         let task = self.get_task(task_id, None).await?;
+        // A task that is already settled streams only itself.
+        let rx = rx.filter(|_| !settled(task.status.state));
         Ok(self.task_stream(task, rx))
     }
 
@@ -1206,12 +1208,6 @@ impl Supervisor {
             Done,
         }
         let supervisor = self.clone();
-        // A task that is already settled streams only itself.
-        let rx = if settled(first.status.state) {
-            None
-        } else {
-            rx
-        };
         futures::stream::unfold(State::First(Box::new(first), rx), move |state| {
             let supervisor = supervisor.clone();
             async move {
