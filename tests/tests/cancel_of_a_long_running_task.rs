@@ -217,3 +217,43 @@ async fn cancel_of_an_unknown_task_is_task_not_found() {
         "{error:?}"
     );
 }
+
+#[tokio::test]
+async fn a_task_waiting_for_input_can_be_canceled_and_takes_no_more_messages() {
+    let runtime = Runtime::builder()
+        .agent(AgentDescriptor::new("painter"), |_| {
+            agentyard_tests::Asking::default()
+        })
+        .build()
+        .await
+        .expect("runtime starts");
+    let asked = runtime
+        .send_and_wait("painter", Message::user_text("paint the shed"))
+        .await
+        .expect("sent");
+    assert_eq!(asked.task.status.state, TaskState::InputRequired);
+
+    let canceled = runtime
+        .cancel_task(&asked.task.id)
+        .await
+        .expect("a waiting task can be canceled");
+    assert_eq!(canceled.status.state, TaskState::Canceled);
+
+    let error = runtime
+        .send(
+            "painter",
+            Message::user_text("blue").with_task_id(asked.task.id.clone()),
+        )
+        .await
+        .expect_err("the task has ended");
+    assert!(
+        matches!(
+            error,
+            Error::TaskTerminal {
+                state: TaskState::Canceled,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+}

@@ -175,3 +175,46 @@ async fn a_burst_into_one_session_is_refused_busy_past_its_queue() {
         .await
         .expect("the session takes messages again");
 }
+
+#[tokio::test]
+async fn a_keyed_send_refused_busy_can_be_retried_with_the_same_key() {
+    let gated = Gated::default();
+    let runtime = start(
+        Runtime::builder().agent_limit(1).agent_queue(1),
+        &gated,
+        &["worker"],
+    )
+    .await;
+    let keyed = || {
+        agentyard::SendRequest::new("worker", Message::user_text("charge"))
+            .idempotency_key("payment-9")
+    };
+
+    // One send runs and one waits in line: the keyed send finds no room.
+    let messages = (0..2)
+        .map(|i| ("worker", Message::user_text(format!("occupy {i}"))))
+        .collect();
+    let (_, occupying) = burst(&runtime, messages, 0).await;
+    eventually(SOON, "one runs", || gated.started.count() == 1).await;
+    let error = runtime
+        .supervisor()
+        .send(keyed())
+        .await
+        .expect_err("no slot and no room in line");
+    assert!(matches!(error, Error::Busy { .. }), "{error:?}");
+
+    gated.gate.open();
+    all_complete(occupying).await;
+    // The line is empty now, so at worst the retry waits in it.
+    let retried = runtime
+        .supervisor()
+        .send_and_wait(keyed())
+        .await
+        .expect("the refused send left its key free");
+    assert!(
+        !retried.deduplicated,
+        "it is the first send that got a task"
+    );
+    assert_eq!(retried.task.status.state, TaskState::Completed);
+    assert_eq!(gated.finished.count(), 3);
+}

@@ -1,6 +1,7 @@
 //! Passivation: a session idle for the idle timeout is stopped (its actor goes away)
 //! and the next message to its conversation starts it again, with the conversation's
-//! history intact. A session with work running is never passivated.
+//! history intact. A session with work running is never passivated. The history an
+//! agent sees is its own conversation's, up to the configured depth.
 //!
 //! Paused time: the idle timeout passes on tokio's clock, which the runtime advances
 //! by itself whenever every task is waiting.
@@ -140,5 +141,48 @@ async fn a_task_waiting_for_input_survives_the_passivation_of_its_session() {
         agentyard_tests::status_text(&answered.task),
         "painting it green",
         "the fresh session saw its own question in the history"
+    );
+}
+
+#[tokio::test]
+async fn an_agent_sees_the_conversation_up_to_the_configured_depth() {
+    let recorder = Recorder::default();
+    let runtime = Runtime::builder()
+        .history_depth(3)
+        .agent(AgentDescriptor::new("notes"), {
+            let recorder = recorder.clone();
+            move |_| recorder.clone()
+        })
+        .build()
+        .await
+        .expect("runtime starts");
+    let context = ContextId::new("long-talk");
+
+    for text in ["one", "two", "three"] {
+        runtime
+            .send_and_wait(
+                "notes",
+                Message::user_text(text).with_context_id(context.clone()),
+            )
+            .await
+            .expect("sent");
+    }
+    runtime
+        .send_and_wait("notes", Message::user_text("elsewhere"))
+        .await
+        .expect("sent");
+
+    let seen = recorder.seen();
+    assert_eq!(seen[0].history, Vec::<String>::new());
+    assert_eq!(seen[1].history, ["one", "noted: one"]);
+    assert_eq!(
+        seen[2].history,
+        ["noted: one", "two", "noted: two"],
+        "the three most recent messages, oldest first"
+    );
+    assert_eq!(
+        seen[3].history,
+        Vec::<String>::new(),
+        "another conversation's history is its own"
     );
 }
