@@ -679,6 +679,8 @@ impl Supervisor {
             .get(task_id)
             .map(|live| live.channel.subscribe());
         let task = self.get_task(task_id, None).await?;
+        // A task that is already settled streams only itself.
+        let rx = rx.filter(|_| !settled(task.status.state));
         Ok(self.task_stream(task, rx))
     }
 
@@ -942,6 +944,9 @@ impl Supervisor {
                         Watcher::new(&live.channel, subscribe)
                     });
                     let task = self.get_task(&task_id, None).await?;
+                    // A task that already settled (waiting for input) publishes
+                    // nothing more until its next message: waiting on it would hang.
+                    let rx = rx.filter(|_| !settled(task.status.state));
                     envelope.task_id = Some(task.id.clone());
                     envelope.context_id = Some(task.context_id.clone());
                     core.events
@@ -982,8 +987,18 @@ impl Supervisor {
         // holds nothing that other sessions need.
         let (actor, permits) = loop {
             let (actor, session) = core.session(&key, registered)?;
-            let permits = match Permits::acquire(&session, &registered.limiter, &core.global).await
-            {
+            let acquired = Permits::acquire(&session, &registered.limiter, &core.global)
+                .await
+                .and_then(|permits| {
+                    // Intake stopped while this send waited in line. It has no task yet,
+                    // so it is refused like a new send rather than run after shutdown.
+                    if core.shutting_down.load(Ordering::Acquire) {
+                        Err(Error::ShuttingDown)
+                    } else {
+                        Ok(permits)
+                    }
+                });
+            let permits = match acquired {
                 Ok(permits) => permits,
                 Err(error) => {
                     if let Some(guard) = guard {
@@ -1043,6 +1058,19 @@ impl Supervisor {
                 let channel = TaskChannel::new(TaskState::Submitted, core.config.stream_capacity);
                 let cancel = CancellationToken::new();
                 envelope.task_id = Some(task_id.clone());
+                // Subscribers learn of the task when it exists, not only once its
+                // agent starts: `submitted` is a state the store records, so it is an
+                // update like the others (not final; the task stream starts with the
+                // task itself instead).
+                core.events.emit(|| {
+                    let update = TaskStatusUpdateEvent::new(
+                        task_id.clone(),
+                        context_id.clone(),
+                        task.status.clone(),
+                        false,
+                    );
+                    envelope.event(EventKind::TaskStatus, EventDetail::Status { update })
+                });
                 core.live.insert(
                     task_id,
                     LiveTask {
@@ -1177,12 +1205,6 @@ impl Supervisor {
             Done,
         }
         let supervisor = self.clone();
-        // A task that is already settled streams only itself.
-        let rx = if settled(first.status.state) {
-            None
-        } else {
-            rx
-        };
         futures::stream::unfold(State::First(Box::new(first), rx), move |state| {
             let supervisor = supervisor.clone();
             async move {
