@@ -946,7 +946,11 @@ impl Supervisor {
                     let task = self.get_task(&task_id, None).await?;
                     // A task that already settled (waiting for input) publishes
                     // nothing more until its next message: waiting on it would hang.
-                    let rx = rx.filter(|_| !settled(task.status.state));
+                    let rx = if settled(task.status.state) {
+                        Watcher::Nothing
+                    } else {
+                        rx
+                    };
                     envelope.task_id = Some(task.id.clone());
                     envelope.context_id = Some(task.context_id.clone());
                     core.events
@@ -1009,9 +1013,6 @@ impl Supervisor {
             };
             // The session may have been passivated while we waited: its limiter is then
             // orphaned, and a fresh session must be used to keep the per-session limit.
-            if core.shutting_down.load(Ordering::Acquire) {
-                return Err(Error::ShuttingDown);
-            }
             if core.is_current(&key, &session) {
                 break (actor, permits);
             }
