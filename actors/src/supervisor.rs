@@ -38,7 +38,7 @@ use agentyard_transport::{ContextId, TaskId};
 use dashmap::DashMap;
 use futures::Stream;
 use ractor::{Actor, ActorProcessingErr, ActorRef, SupervisionEvent};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -52,7 +52,7 @@ use crate::idempotency::{Claim, IdempotencyCache};
 use crate::limits::{LimitScope, Limiter, Permits};
 use crate::session::{SessionActor, SessionMsg};
 use crate::store::{StoreError, TaskStore};
-use crate::task::{LiveTask, StreamEvent, TaskEvents, Work};
+use crate::task::{LiveTask, StreamEvent, TaskChannel, TaskEvents, Work};
 
 /// The supervisor's settings. Every field has a documented default
 /// ([`SupervisorConfig::default`]).
@@ -629,7 +629,7 @@ impl Supervisor {
     /// [`Error::TaskNotFound`] / [`Error::TaskTerminal`] / [`Error::TaskMismatch`] for a
     /// bad `taskId`, [`Error::InvalidMessage`], [`Error::ShuttingDown`].
     pub async fn send(&self, request: SendRequest) -> Result<Submitted> {
-        let (submitted, _) = self.submit(request, false).await?;
+        let (submitted, _) = self.submit(request, Follow::Nothing).await?;
         Ok(submitted)
     }
 
@@ -638,8 +638,8 @@ impl Supervisor {
     /// # Errors
     /// As [`Supervisor::send`].
     pub async fn send_and_wait(&self, request: SendRequest) -> Result<Completed> {
-        let (submitted, rx) = self.submit(request, true).await?;
-        let task = self.settle(&submitted, rx).await?;
+        let (submitted, watcher) = self.submit(request, Follow::State).await?;
+        let task = self.settle(&submitted, watcher).await?;
         Ok(Completed {
             task,
             deduplicated: submitted.deduplicated,
@@ -655,7 +655,11 @@ impl Supervisor {
         &self,
         request: SendRequest,
     ) -> Result<impl Stream<Item = StreamEvent> + Send + 'static> {
-        let (submitted, rx) = self.submit(request, true).await?;
+        let (submitted, watcher) = self.submit(request, Follow::Updates).await?;
+        let rx = match watcher {
+            Watcher::Updates(rx) => Some(rx),
+            Watcher::Nothing | Watcher::State(_) => None,
+        };
         Ok(self.task_stream(submitted.task, rx))
     }
 
@@ -673,7 +677,7 @@ impl Supervisor {
             .core
             .live
             .get(task_id)
-            .map(|live| live.updates.subscribe());
+            .map(|live| live.channel.subscribe());
         let task = self.get_task(task_id, None).await?;
         Ok(self.task_stream(task, rx))
     }
@@ -783,7 +787,7 @@ impl Supervisor {
                 agent: Arc::clone(&live.agent),
                 context_id: live.context_id.clone(),
                 cancel: live.cancel.clone(),
-                updates: live.updates.clone(),
+                channel: Arc::clone(&live.channel),
                 envelope: live.envelope.clone(),
             })
         };
@@ -791,7 +795,7 @@ impl Supervisor {
         let events = TaskEvents {
             task_id: task_id.clone(),
             context_id: live.context_id.clone(),
-            updates: live.updates,
+            channel: live.channel,
             envelope: live.envelope,
         };
         events.publish_status(self, status.clone(), true);
@@ -817,8 +821,8 @@ impl Supervisor {
     async fn submit(
         &self,
         mut request: SendRequest,
-        subscribe: bool,
-    ) -> Result<(Submitted, Option<broadcast::Receiver<StreamEvent>>)> {
+        subscribe: Follow,
+    ) -> Result<(Submitted, Watcher)> {
         let core = &self.core;
         if core.shutting_down.load(Ordering::Acquire) {
             return Err(Error::ShuttingDown);
@@ -905,8 +909,8 @@ impl Supervisor {
         request: &mut SendRequest,
         mut handoff: Handoff,
         envelope: &mut Envelope,
-        subscribe: bool,
-    ) -> Result<(Submitted, Option<broadcast::Receiver<StreamEvent>>)> {
+        subscribe: Follow,
+    ) -> Result<(Submitted, Watcher)> {
         let core = &self.core;
         let (agent_name, registered) = core.agent(&request.to)?;
         let agent_name = Arc::clone(agent_name);
@@ -934,9 +938,9 @@ impl Supervisor {
             {
                 Claim::First(guard) => Some(guard),
                 Claim::Duplicate(task_id) => {
-                    let rx = subscribe
-                        .then(|| core.live.get(&task_id).map(|l| l.updates.subscribe()))
-                        .flatten();
+                    let rx = core.live.get(&task_id).map_or(Watcher::Nothing, |live| {
+                        Watcher::new(&live.channel, subscribe)
+                    });
                     let task = self.get_task(&task_id, None).await?;
                     envelope.task_id = Some(task.id.clone());
                     envelope.context_id = Some(task.context_id.clone());
@@ -1000,14 +1004,14 @@ impl Supervisor {
 
         // Create or continue the task.
         request.message.context_id = Some(context_id.clone());
-        let (task, live_updates, cancel) = match continued {
+        let (task, channel, cancel) = match continued {
             Some(task) => {
                 request.message.task_id = Some(task.id.clone());
                 core.store
                     .append_history(&task.id, request.message.clone())
                     .await
                     .map_err(|e| terminal_to_error(e, &task.id))?;
-                let (updates, cancel) = {
+                let (channel, cancel) = {
                     let Some(mut live) = core.live.get_mut(&task.id) else {
                         return Err(Error::TaskTerminal {
                             task_id: task.id.clone(),
@@ -1015,15 +1019,16 @@ impl Supervisor {
                         });
                     };
                     live.envelope = envelope.clone();
-                    (live.updates.clone(), live.cancel.clone())
+                    (Arc::clone(&live.channel), live.cancel.clone())
                 };
                 // The task leaves input-required: it has a message to work on again.
                 core.store
                     .set_status(&task.id, TaskStatus::new(TaskState::Submitted))
                     .await
                     .map_err(|e| terminal_to_error(e, &task.id))?;
+                channel.set_state(TaskState::Submitted);
                 let task = self.get_task(&task.id, None).await?;
-                (task, updates, cancel)
+                (task, channel, cancel)
             }
             None => {
                 let task_id = TaskId::mint();
@@ -1035,7 +1040,7 @@ impl Supervisor {
                 );
                 task.history = Some(vec![request.message.clone()]);
                 core.store.insert(task.clone()).await?;
-                let (updates, _) = broadcast::channel(core.config.stream_capacity.max(1));
+                let channel = TaskChannel::new(TaskState::Submitted, core.config.stream_capacity);
                 let cancel = CancellationToken::new();
                 envelope.task_id = Some(task_id.clone());
                 core.live.insert(
@@ -1044,18 +1049,18 @@ impl Supervisor {
                         agent: Arc::clone(&agent_name),
                         context_id: context_id.clone(),
                         cancel: cancel.clone(),
-                        updates: updates.clone(),
+                        channel: Arc::clone(&channel),
                         envelope: envelope.clone(),
                     },
                 );
-                (task, updates, cancel)
+                (task, channel, cancel)
             }
         };
         envelope.task_id = Some(task.id.clone());
         if let Some(guard) = guard {
             guard.settle(&task.id);
         }
-        let rx = subscribe.then(|| live_updates.subscribe());
+        let rx = Watcher::new(&channel, subscribe);
 
         let work = Work {
             supervisor: self.clone(),
@@ -1068,7 +1073,7 @@ impl Supervisor {
             events: TaskEvents {
                 task_id: task.id.clone(),
                 context_id,
-                updates: live_updates,
+                channel,
                 envelope: envelope.clone(),
             },
             _permits: Some(permits),
@@ -1152,36 +1157,13 @@ impl Supervisor {
     }
 
     /// Waits for a task to end or stop for input, then returns it.
-    async fn settle(
-        &self,
-        submitted: &Submitted,
-        rx: Option<broadcast::Receiver<StreamEvent>>,
-    ) -> Result<Task> {
-        let id = &submitted.task.id;
-        // A repeat may find its task already settled (e.g. waiting for input): no more
-        // updates will come, so answer at once.
-        if submitted.deduplicated {
-            let task = self.get_task(id, None).await?;
-            if settled(task.status.state) {
-                return Ok(task);
-            }
+    async fn settle(&self, submitted: &Submitted, watcher: Watcher) -> Result<Task> {
+        if let Watcher::State(mut state) = watcher {
+            // Returns at once if the task has already settled (a repeat may find it
+            // waiting for input); an error means the task left the live set, i.e. ended.
+            let _ = state.wait_for(|s| settled(*s)).await;
         }
-        if let Some(mut rx) = rx {
-            loop {
-                match rx.recv().await {
-                    Ok(StreamEvent::Status(update)) if update.is_final => break,
-                    Ok(_) => {}
-                    Err(broadcast::error::RecvError::Lagged(_)) => {
-                        let task = self.get_task(id, None).await?;
-                        if settled(task.status.state) {
-                            return Ok(task);
-                        }
-                    }
-                    Err(broadcast::error::RecvError::Closed) => break,
-                }
-            }
-        }
-        self.get_task(id, None).await
+        self.get_task(&submitted.task.id, None).await
     }
 
     fn task_stream(
@@ -1239,6 +1221,32 @@ impl Supervisor {
                 }
             }
         })
+    }
+}
+
+/// What a send's caller will follow of its task.
+#[derive(Debug, Clone, Copy)]
+enum Follow {
+    Nothing,
+    State,
+    Updates,
+}
+
+/// The receiving end of what a caller follows.
+#[derive(Debug)]
+enum Watcher {
+    Nothing,
+    State(watch::Receiver<TaskState>),
+    Updates(broadcast::Receiver<StreamEvent>),
+}
+
+impl Watcher {
+    fn new(channel: &TaskChannel, follow: Follow) -> Self {
+        match follow {
+            Follow::Nothing => Self::Nothing,
+            Follow::State => Self::State(channel.watch()),
+            Follow::Updates => Self::Updates(channel.subscribe()),
+        }
     }
 }
 
