@@ -48,7 +48,7 @@ use crate::agent::{AgentDescriptor, DynAgent, Factory, SessionInfo};
 use crate::error::{Error, Result};
 use crate::events::{Envelope, EventBus, EventDetail, EventKind, Subscription};
 use crate::handoff::Handoff;
-use crate::idempotency::{Claim, IdempotencyCache};
+use crate::idempotency::{Claim, Failure, IdempotencyCache};
 use crate::limits::{LimitScope, Limiter, Permits};
 use crate::session::{SessionActor, SessionMsg};
 use crate::store::{StoreError, TaskStore};
@@ -224,6 +224,8 @@ pub struct SendRequest {
     pub hops: u32,
     /// A typed handoff payload to attach to the message as a data part.
     pub payload: Option<HandoffPayload>,
+    /// The sessions waiting on this send, outermost first (set by agent-to-agent sends).
+    pub(crate) chain: Arc<[SessionKey]>,
 }
 
 impl SendRequest {
@@ -238,6 +240,7 @@ impl SendRequest {
             idempotency_key: None,
             hops: 0,
             payload: None,
+            chain: Arc::new([]),
         }
     }
 
@@ -963,11 +966,7 @@ impl Supervisor {
                         rx,
                     ));
                 }
-                Claim::DuplicateFailed(reason) => {
-                    return Err(Error::InvalidMessage(format!(
-                        "an earlier send with idempotency key `{key}` failed: {reason}"
-                    )));
-                }
+                Claim::DuplicateFailed(failure) => return Err(failure.into_error(key)),
             },
         };
 
@@ -986,6 +985,15 @@ impl Supervisor {
             agent: Arc::clone(&agent_name),
             context_id: context_id.clone(),
         };
+
+        // A send back into a session that is itself waiting on this chain of sends
+        // would wait for its own permit forever.
+        if request.chain.contains(&key) {
+            return Err(Error::DelegationCycle {
+                agent: key.agent.to_string(),
+                context_id: key.context_id.clone(),
+            });
+        }
 
         // Concurrency limits, most specific first: a send waiting on a busy session
         // holds nothing that other sessions need.
@@ -1006,7 +1014,7 @@ impl Supervisor {
                 Ok(permits) => permits,
                 Err(error) => {
                     if let Some(guard) = guard {
-                        guard.fail(error.to_string());
+                        guard.fail(Failure::of(&error));
                     }
                     return Err(error);
                 }
@@ -1098,6 +1106,7 @@ impl Supervisor {
             handoff: std::mem::take(&mut handoff),
             sender: envelope.from.clone(),
             hops: request.hops,
+            chain: request.chain.iter().cloned().chain([key.clone()]).collect(),
             cancel,
             events: TaskEvents {
                 task_id: task.id.clone(),

@@ -169,6 +169,8 @@ pub(crate) struct Work {
     pub(crate) handoff: Handoff,
     pub(crate) sender: Option<Arc<str>>,
     pub(crate) hops: u32,
+    /// The sessions waiting on this work, this one last.
+    pub(crate) chain: Arc<[crate::supervisor::SessionKey]>,
     pub(crate) cancel: CancellationToken,
     pub(crate) events: TaskEvents,
     /// Held while the work exists: dropping them admits the next send.
@@ -233,6 +235,7 @@ impl Work {
                 sender: self.sender.clone(),
                 entry_point: self.events.envelope.entry_point,
                 hops: self.hops,
+                chain: Arc::clone(&self.chain),
                 history,
                 cancel: self.cancel.clone(),
                 events: self.events.clone(),
