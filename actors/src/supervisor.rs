@@ -803,7 +803,6 @@ impl Supervisor {
             channel: live.channel,
             envelope: live.envelope,
         };
-        events.publish_status(self, status.clone(), true);
         let (kind, detail) = match state {
             TaskState::Completed | TaskState::InputRequired | TaskState::AuthRequired => {
                 (EventKind::SendCompleted, EventDetail::None)
@@ -818,7 +817,10 @@ impl Supervisor {
                 },
             ),
         };
-        core.events.emit(|| events.envelope.event(kind, detail));
+        // The send's closing event goes out before its waiter wakes.
+        events.publish_status_then(self, status, true, || {
+            core.events.emit(|| events.envelope.event(kind, detail));
+        });
         Ok(())
     }
 

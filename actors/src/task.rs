@@ -119,17 +119,35 @@ impl TaskEvents {
         status: TaskStatus,
         is_final: bool,
     ) {
+        self.publish_status_then(supervisor, status, is_final, || {});
+    }
+
+    /// Publishes a status on the bus, runs `then`, and only then to the task's own
+    /// followers: whoever waits on the task wakes after every bus event of this step
+    /// (e.g. the send's closing event) has gone out.
+    pub(crate) fn publish_status_then(
+        &self,
+        supervisor: &Supervisor,
+        status: TaskStatus,
+        is_final: bool,
+        then: impl FnOnce(),
+    ) {
         let update = TaskStatusUpdateEvent::new(
             self.task_id.clone(),
             self.context_id.clone(),
             status,
             is_final,
         );
-        self.channel.publish(StreamEvent::Status(update.clone()));
         supervisor.core().events.emit(|| {
-            self.envelope
-                .event(EventKind::TaskStatus, EventDetail::Status { update })
+            self.envelope.event(
+                EventKind::TaskStatus,
+                EventDetail::Status {
+                    update: update.clone(),
+                },
+            )
         });
+        then();
+        self.channel.publish(StreamEvent::Status(update));
     }
 
     pub(crate) async fn artifact(
