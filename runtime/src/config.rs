@@ -15,10 +15,12 @@
 //! exposed = ["echo", "countdown", "ask", "planner"]
 //! default = "echo"                     # served at / and /.well-known/agent-card.json
 //!
+//! [auth]
+//! api_key_header = "X-API-Key"         # the header API keys travel in
+//!
 //! [[auth.api_keys]]                    # callers send `X-API-Key: <key>`
 //! name = "ops"
 //! key = "change-me"
-//! header = "X-API-Key"
 //!
 //! [[auth.bearer_tokens]]               # callers send `Authorization: Bearer <token>`
 //! name = "ci"
@@ -149,14 +151,26 @@ impl Default for AgentsSection {
 }
 
 /// `[auth]`. With no credentials at all, every exposed agent is open.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 #[non_exhaustive]
 pub struct AuthSection {
-    /// API keys, each sent in a header.
+    /// The header API keys travel in (default `X-API-Key`).
+    pub api_key_header: String,
+    /// API keys.
     pub api_keys: Vec<ApiKey>,
     /// Bearer tokens (`Authorization: Bearer …`).
     pub bearer_tokens: Vec<BearerToken>,
+}
+
+impl Default for AuthSection {
+    fn default() -> Self {
+        Self {
+            api_key_header: String::from("X-API-Key"),
+            api_keys: Vec::new(),
+            bearer_tokens: Vec::new(),
+        }
+    }
 }
 
 /// One API key.
@@ -168,13 +182,6 @@ pub struct ApiKey {
     pub name: String,
     /// The secret.
     pub key: String,
-    /// The header it is sent in (default `X-API-Key`).
-    #[serde(default = "default_key_header")]
-    pub header: String,
-}
-
-fn default_key_header() -> String {
-    String::from("X-API-Key")
 }
 
 /// One bearer token.
@@ -314,11 +321,14 @@ impl Config {
                 &format!("`{default}` is not in `agents.exposed`"),
             ));
         }
+        if self.auth.api_key_header.is_empty() {
+            return Err(invalid("auth.api_key_header", "must not be empty"));
+        }
         for (i, key) in self.auth.api_keys.iter().enumerate() {
-            if key.key.is_empty() || key.name.is_empty() || key.header.is_empty() {
+            if key.key.is_empty() || key.name.is_empty() {
                 return Err(invalid(
                     &format!("auth.api_keys[{i}]"),
-                    "name, key and header must not be empty",
+                    "name and key must not be empty",
                 ));
             }
         }

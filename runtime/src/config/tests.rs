@@ -39,7 +39,7 @@ fn a_full_file_is_read() {
     )
     .expect("valid");
     assert_eq!(config.server.body_limit, 2048);
-    assert_eq!(config.auth.api_keys[0].header, "X-API-Key");
+    assert_eq!(config.auth.api_key_header, "X-API-Key");
     assert_eq!(config.supervisor_config().session_limit, 4);
     assert_eq!(config.policy.hop_limit, 3);
     assert_eq!(
