@@ -8,7 +8,7 @@ use agentyard_transport::a2a::{
 };
 use agentyard_transport::handoff::HANDOFF_EXTENSION_URI;
 
-use super::config::{AgentSettings, AuthConfig, EdgeConfig};
+use super::config::{AgentSettings, EdgeAuth, EdgeConfig};
 use crate::agent::AgentDescriptor;
 
 /// The handoff extension as every card declares it: optional, so that clients that
@@ -38,7 +38,7 @@ pub fn agent_url(base_url: &str, agent: &str) -> String {
 /// need no credentials.
 #[must_use]
 pub fn security(
-    auth: &AuthConfig,
+    auth: &EdgeAuth,
 ) -> Option<(BTreeMap<String, SecurityScheme>, Vec<SecurityRequirement>)> {
     if !auth.is_required() {
         return None;
@@ -47,7 +47,7 @@ pub fn security(
     let mut requirements = Vec::new();
     if !auth.api_keys.is_empty() {
         schemes.insert(
-            AuthConfig::API_KEY_SCHEME.to_owned(),
+            EdgeAuth::API_KEY_SCHEME.to_owned(),
             SecurityScheme::ApiKey(ApiKeySecurityScheme {
                 location: ApiKeyLocation::Header,
                 name: auth.header().to_owned(),
@@ -55,13 +55,13 @@ pub fn security(
             }),
         );
         requirements.push(BTreeMap::from([(
-            AuthConfig::API_KEY_SCHEME.to_owned(),
+            EdgeAuth::API_KEY_SCHEME.to_owned(),
             Vec::new(),
         )]));
     }
     if !auth.bearer_tokens.is_empty() {
         schemes.insert(
-            AuthConfig::BEARER_SCHEME.to_owned(),
+            EdgeAuth::BEARER_SCHEME.to_owned(),
             SecurityScheme::Http(HttpAuthSecurityScheme {
                 scheme: "bearer".to_owned(),
                 bearer_format: None,
@@ -69,7 +69,7 @@ pub fn security(
             }),
         );
         requirements.push(BTreeMap::from([(
-            AuthConfig::BEARER_SCHEME.to_owned(),
+            EdgeAuth::BEARER_SCHEME.to_owned(),
             Vec::new(),
         )]));
     }

@@ -18,7 +18,8 @@ use agentyard_transport::a2a::{AgentExtension, AgentProvider, AgentSkill};
 /// | `provider` | none |
 /// | `auth` | none: every agent is public |
 /// | `body_limit` | 1 MiB |
-/// | `request_timeout` | 60 s (streams are not cut by it) |
+/// | `request_timeout` | 30 s (a stream is bounded only in how long it takes to start) |
+/// | `sse_keep_alive` | 15 s |
 /// | `shutdown_grace` | 5 s |
 /// | `push` | on, see [`PushConfig`] |
 ///
@@ -51,11 +52,15 @@ pub struct EdgeConfig {
     /// Per-agent card and answer settings, by agent name.
     pub agent_settings: BTreeMap<String, AgentSettings>,
     /// Who may call, and how the cards say so.
-    pub auth: AuthConfig,
+    pub auth: EdgeAuth,
     /// The largest request body accepted, in bytes.
     pub body_limit: usize,
     /// How long a non-streaming request may take before the server gives up on it.
+    /// A blocking `message/send` to a long task should use `blocking: false` or
+    /// `message/stream` instead; the task runs on either way.
     pub request_timeout: Duration,
+    /// How long an SSE stream may stay silent before a keep-alive comment is sent.
+    pub sse_keep_alive: Duration,
     /// How long open connections (streams included) get to finish when the edge
     /// stops, before they are cut.
     pub shutdown_grace: Duration,
@@ -72,9 +77,10 @@ impl Default for EdgeConfig {
             default_agent: None,
             provider: None,
             agent_settings: BTreeMap::new(),
-            auth: AuthConfig::default(),
+            auth: EdgeAuth::default(),
             body_limit: 1024 * 1024,
-            request_timeout: Duration::from_secs(60),
+            request_timeout: Duration::from_secs(30),
+            sse_keep_alive: Duration::from_secs(15),
             shutdown_grace: Duration::from_secs(5),
             push: PushConfig::default(),
         }
@@ -131,7 +137,7 @@ impl EdgeConfig {
 
     /// Sets who may call.
     #[must_use]
-    pub fn auth(mut self, auth: AuthConfig) -> Self {
+    pub fn auth(mut self, auth: EdgeAuth) -> Self {
         self.auth = auth;
         self
     }
@@ -223,7 +229,7 @@ impl AgentSettings {
 /// this, so what the cards declare is exactly what the server checks.
 #[derive(Clone, Default)]
 #[non_exhaustive]
-pub struct AuthConfig {
+pub struct EdgeAuth {
     /// The header API keys travel in (default `X-API-Key`).
     pub api_key_header: Option<String>,
     /// API keys, each mapped to the principal name it authenticates.
@@ -233,9 +239,9 @@ pub struct AuthConfig {
 }
 
 // Hand-written so that secrets never reach a log line.
-impl fmt::Debug for AuthConfig {
+impl fmt::Debug for EdgeAuth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AuthConfig")
+        f.debug_struct("EdgeAuth")
             .field("api_key_header", &self.header())
             .field("api_keys", &self.api_keys.values().collect::<Vec<_>>())
             .field(
@@ -246,7 +252,7 @@ impl fmt::Debug for AuthConfig {
     }
 }
 
-impl AuthConfig {
+impl EdgeAuth {
     /// The name of the API key scheme in the cards' `securitySchemes`.
     pub const API_KEY_SCHEME: &'static str = "apiKey";
     /// The name of the bearer scheme in the cards' `securitySchemes`.

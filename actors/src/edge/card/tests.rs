@@ -90,7 +90,7 @@ fn an_empty_description_is_replaced_by_one_naming_the_agent() {
 
 #[test]
 fn configured_credentials_become_the_cards_security() {
-    let auth = AuthConfig::default()
+    let auth = EdgeAuth::default()
         .api_key("k-1", "alice")
         .bearer_token("t-1", "bob")
         .api_key_header("X-Agent-Key");
@@ -120,7 +120,7 @@ fn configured_credentials_become_the_cards_security() {
 
 #[test]
 fn secrets_do_not_appear_in_debug_output() {
-    let auth = AuthConfig::default()
+    let auth = EdgeAuth::default()
         .api_key("super-secret-key", "alice")
         .bearer_token("super-secret-token", "bob");
     let debug = format!("{auth:?}");
