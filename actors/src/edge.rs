@@ -20,7 +20,7 @@
 //! skills, security): `protocolVersion` "0.3.0", `preferredTransport` "JSONRPC",
 //! `url` = `{public_url}/agents/{name}`, `capabilities` {streaming: true,
 //! pushNotifications: as configured, extensions: the handoff extension on every
-//! card, plus the agent's own}, `securitySchemes`/`security` from [`AuthConfig`] (the
+//! card, plus the agent's own}, `securitySchemes`/`security` from [`EdgeAuth`] (the
 //! same credentials the server checks).
 //!
 //! # Methods
@@ -98,6 +98,7 @@
 //! with reasons `invalid_webhook_url`, `webhook_refused`, `unsupported_authentication`,
 //! `too_many_push_configs`, `push_config_not_found`.
 
+mod actor;
 mod card;
 mod config;
 mod error;
@@ -105,8 +106,9 @@ pub mod push;
 mod rpc_error;
 mod service;
 
+pub use actor::{Edge, EdgeActor, EdgeArgs, EdgeInfo, EdgeMsg, EdgeState};
 pub use card::{agent_url, extended_card, handoff_extension, public_card, security};
-pub use config::{AgentSettings, AuthConfig, EdgeConfig, PushConfig};
+pub use config::{AgentSettings, EdgeAuth, EdgeConfig, PushConfig};
 pub use error::EdgeError;
 pub use push::{NOTIFICATION_TOKEN_HEADER, PushNotifier, PushStats};
 pub use rpc_error::{POLICY_REJECTED, UNAVAILABLE, from_edge, from_runtime};

@@ -10,11 +10,11 @@ use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::EdgeError;
 use super::card;
 use super::config::{EdgeAuth, EdgeConfig};
 use super::push::PushNotifier;
 use super::service::SupervisorService;
-use super::EdgeError;
 use crate::supervisor::Supervisor;
 
 /// The edge actor: binds the listening socket when it starts, serves the A2A router
@@ -97,7 +97,10 @@ impl Actor for EdgeActor {
             base_url
         };
         let push = if config.push.enabled {
-            Some(PushNotifier::start(supervisor.clone(), config.push.clone())?)
+            Some(PushNotifier::start(
+                supervisor.clone(),
+                config.push.clone(),
+            )?)
         } else {
             None
         };
@@ -254,7 +257,9 @@ impl Edge {
             Ok(ractor::rpc::CallResult::Success(info)) => info,
             Ok(other) => {
                 actor.stop(None);
-                return Err(EdgeError::Start(format!("the edge actor did not answer: {other:?}")));
+                return Err(EdgeError::Start(format!(
+                    "the edge actor did not answer: {other:?}"
+                )));
             }
             Err(error) => {
                 actor.stop(None);
