@@ -218,16 +218,23 @@ impl TestEdge {
         self.gate.add_permits(n);
     }
 
-    /// `http://127.0.0.1:{port}`.
+    /// `http://127.0.0.1:{port}`: where the edge listens (cards may name a public
+    /// URL instead, which a test never connects to).
     #[must_use]
     pub fn base_url(&self) -> String {
-        self.edge.base_url().to_owned()
+        format!("http://{}", self.edge.local_addr())
     }
 
-    /// The JSON-RPC endpoint of an agent.
+    /// The JSON-RPC endpoint of an agent, on the listening address.
     #[must_use]
     pub fn agent_url(&self, agent: &str) -> String {
-        self.edge.agent_url(agent)
+        format!("{}/agents/{agent}", self.base_url())
+    }
+
+    /// Where an agent's card is served, on the listening address.
+    #[must_use]
+    pub fn card_url(&self, agent: &str) -> String {
+        format!("{}/.well-known/agent-card.json", self.agent_url(agent))
     }
 
     /// A plain HTTP client.
