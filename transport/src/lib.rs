@@ -35,8 +35,12 @@
 //!   [`A2aService`](service::A2aService)'s agents over JSON-RPC and SSE, with
 //!   cards, authentication, extensions and limits, and [`serve`](server::serve)
 //!   with graceful shutdown.
+//! - [`client`]: [`A2aClient`](client::A2aClient), a typed client for any A2A
+//!   0.3.0 JSON-RPC agent: card resolution, every method, streams read from SSE
+//!   as they arrive, extension and credential headers.
 
 pub mod a2a;
+pub mod client;
 pub mod handoff;
 pub mod ids;
 pub mod jsonrpc;

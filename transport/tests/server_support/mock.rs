@@ -54,8 +54,6 @@ pub(crate) struct MockService {
     /// Notified once per stream the server dropped (client disconnect, final event,
     /// shutdown).
     pub(crate) stream_dropped: Arc<Notify>,
-    /// Notified when a `forever` stream has been handed to the server.
-    pub(crate) stream_started: Arc<Notify>,
 }
 
 impl MockService {
@@ -63,7 +61,6 @@ impl MockService {
         Arc::new(Self {
             base_url: base_url.into(),
             stream_dropped: Arc::new(Notify::new()),
-            stream_started: Arc::new(Notify::new()),
         })
     }
 
@@ -177,12 +174,9 @@ impl A2aService for MockService {
                 let first: StreamEvent = task.clone().into();
                 let events: EventStream = match params.message.text().as_str() {
                     "wrong-kind" => return Ok(result(&task)),
-                    "forever" => {
-                        self.stream_started.notify_one();
-                        futures::stream::iter([Ok(first)])
-                            .chain(futures::stream::pending())
-                            .boxed()
-                    }
+                    "forever" => futures::stream::iter([Ok(first)])
+                        .chain(futures::stream::pending())
+                        .boxed(),
                     "final-then-hang" => futures::stream::iter([
                         Ok(first),
                         Ok(status("t-1", TaskState::Completed, true)),

@@ -1,0 +1,77 @@
+//! What can go wrong when calling a remote agent.
+
+use reqwest::StatusCode;
+
+use crate::jsonrpc::JsonRpcError;
+
+/// Why an [`A2aClient`](super::A2aClient) call failed. Each variant is something
+/// the caller can act on differently: fix the request or credentials
+/// ([`Http`](Self::Http)), handle the agent's answer ([`JsonRpc`](Self::JsonRpc)),
+/// distrust the server ([`Decode`](Self::Decode), [`Protocol`](Self::Protocol)), or
+/// retry later ([`Transport`](Self::Transport)).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The server answered with an HTTP error status (401 without valid
+    /// credentials, 404 for an unknown agent, 413 for a body over its limit, ...).
+    #[error("HTTP {status} from {url}: {message}")]
+    Http {
+        /// The status.
+        status: StatusCode,
+        /// The URL that answered.
+        url: String,
+        /// The JSON-RPC error in the body, when the server sent one (agentyard does).
+        error: Option<JsonRpcError>,
+        /// The error's message, or the start of the body.
+        message: String,
+    },
+    /// The agent answered with a JSON-RPC error (task not found, invalid params, ...).
+    #[error("JSON-RPC error {}: {}", .0.code, .0.message)]
+    JsonRpc(JsonRpcError),
+    /// A response (or a stream event) that is not the JSON the protocol defines.
+    #[error("could not decode the {what}")]
+    Decode {
+        /// What was being decoded, e.g. "`tasks/get` result".
+        what: String,
+        /// The JSON error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A response that breaks the protocol in another way: a wrong content type, an
+    /// id that is not the request's, a malformed SSE stream.
+    #[error("protocol violation: {0}")]
+    Protocol(String),
+    /// The HTTP exchange itself failed: connection refused or reset, timeout, TLS.
+    #[error("HTTP transport failed")]
+    Transport(#[from] reqwest::Error),
+    /// A URL that cannot be parsed.
+    #[error("invalid URL `{url}`: {reason}")]
+    InvalidUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+impl ClientError {
+    /// The JSON-RPC error the agent sent, from a JSON-RPC error response or in the
+    /// body of an HTTP error.
+    #[must_use]
+    pub fn json_rpc_error(&self) -> Option<&JsonRpcError> {
+        match self {
+            Self::JsonRpc(error) => Some(error),
+            Self::Http { error, .. } => error.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// The HTTP status, for an HTTP error.
+    #[must_use]
+    pub fn status(&self) -> Option<StatusCode> {
+        match self {
+            Self::Http { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}
