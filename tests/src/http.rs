@@ -23,6 +23,7 @@ use agentyard::{
     Agent, AgentDescriptor, AgentError, Artifact, Part, Runtime, RuntimeBuilder, TaskContext,
 };
 use agentyard_actors::edge::{Edge, EdgeConfig};
+use agentyard_transport::client::{A2aClient, ClientOptions};
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
@@ -235,6 +236,24 @@ impl TestEdge {
     #[must_use]
     pub fn card_url(&self, agent: &str) -> String {
         format!("{}/.well-known/agent-card.json", self.agent_url(agent))
+    }
+
+    /// A typed A2A client for an agent, made from its card.
+    ///
+    /// # Panics
+    /// If the card cannot be fetched.
+    pub async fn client(&self, agent: &str) -> A2aClient {
+        self.client_with(agent, ClientOptions::new()).await
+    }
+
+    /// A typed A2A client for an agent with these options (extensions, credentials).
+    ///
+    /// # Panics
+    /// If the card cannot be fetched.
+    pub async fn client_with(&self, agent: &str, options: ClientOptions) -> A2aClient {
+        A2aClient::connect(&self.card_url(agent), options)
+            .await
+            .expect("the agent's card is served")
     }
 
     /// A plain HTTP client.
