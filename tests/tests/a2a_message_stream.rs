@@ -157,3 +157,35 @@ async fn a_stream_that_answers_an_input_request_follows_the_new_turn() {
     );
     edge.stop().await;
 }
+
+#[tokio::test]
+async fn stopping_the_edge_ends_open_streams_but_not_their_tasks() {
+    let edge = TestEdge::start().await;
+    let client = edge.client("gated").await;
+    let mut stream = client
+        .send_message_stream(MessageSendParams::new(Message::user_text("outlive")))
+        .await
+        .expect("the stream opens");
+    let Some(Ok(StreamEvent::Task(task))) = stream.next().await else {
+        panic!("the first event is not the task");
+    };
+    let TestEdge {
+        runtime,
+        edge: http_edge,
+        ..
+    } = edge;
+    http_edge.stop().await;
+    // The stream ends (the server closed it) instead of hanging.
+    while let Some(event) = stream.next().await {
+        assert!(!matches!(event, Ok(StreamEvent::StatusUpdate(ref u)) if u.is_final));
+    }
+    let still = runtime.get_task(&task.id, Some(0)).await.expect("the task");
+    assert!(
+        !still.status.state.is_terminal(),
+        "{:?}",
+        still.status.state
+    );
+    runtime
+        .shutdown(std::time::Duration::from_millis(100))
+        .await;
+}

@@ -261,3 +261,37 @@ async fn webhooks_on_addresses_the_operator_did_not_allow_are_refused() {
     assert!(receiver.deliveries().is_empty());
     edge.stop().await;
 }
+
+#[tokio::test]
+async fn the_final_status_is_notified_even_when_the_event_bus_overflows() {
+    let receiver = WebhookReceiver::start(&[]).await;
+    // A bus of one event: the notifier falls behind at once and must re-read the task.
+    let edge =
+        TestEdge::start_custom(TestEdge::config(), |runtime| runtime.event_capacity(1)).await;
+    let client = edge.client("chunks").await;
+    let params = MessageSendParams {
+        configuration: Some(MessageSendConfiguration {
+            push_notification_config: Some(webhook(&receiver.url(), Some("t"))),
+            ..MessageSendConfiguration::default()
+        }),
+        ..MessageSendParams::new(Message::user_text("count"))
+    };
+    let SendMessageResult::Task(task) = client.send_message(params).await.expect("sent") else {
+        panic!("expected a task");
+    };
+    let deliveries = receiver
+        .wait_for("the completed notification", |d| state(d) == "completed")
+        .await;
+    let completed = deliveries
+        .iter()
+        .find(|d| state(d) == "completed")
+        .expect("found");
+    assert_eq!(completed.body["id"], json!(task.id));
+    assert_eq!(
+        completed.body["artifacts"][0]["parts"]
+            .as_array()
+            .map(Vec::len),
+        Some(3)
+    );
+    edge.stop().await;
+}

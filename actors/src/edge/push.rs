@@ -66,6 +66,9 @@ pub struct PushStats {
     pub dropped: u64,
     /// Attempts that failed and were retried.
     pub retried: u64,
+    /// Times the notifier fell behind the event bus and re-read the tasks with
+    /// webhooks.
+    pub resyncs: u64,
 }
 
 /// The webhooks of one task.
@@ -91,6 +94,7 @@ struct Counters {
     failed: AtomicU64,
     dropped: AtomicU64,
     retried: AtomicU64,
+    resyncs: AtomicU64,
 }
 
 #[derive(Debug)]
@@ -188,6 +192,7 @@ impl PushNotifier {
             failed: c.failed.load(Ordering::Relaxed),
             dropped: c.dropped.load(Ordering::Relaxed),
             retried: c.retried.load(Ordering::Relaxed),
+            resyncs: c.resyncs.load(Ordering::Relaxed),
         }
     }
 
@@ -366,6 +371,7 @@ impl Inner {
     /// After the listener lagged: notifies every task whose status moved on since its
     /// last notification.
     async fn resync(&self) {
+        self.counters.resyncs.fetch_add(1, Ordering::Relaxed);
         let tasks: Vec<TaskId> = self
             .webhooks
             .iter()
