@@ -28,6 +28,9 @@
 //! Every call that reaches an agent is a supervisor send with entry point `http` and
 //! `from` = the authenticated principal's name (none for an anonymous caller of a
 //! public server), so policy, idempotency, limits and events apply as for any send.
+//! Task ids are unguessable (uuid v4) and shared by the edge's endpoints, as in one
+//! server's task store: `tasks/*` methods find a task by its id at any exposed
+//! agent's endpoint.
 //!
 //! - `message/send` waits until the task ends or stops for input, unless
 //!   `configuration.blocking` is false (then it answers with the task as submitted).
@@ -41,7 +44,8 @@
 //!   and the task's status at that moment is notified at once so nothing is missed.
 //! - `message/stream`: the task first, then every status and artifact update, the
 //!   last one marked `final`. A client that disconnects only stops its own stream:
-//!   the task runs on.
+//!   the task runs on. A message that answers an input request (it names the
+//!   task) follows the new turn to its own final update, for `message/send` too.
 //! - `tasks/get` (`historyLength` as above), `tasks/cancel` (-32002 on an ended
 //!   task), `tasks/resubscribe` (any task, however it was started; an ended task
 //!   yields the task and the stream ends).
@@ -49,7 +53,9 @@
 //!   an id is minted when the config has none; get without an id gives the first;
 //!   delete answers `null`, also when the webhook was already gone; -32003 on every
 //!   one of them when push notifications are off; -32602 naming the URL for a webhook
-//!   the SSRF guard refuses.
+//!   the SSRF guard refuses. A webhook set on a task notifies its status changes from
+//!   then on (one set on an ended task is kept, and notified of nothing). How
+//!   notifications are sent, retried and guarded: [`push`].
 //! - `agent/getAuthenticatedExtendedCard`: the public card plus
 //!   [`AgentSettings::extended_skills`], for authenticated callers only; -32007 when
 //!   the agent has none (or the caller is anonymous).
@@ -97,6 +103,16 @@
 //! `retryAfterMs`) from "not now" (always retryable). Push config refusals are -32602
 //! with reasons `invalid_webhook_url`, `webhook_refused`, `unsupported_authentication`,
 //! `too_many_push_configs`, `push_config_not_found`.
+//!
+//! # Lifecycle
+//!
+//! [`Edge::start`] spawns the [`EdgeActor`] with the supervisor and an [`EdgeConfig`]:
+//! it binds (default `127.0.0.1:0`), checks the configuration (an agent named but
+//! not registered or not exposed fails the start, naming the key), starts the
+//! [`PushNotifier`] and serves. [`Edge::stop`] ends open streams, gives requests in
+//! flight [`EdgeConfig::shutdown_grace`], then closes connections and stops the
+//! notifier; tasks started through the edge run on in the runtime. Stop the edge
+//! before shutting the runtime down.
 
 mod actor;
 mod card;

@@ -21,7 +21,7 @@
 //! - [`error`]: [`Error`], what a caller can act on.
 //! - [`edge`]: the HTTP edge: [`SupervisorService`](edge::SupervisorService) answers the
 //!   A2A methods through the supervisor, [`PushNotifier`](edge::PushNotifier) calls
-//!   webhooks, and the edge actor owns the server.
+//!   webhooks, and [`Edge`](edge::Edge) starts the actor that owns the server.
 //!
 //! This crate uses `agentyard-policy` for decisions and `agentyard-transport` for the
 //! A2A data model; neither knows about actors.

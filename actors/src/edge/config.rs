@@ -156,6 +156,13 @@ impl EdgeConfig {
         self
     }
 
+    /// Sets how long an SSE stream may stay silent before a keep-alive comment.
+    #[must_use]
+    pub fn sse_keep_alive(mut self, interval: Duration) -> Self {
+        self.sse_keep_alive = interval;
+        self
+    }
+
     /// Sets how long connections get to finish when the edge stops.
     #[must_use]
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
