@@ -6,7 +6,7 @@ use std::sync::Arc;
 use agentyard_policy::EntryPoint;
 use agentyard_transport::a2a::{
     AgentCard, Message, MessageSendConfiguration, MessageSendParams, Metadata, Part,
-    PushNotificationConfig, Role, SendMessageResult, Task, TaskState, TaskStatusUpdateEvent,
+    PushNotificationConfig, Role, SendMessageResult, Task, TaskState,
 };
 use agentyard_transport::handoff::{self, HANDOFF_EXTENSION_URI, PayloadType};
 use agentyard_transport::jsonrpc::{A2aRequest, JsonRpcError};
@@ -21,7 +21,6 @@ use super::config::EdgeConfig;
 use super::push::PushNotifier;
 use super::rpc_error;
 use crate::agent::AgentDescriptor;
-use crate::events::{EventDetail, Received, Subscription};
 use crate::supervisor::{SendRequest, Supervisor};
 use crate::task::StreamEvent as RuntimeEvent;
 
@@ -333,9 +332,6 @@ impl SupervisorService {
         request: SendRequest,
         webhook: Option<PushNotificationConfig>,
     ) -> Result<Started, JsonRpcError> {
-        if request.message.task_id.is_some() {
-            return self.start_continuation(request, webhook).await;
-        }
         let updates = self
             .inner
             .supervisor
@@ -352,39 +348,6 @@ impl SupervisorService {
             self.register(&task, webhook).await?;
         }
         Ok(Started { task, updates })
-    }
-
-    /// [`start`](Self::start) for a message that continues a task (one that stopped
-    /// for input).
-    ///
-    /// The runtime's send stream of a continued task stands at the state the task
-    /// stopped in (input-required), which it treats as settled, so it ends before the
-    /// new turn begins. The updates of the new turn are read from the event bus
-    /// instead, subscribed before the send so that none is missed, until the update
-    /// marked final.
-    async fn start_continuation(
-        &self,
-        request: SendRequest,
-        webhook: Option<PushNotificationConfig>,
-    ) -> Result<Started, JsonRpcError> {
-        let supervisor = self.inner.supervisor.clone();
-        let events = supervisor.subscribe();
-        let submitted = supervisor
-            .send(request)
-            .await
-            .map_err(|e| rpc_error::from_runtime(&e))?;
-        if let Some(webhook) = webhook {
-            self.register(&submitted.task, webhook).await?;
-        }
-        let task = supervisor
-            .get_task(&submitted.task.id, None)
-            .await
-            .unwrap_or(submitted.task);
-        let updates = turn_updates(supervisor, events, &task);
-        Ok(Started {
-            task,
-            updates: Box::pin(updates),
-        })
     }
 
     /// Stores a webhook given with a send and notifies the task's current status, so
@@ -418,7 +381,17 @@ impl SupervisorService {
         let history_length = params.history_length();
         let activated = context.has_extension(HANDOFF_EXTENSION_URI);
         let (request, webhook) = self.prepare(agent, context, params).await?;
-        let mut task = if blocking {
+        let mut task = if blocking && webhook.is_none() {
+            // The common case, and the cheap one: wait on the task's state alone.
+            self.inner
+                .supervisor
+                .send_and_wait(request)
+                .await
+                .map_err(|e| rpc_error::from_runtime(&e))?
+                .task
+        } else if blocking {
+            // A webhook must be stored as soon as the task exists, before it settles:
+            // follow the task's stream to register it in between.
             let Started { task, mut updates } = self.start(request, webhook).await?;
             // Drained to the end: the stream ends after the update marked final (the
             // task ended or stopped for input).
@@ -485,58 +458,6 @@ impl A2aService for SupervisorService {
     async fn call(&self, context: CallContext, request: A2aRequest) -> Result<Reply, JsonRpcError> {
         self.dispatch(context, request).await
     }
-}
-
-/// The status and artifact updates of one turn of `task`, from the event bus, ending
-/// after the update marked final. After a lag, the task's current status stands in
-/// for what was missed (final if the turn has settled since it began).
-fn turn_updates(
-    supervisor: Supervisor,
-    events: Subscription,
-    task: &Task,
-) -> impl Stream<Item = RuntimeEvent> + Send + 'static {
-    let id = task.id.clone();
-    // The status the task stood in before the turn: seeing it again after a lag means
-    // the turn has not begun.
-    let before = task.status.timestamp.clone();
-    futures::stream::unfold(Some(events), move |events| {
-        let supervisor = supervisor.clone();
-        let id = id.clone();
-        let before = before.clone();
-        async move {
-            let mut events = events?;
-            loop {
-                match events.recv().await? {
-                    Received::Event(event) => match &event.detail {
-                        EventDetail::Status { update } if update.task_id == id => {
-                            let next = (!update.is_final).then_some(events);
-                            return Some((RuntimeEvent::Status(update.clone()), next));
-                        }
-                        EventDetail::Artifact { update } if update.task_id == id => {
-                            return Some((RuntimeEvent::Artifact(update.clone()), Some(events)));
-                        }
-                        _ => {}
-                    },
-                    Received::Lagged(_) => {
-                        let task = supervisor.get_task(&id, Some(0)).await.ok()?;
-                        if task.status.timestamp == before {
-                            continue;
-                        }
-                        let state = task.status.state;
-                        let is_final = state.is_terminal() || state.is_interrupted();
-                        let update = TaskStatusUpdateEvent::new(
-                            task.id,
-                            task.context_id,
-                            task.status,
-                            is_final,
-                        );
-                        let next = (!is_final).then_some(events);
-                        return Some((RuntimeEvent::Status(update), next));
-                    }
-                }
-            }
-        }
-    })
 }
 
 /// The descriptors of the agents this edge serves.
