@@ -26,15 +26,19 @@ pub const COUNTDOWN_DEFAULT_SECONDS: u64 = 5;
 /// The longest [`Countdown`] accepts, so one request cannot hold a task for days.
 pub const COUNTDOWN_MAX_SECONDS: u64 = 3_600;
 
-/// Registers every built-in agent on `builder`; `planner`'s workers are registered too
-/// but never exposed.
-pub fn register(builder: RuntimeBuilder) -> RuntimeBuilder {
+/// Registers every built-in agent on `builder`, marking those named in `exposed` as
+/// reachable over HTTP; `planner`'s workers are registered too.
+pub fn register(builder: RuntimeBuilder, exposed: &[String]) -> RuntimeBuilder {
+    let expose = |d: AgentDescriptor| {
+        let on = exposed.contains(&d.name);
+        d.exposed(on)
+    };
     builder
-        .agent(Echo::descriptor(), |_| Echo)
-        .agent(Countdown::descriptor(), |_| Countdown::default())
-        .agent(Ask::descriptor(), |_| Ask)
-        .agent(Planner::descriptor(), |_| Planner)
-        .agent(Worker::descriptor(), |_| Worker)
+        .agent(expose(Echo::descriptor()), |_| Echo)
+        .agent(expose(Countdown::descriptor()), |_| Countdown::default())
+        .agent(expose(Ask::descriptor()), |_| Ask)
+        .agent(expose(Planner::descriptor()), |_| Planner)
+        .agent(expose(Worker::descriptor()), |_| Worker)
 }
 
 /// The names of the built-in agents that are meant to be exposed over HTTP.

@@ -15,11 +15,14 @@
 //! - [`builtin`]: the agents `agentyard serve` starts with (echo, countdown, ask,
 //!   planner and its worker).
 //! - [`config`]: the `agentyard serve` configuration file.
+//! - [`serve`]: the server `agentyard serve` runs: the runtime with the built-in
+//!   agents behind the HTTP edge.
 //! - The `agentyard` binary (`src/main.rs`): the command-line program.
 
 pub mod builtin;
 pub mod config;
 mod runtime;
+pub mod serve;
 
 pub use agentyard_actors::{
     Agent, AgentDescriptor, AgentError, Completed, Error, Event, EventDetail, EventKind,

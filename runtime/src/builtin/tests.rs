@@ -7,7 +7,7 @@ use super::*;
 use crate::{Runtime, StreamEvent};
 
 async fn runtime() -> Runtime {
-    register(Runtime::builder())
+    register(Runtime::builder(), &[])
         .agent(fast_countdown(), |_| {
             Countdown::with_tick(Duration::from_millis(1))
         })
