@@ -14,7 +14,7 @@
 //!   passivates sessions.
 //! - `session`: the session actor, one per agent type and conversation; private, so no
 //!   send can bypass the supervisor.
-//! - `task`: the work of one message, run off the session's mailbox; [`StreamEvent`].
+//! - `task`: the work of one message, run off the session's mailbox.
 //! - [`store`]: the [`TaskStore`] trait and [`InMemoryTaskStore`].
 //! - [`events`]: typed runtime [`Event`]s and subscriptions.
 //! - `limits`, `idempotency`: the supervisor's concurrency limits and key cache.
@@ -56,6 +56,7 @@ pub mod supervisor;
 mod task;
 
 pub use agent::{Agent, AgentDescriptor, AgentError, SessionInfo, TaskContext};
+pub use agentyard_transport::a2a::StreamEvent;
 pub use error::{Error, Result};
 pub use events::{Event, EventDetail, EventKind, Received, Subscription};
 pub use limits::LimitScope;
@@ -63,7 +64,6 @@ pub use store::{InMemoryTaskStore, StoreError, TaskStore};
 pub use supervisor::{
     Completed, Registration, SendRequest, Submitted, Supervisor, SupervisorConfig,
 };
-pub use task::StreamEvent;
 
 /// Compile-time checks that the handles and futures callers move between tasks are
 /// `Send`/`Sync` (an HTTP server spawns them onto a multi-threaded runtime).

@@ -52,7 +52,8 @@ use crate::idempotency::{Claim, Failure, IdempotencyCache};
 use crate::limits::{LimitScope, Limiter, Permits};
 use crate::session::{SessionActor, SessionMsg};
 use crate::store::{StoreError, TaskStore};
-use crate::task::{LiveTask, StreamEvent, TaskChannel, TaskEvents, Work};
+use crate::task::{LiveTask, TaskChannel, TaskEvents, Work};
+use agentyard_transport::a2a::StreamEvent;
 
 /// The supervisor's settings. Every field has a documented default
 /// ([`SupervisorConfig::default`]).
@@ -1228,8 +1229,8 @@ impl Supervisor {
                         Some((StreamEvent::Task(*task), State::Updates(id, rx)))
                     }
                     State::Updates(id, mut rx) => match rx.recv().await {
-                        Ok(StreamEvent::Status(update)) if update.is_final => {
-                            Some((StreamEvent::Status(update), State::Done))
+                        Ok(StreamEvent::StatusUpdate(update)) if update.is_final => {
+                            Some((StreamEvent::StatusUpdate(update), State::Done))
                         }
                         Ok(event) => Some((event, State::Updates(id, rx))),
                         Err(broadcast::error::RecvError::Lagged(_)) => {
@@ -1248,7 +1249,7 @@ impl Supervisor {
                             } else {
                                 State::Updates(id, rx)
                             };
-                            Some((StreamEvent::Status(update), next))
+                            Some((StreamEvent::StatusUpdate(update), next))
                         }
                         Err(broadcast::error::RecvError::Closed) => None,
                     },

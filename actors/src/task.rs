@@ -5,7 +5,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
 
 use agentyard_transport::a2a::{
-    Artifact, Message, Part, Role, TaskArtifactUpdateEvent, TaskState, TaskStatus,
+    Artifact, Message, Part, Role, StreamEvent, TaskArtifactUpdateEvent, TaskState, TaskStatus,
     TaskStatusUpdateEvent,
 };
 use agentyard_transport::{ContextId, TaskId};
@@ -20,18 +20,6 @@ use crate::events::{Envelope, EventDetail, EventKind};
 use crate::handoff::Handoff;
 use crate::limits::Permits;
 use crate::supervisor::Supervisor;
-
-/// One update of a task, as `message/stream` and `tasks/resubscribe` deliver them.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum StreamEvent {
-    /// The task as it stood when the stream began.
-    Task(agentyard_transport::a2a::Task),
-    /// A status change; `final` is set on the last one of a stream.
-    Status(TaskStatusUpdateEvent),
-    /// An artifact or a chunk of one.
-    Artifact(TaskArtifactUpdateEvent),
-}
 
 /// How a live task's updates reach whoever waits on it.
 ///
@@ -74,7 +62,7 @@ impl TaskChannel {
     }
 
     fn publish(&self, event: StreamEvent) {
-        if let StreamEvent::Status(update) = &event {
+        if let StreamEvent::StatusUpdate(update) = &event {
             self.state.send_replace(update.status.state);
         }
         if let Some(tx) = self.updates.get() {
@@ -147,7 +135,7 @@ impl TaskEvents {
             )
         });
         then();
-        self.channel.publish(StreamEvent::Status(update));
+        self.channel.publish(StreamEvent::StatusUpdate(update));
     }
 
     pub(crate) async fn artifact(
@@ -165,7 +153,8 @@ impl TaskEvents {
             TaskArtifactUpdateEvent::new(self.task_id.clone(), self.context_id.clone(), artifact);
         update.append = append.then_some(true);
         update.last_chunk = Some(last_chunk);
-        self.channel.publish(StreamEvent::Artifact(update.clone()));
+        self.channel
+            .publish(StreamEvent::ArtifactUpdate(update.clone()));
         core.events.emit(|| {
             self.envelope
                 .event(EventKind::TaskArtifact, EventDetail::Artifact { update })

@@ -47,7 +47,7 @@ enum Item {
 fn describe(event: &StreamEvent) -> Item {
     match event {
         StreamEvent::Task(task) => Item::Task(task.status.state),
-        StreamEvent::Status(update) => Item::Status(
+        StreamEvent::StatusUpdate(update) => Item::Status(
             update.status.state,
             update
                 .status
@@ -57,7 +57,7 @@ fn describe(event: &StreamEvent) -> Item {
                 .unwrap_or_default(),
             update.is_final,
         ),
-        StreamEvent::Artifact(update) => Item::Chunk(
+        StreamEvent::ArtifactUpdate(update) => Item::Chunk(
             update
                 .artifact
                 .parts
@@ -120,8 +120,8 @@ async fn a_stream_yields_the_task_then_updates_then_the_final_status() {
     assert_eq!(text, "part one; part two.");
     for event in &events[1..] {
         let id = match event {
-            StreamEvent::Status(update) => &update.task_id,
-            StreamEvent::Artifact(update) => &update.task_id,
+            StreamEvent::StatusUpdate(update) => &update.task_id,
+            StreamEvent::ArtifactUpdate(update) => &update.task_id,
             other => panic!("only the first item is the task: {other:?}"),
         };
         assert_eq!(id, &first.id);

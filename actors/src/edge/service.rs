@@ -22,7 +22,6 @@ use super::push::PushNotifier;
 use super::rpc_error;
 use crate::agent::AgentDescriptor;
 use crate::supervisor::{SendRequest, Supervisor};
-use crate::task::StreamEvent as RuntimeEvent;
 
 /// What the edge knows about one exposed agent.
 #[derive(Debug)]
@@ -57,7 +56,7 @@ pub struct SupervisorService {
 /// A send on its way: the task as submitted and the updates that follow.
 struct Started {
     task: Task,
-    updates: std::pin::Pin<Box<dyn Stream<Item = RuntimeEvent> + Send>>,
+    updates: std::pin::Pin<Box<dyn Stream<Item = a2a::StreamEvent> + Send>>,
 }
 
 impl SupervisorService {
@@ -198,7 +197,7 @@ impl SupervisorService {
                     .await
                     .map_err(|e| rpc_error::from_runtime(&e))?;
                 let mut updates = Box::pin(updates);
-                let Some(RuntimeEvent::Task(task)) = updates.next().await else {
+                let Some(a2a::StreamEvent::Task(task)) = updates.next().await else {
                     // The runtime always starts a task stream with the task.
                     return Err(JsonRpcError::internal_error().with_message(format!(
                         "Internal error: the stream of task `{}` did not start with the task",
@@ -338,9 +337,9 @@ impl SupervisorService {
             .stream(request)
             .await
             .map_err(|e| rpc_error::from_runtime(&e))?;
-        let mut updates: std::pin::Pin<Box<dyn Stream<Item = RuntimeEvent> + Send>> =
+        let mut updates: std::pin::Pin<Box<dyn Stream<Item = a2a::StreamEvent> + Send>> =
             Box::pin(updates);
-        let Some(RuntimeEvent::Task(task)) = updates.next().await else {
+        let Some(a2a::StreamEvent::Task(task)) = updates.next().await else {
             return Err(JsonRpcError::internal_error()
                 .with_message("Internal error: the task stream did not start with the task"));
         };
@@ -688,27 +687,16 @@ fn wire_stream(started: Started, history_length: Option<u32>, activated: bool) -
     }
     trim_history(&mut task, history_length);
     let first = futures::stream::once(async move { Ok(a2a::StreamEvent::Task(task)) });
-    let rest = updates.map(move |event| {
-        let event = match event {
-            RuntimeEvent::Task(mut task) => {
-                if let Some(payload_type) = payload_type {
-                    mark(&mut task.metadata, payload_type);
-                }
-                a2a::StreamEvent::Task(task)
-            }
-            RuntimeEvent::Status(mut update) => {
-                if let Some(payload_type) = payload_type {
-                    mark(&mut update.metadata, payload_type);
-                }
-                a2a::StreamEvent::StatusUpdate(update)
-            }
-            RuntimeEvent::Artifact(mut update) => {
-                if let Some(payload_type) = payload_type {
-                    mark(&mut update.metadata, payload_type);
-                }
-                a2a::StreamEvent::ArtifactUpdate(update)
-            }
-        };
+    let rest = updates.map(move |mut event| {
+        if let Some(payload_type) = payload_type {
+            let metadata = match &mut event {
+                a2a::StreamEvent::Task(task) => &mut task.metadata,
+                a2a::StreamEvent::Message(message) => &mut message.metadata,
+                a2a::StreamEvent::StatusUpdate(update) => &mut update.metadata,
+                a2a::StreamEvent::ArtifactUpdate(update) => &mut update.metadata,
+            };
+            mark(metadata, payload_type);
+        }
         Ok(event)
     });
     Box::pin(first.chain(rest))

@@ -52,17 +52,19 @@ async fn countdown_streams_a_status_and_a_chunk_per_step() {
         .await;
     let working = events
         .iter()
-        .filter(|e| matches!(e, StreamEvent::Status(u) if u.status.state == TaskState::Working))
+        .filter(
+            |e| matches!(e, StreamEvent::StatusUpdate(u) if u.status.state == TaskState::Working),
+        )
         .count();
     let chunks = events
         .iter()
-        .filter(|e| matches!(e, StreamEvent::Artifact(_)))
+        .filter(|e| matches!(e, StreamEvent::ArtifactUpdate(_)))
         .count();
     // One `working` when the task starts, one per step; a chunk per step plus liftoff.
     assert_eq!(working, 4);
     assert_eq!(chunks, 4);
     match events.last() {
-        Some(StreamEvent::Status(u)) => {
+        Some(StreamEvent::StatusUpdate(u)) => {
             assert!(u.is_final);
             assert_eq!(u.status.state, TaskState::Completed);
         }
