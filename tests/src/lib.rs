@@ -1,6 +1,7 @@
 //! Shared helpers for agentyard's integration tests.
 //!
-//! The tests themselves live in `tests/tests/`, one file per capability, named as a
+//! The tests themselves live in `tests/tests/e2e/`, one module per capability, all
+//! in one test binary so the runtime is linked once. Each module is named as a
 //! sentence that says what the capability guarantees. They use only the public API of
 //! the `agentyard` crate. What several of them need is here:
 //!

@@ -2,7 +2,9 @@
 //! tracing caches per call site whether anyone listens, so a test on another thread
 //! without a subscriber could hide the spans from this one.
 
-#[path = "server_support/mock.rs"]
+// This binary uses a few of the mock's agents and helpers, not all.
+#[allow(dead_code)]
+#[path = "wire/mock.rs"]
 mod mock;
 
 use agentyard_transport::server::{EXTENSIONS_HEADER, ServerConfig, app};

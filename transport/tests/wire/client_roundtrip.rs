@@ -1,7 +1,6 @@
 //! The typed client against the server and the mock service over a real socket.
 
-#[path = "server_support/mock.rs"]
-mod mock;
+use crate::mock;
 
 use std::time::Duration;
 

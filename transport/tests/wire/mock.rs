@@ -15,8 +15,6 @@
 //! `principal`, `scheme`, `extensions`), so tests can check what the server
 //! established.
 
-#![allow(dead_code)]
-
 use std::collections::BTreeMap;
 use std::sync::Arc;
 

@@ -1,8 +1,7 @@
 //! SSE over a real socket: framing, the final flag, errors, disconnects, keep-alive
 //! and graceful shutdown.
 
-#[path = "server_support/mock.rs"]
-mod mock;
+use crate::mock;
 
 use std::time::Duration;
 

@@ -1,8 +1,7 @@
 //! The router without a socket: every route and every error path, driven with
 //! `tower::ServiceExt::oneshot` against the mock service.
 
-#[path = "server_support/mock.rs"]
-mod mock;
+use crate::mock;
 
 use std::time::Duration;
 

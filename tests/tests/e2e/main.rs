@@ -1,0 +1,31 @@
+//! The end-to-end tests of agentyard over its public API, one module per capability.
+//!
+//! One test binary rather than one per file: each binary links the whole runtime,
+//! HTTP stack included, and thirty of them cost gigabytes of disk and minutes of
+//! linking for nothing the tests need.
+
+mod a2a_auth;
+mod a2a_extensions;
+mod a2a_message_send;
+mod a2a_message_stream;
+mod a2a_only_exposed_agents;
+mod a2a_push_notifications;
+mod a2a_resubscribe;
+mod a2a_tasks_cancel;
+mod a2a_tasks_get;
+mod cancel_of_a_long_running_task;
+mod coordinator_events_come_in_order_and_name_the_entry_point;
+mod coordinator_idempotency_key_runs_the_agent_once;
+mod coordinator_rejected_send_never_runs_the_agent;
+mod delegation_back_into_a_waiting_session_is_refused;
+mod delegation_loop_is_cut_by_the_hop_limit;
+mod events_slow_subscriber_lags;
+mod every_send_path_goes_through_the_policy;
+mod graceful_shutdown_drains;
+mod input_required_round_trip;
+mod jsonrpc_errors;
+mod limits_reject_busy_under_a_burst_and_recover;
+mod panicking_agent_fails_only_its_task;
+mod passivation_keeps_history;
+mod sessions_ten_thousand_are_spawned_and_answered;
+mod streaming_delivers_status_and_artifacts;
