@@ -193,6 +193,7 @@ pub struct TaskContext {
     pub(crate) sender: Option<Arc<str>>,
     pub(crate) entry_point: EntryPoint,
     pub(crate) hops: u32,
+    pub(crate) chain: Arc<[crate::supervisor::SessionKey]>,
     pub(crate) history: Vec<Message>,
     pub(crate) cancel: CancellationToken,
     pub(crate) events: TaskEvents,
@@ -379,6 +380,15 @@ impl TaskContext {
             .hops(self.hops.saturating_add(1))
     }
 
+    /// [`TaskContext::request_to`] for a send this handler will wait on: it carries the
+    /// chain of sessions waiting on it, so a send back into one of them is refused
+    /// ([`crate::Error::DelegationCycle`]) instead of deadlocking.
+    fn waiting_request_to(&self, to: impl Into<String>, message: Message) -> SendRequest {
+        let mut request = self.request_to(to, message);
+        request.chain = Arc::clone(&self.chain);
+        request
+    }
+
     /// Sends to another agent and returns once its task is submitted.
     ///
     /// # Errors
@@ -397,7 +407,7 @@ impl TaskContext {
         message: Message,
     ) -> Result<Completed> {
         self.supervisor
-            .send_and_wait(self.request_to(to, message))
+            .send_and_wait(self.waiting_request_to(to, message))
             .await
     }
 
@@ -414,7 +424,7 @@ impl TaskContext {
     ) -> Result<Completed> {
         let message = Message::new(Role::User, vec![Part::text(text)]);
         self.supervisor
-            .send_and_wait(self.request_to(to, message).payload(payload))
+            .send_and_wait(self.waiting_request_to(to, message).payload(payload))
             .await
     }
 

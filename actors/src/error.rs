@@ -62,6 +62,18 @@ pub enum Error {
         /// Which agent/context owns it.
         owner: String,
     },
+    /// An agent-to-agent send addressed a session that is itself waiting on the chain
+    /// of sends this one belongs to (A → B → A in one conversation): it would wait for
+    /// its own turn forever.
+    #[error(
+        "agent `{agent}` in context `{context_id}` is waiting on this chain of sends; sending to it again would deadlock (send without a contextId to start a new conversation)"
+    )]
+    DelegationCycle {
+        /// The agent type addressed.
+        agent: String,
+        /// The conversation.
+        context_id: ContextId,
+    },
     /// The message itself is unusable (no parts, an invalid typed payload, …).
     #[error("invalid message: {0}")]
     InvalidMessage(String),

@@ -20,10 +20,46 @@ use dashmap::mapref::entry::Entry;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use crate::error::Error;
+use crate::limits::LimitScope;
+
 #[cfg(test)]
 mod tests;
 
-type Outcome = Option<Result<TaskId, String>>;
+type Outcome = Option<Result<TaskId, Failure>>;
+
+/// Why the first send of a key failed, kept so that its concurrent repeats fail the
+/// same way (a `busy` first send makes `busy` repeats, which callers retry).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Failure {
+    Busy { scope: LimitScope, queue: usize },
+    ShuttingDown,
+    Other(String),
+}
+
+impl Failure {
+    pub(crate) fn of(error: &Error) -> Self {
+        match error {
+            Error::Busy { scope, queue } => Self::Busy {
+                scope: *scope,
+                queue: *queue,
+            },
+            Error::ShuttingDown => Self::ShuttingDown,
+            other => Self::Other(other.to_string()),
+        }
+    }
+
+    /// The error a repeat of `key` gets.
+    pub(crate) fn into_error(self, key: &str) -> Error {
+        match self {
+            Self::Busy { scope, queue } => Error::Busy { scope, queue },
+            Self::ShuttingDown => Error::ShuttingDown,
+            Self::Other(reason) => Error::InvalidMessage(format!(
+                "an earlier send with idempotency key `{key}` failed: {reason}"
+            )),
+        }
+    }
+}
 
 #[derive(Debug)]
 enum Slot {
@@ -39,7 +75,7 @@ pub(crate) enum Claim<'a> {
     /// A send with this key already created this task.
     Duplicate(TaskId),
     /// A send with this key failed before creating a task; this is its error.
-    DuplicateFailed(String),
+    DuplicateFailed(Failure),
 }
 
 /// The cache of recent idempotency keys.
@@ -169,7 +205,7 @@ impl KeyGuard<'_> {
 
     /// The send failed before creating a task: waiting repeats get this error and the
     /// key is released for later retries.
-    pub(crate) fn fail(mut self, error: String) {
+    pub(crate) fn fail(mut self, error: Failure) {
         self.cache.slots.remove(&self.key);
         if let Some(tx) = self.tx.take() {
             tx.send_replace(Some(Err(error)));

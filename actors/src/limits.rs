@@ -109,17 +109,21 @@ pub(crate) struct Permits {
 }
 
 impl Permits {
-    /// Takes the three permits in a fixed order (global, agent, session) so two sends
-    /// can never hold one each of what the other needs.
+    /// Takes the three permits most specific first (session, agent, global), always in
+    /// that order so two sends can never hold one each of what the other needs, and so
+    /// a send waiting on a busy session holds nothing other sessions need.
     pub(crate) async fn acquire(
-        global: &Limiter,
-        agent: &Limiter,
         session: &Limiter,
+        agent: &Limiter,
+        global: &Limiter,
     ) -> Result<Self, Error> {
+        let session = session.acquire().await?;
+        let agent = agent.acquire().await?;
+        let global = global.acquire().await?;
         Ok(Self {
-            _global: global.acquire().await?,
-            _agent: agent.acquire().await?,
-            _session: session.acquire().await?,
+            _global: global,
+            _agent: agent,
+            _session: session,
         })
     }
 }

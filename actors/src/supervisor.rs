@@ -38,7 +38,7 @@ use agentyard_transport::{ContextId, TaskId};
 use dashmap::DashMap;
 use futures::Stream;
 use ractor::{Actor, ActorProcessingErr, ActorRef, SupervisionEvent};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -48,11 +48,11 @@ use crate::agent::{AgentDescriptor, DynAgent, Factory, SessionInfo};
 use crate::error::{Error, Result};
 use crate::events::{Envelope, EventBus, EventDetail, EventKind, Subscription};
 use crate::handoff::Handoff;
-use crate::idempotency::{Claim, IdempotencyCache};
+use crate::idempotency::{Claim, Failure, IdempotencyCache};
 use crate::limits::{LimitScope, Limiter, Permits};
 use crate::session::{SessionActor, SessionMsg};
 use crate::store::{StoreError, TaskStore};
-use crate::task::{LiveTask, StreamEvent, TaskEvents, Work};
+use crate::task::{LiveTask, StreamEvent, TaskChannel, TaskEvents, Work};
 
 /// The supervisor's settings. Every field has a documented default
 /// ([`SupervisorConfig::default`]).
@@ -224,6 +224,8 @@ pub struct SendRequest {
     pub hops: u32,
     /// A typed handoff payload to attach to the message as a data part.
     pub payload: Option<HandoffPayload>,
+    /// The sessions waiting on this send, outermost first (set by agent-to-agent sends).
+    pub(crate) chain: Arc<[SessionKey]>,
 }
 
 impl SendRequest {
@@ -238,6 +240,7 @@ impl SendRequest {
             idempotency_key: None,
             hops: 0,
             payload: None,
+            chain: Arc::new([]),
         }
     }
 
@@ -629,7 +632,7 @@ impl Supervisor {
     /// [`Error::TaskNotFound`] / [`Error::TaskTerminal`] / [`Error::TaskMismatch`] for a
     /// bad `taskId`, [`Error::InvalidMessage`], [`Error::ShuttingDown`].
     pub async fn send(&self, request: SendRequest) -> Result<Submitted> {
-        let (submitted, _) = self.submit(request, false).await?;
+        let (submitted, _) = self.submit(request, Follow::Nothing).await?;
         Ok(submitted)
     }
 
@@ -638,8 +641,8 @@ impl Supervisor {
     /// # Errors
     /// As [`Supervisor::send`].
     pub async fn send_and_wait(&self, request: SendRequest) -> Result<Completed> {
-        let (submitted, rx) = self.submit(request, true).await?;
-        let task = self.settle(&submitted, rx).await?;
+        let (submitted, watcher) = self.submit(request, Follow::State).await?;
+        let task = self.settle(&submitted, watcher).await?;
         Ok(Completed {
             task,
             deduplicated: submitted.deduplicated,
@@ -655,7 +658,11 @@ impl Supervisor {
         &self,
         request: SendRequest,
     ) -> Result<impl Stream<Item = StreamEvent> + Send + 'static> {
-        let (submitted, rx) = self.submit(request, true).await?;
+        let (submitted, watcher) = self.submit(request, Follow::Updates).await?;
+        let rx = match watcher {
+            Watcher::Updates(rx) => Some(rx),
+            Watcher::Nothing | Watcher::State(_) => None,
+        };
         Ok(self.task_stream(submitted.task, rx))
     }
 
@@ -673,8 +680,10 @@ impl Supervisor {
             .core
             .live
             .get(task_id)
-            .map(|live| live.updates.subscribe());
+            .map(|live| live.channel.subscribe());
         let task = self.get_task(task_id, None).await?;
+        // A task that is already settled streams only itself.
+        let rx = rx.filter(|_| !settled(task.status.state));
         Ok(self.task_stream(task, rx))
     }
 
@@ -783,7 +792,7 @@ impl Supervisor {
                 agent: Arc::clone(&live.agent),
                 context_id: live.context_id.clone(),
                 cancel: live.cancel.clone(),
-                updates: live.updates.clone(),
+                channel: Arc::clone(&live.channel),
                 envelope: live.envelope.clone(),
             })
         };
@@ -791,10 +800,9 @@ impl Supervisor {
         let events = TaskEvents {
             task_id: task_id.clone(),
             context_id: live.context_id.clone(),
-            updates: live.updates,
+            channel: live.channel,
             envelope: live.envelope,
         };
-        events.publish_status(self, status.clone(), true);
         let (kind, detail) = match state {
             TaskState::Completed | TaskState::InputRequired | TaskState::AuthRequired => {
                 (EventKind::SendCompleted, EventDetail::None)
@@ -809,7 +817,10 @@ impl Supervisor {
                 },
             ),
         };
-        core.events.emit(|| events.envelope.event(kind, detail));
+        // The send's closing event goes out before its waiter wakes.
+        events.publish_status_then(self, status, true, || {
+            core.events.emit(|| events.envelope.event(kind, detail));
+        });
         Ok(())
     }
 
@@ -817,8 +828,8 @@ impl Supervisor {
     async fn submit(
         &self,
         mut request: SendRequest,
-        subscribe: bool,
-    ) -> Result<(Submitted, Option<broadcast::Receiver<StreamEvent>>)> {
+        subscribe: Follow,
+    ) -> Result<(Submitted, Watcher)> {
         let core = &self.core;
         if core.shutting_down.load(Ordering::Acquire) {
             return Err(Error::ShuttingDown);
@@ -905,8 +916,8 @@ impl Supervisor {
         request: &mut SendRequest,
         mut handoff: Handoff,
         envelope: &mut Envelope,
-        subscribe: bool,
-    ) -> Result<(Submitted, Option<broadcast::Receiver<StreamEvent>>)> {
+        subscribe: Follow,
+    ) -> Result<(Submitted, Watcher)> {
         let core = &self.core;
         let (agent_name, registered) = core.agent(&request.to)?;
         let agent_name = Arc::clone(agent_name);
@@ -934,10 +945,17 @@ impl Supervisor {
             {
                 Claim::First(guard) => Some(guard),
                 Claim::Duplicate(task_id) => {
-                    let rx = subscribe
-                        .then(|| core.live.get(&task_id).map(|l| l.updates.subscribe()))
-                        .flatten();
+                    let rx = core.live.get(&task_id).map_or(Watcher::Nothing, |live| {
+                        Watcher::new(&live.channel, subscribe)
+                    });
                     let task = self.get_task(&task_id, None).await?;
+                    // A task that already settled (waiting for input) publishes
+                    // nothing more until its next message: waiting on it would hang.
+                    let rx = if settled(task.status.state) {
+                        Watcher::Nothing
+                    } else {
+                        rx
+                    };
                     envelope.task_id = Some(task.id.clone());
                     envelope.context_id = Some(task.context_id.clone());
                     core.events
@@ -950,11 +968,7 @@ impl Supervisor {
                         rx,
                     ));
                 }
-                Claim::DuplicateFailed(reason) => {
-                    return Err(Error::InvalidMessage(format!(
-                        "an earlier send with idempotency key `{key}` failed: {reason}"
-                    )));
-                }
+                Claim::DuplicateFailed(failure) => return Err(failure.into_error(key)),
             },
         };
 
@@ -974,25 +988,41 @@ impl Supervisor {
             context_id: context_id.clone(),
         };
 
+        // A send back into a session that is itself waiting on this chain of sends
+        // would wait for its own permit forever.
+        if request.chain.contains(&key) {
+            return Err(Error::DelegationCycle {
+                agent: key.agent.to_string(),
+                context_id: key.context_id.clone(),
+            });
+        }
+
         // Concurrency limits, most specific first: a send waiting on a busy session
         // holds nothing that other sessions need.
         let (actor, permits) = loop {
             let (actor, session) = core.session(&key, registered)?;
-            let permits = match Permits::acquire(&session, &registered.limiter, &core.global).await
-            {
+            let acquired = Permits::acquire(&session, &registered.limiter, &core.global)
+                .await
+                .and_then(|permits| {
+                    // Intake stopped while this send waited in line. It has no task yet,
+                    // so it is refused like a new send rather than run after shutdown.
+                    if core.shutting_down.load(Ordering::Acquire) {
+                        Err(Error::ShuttingDown)
+                    } else {
+                        Ok(permits)
+                    }
+                });
+            let permits = match acquired {
                 Ok(permits) => permits,
                 Err(error) => {
                     if let Some(guard) = guard {
-                        guard.fail(error.to_string());
+                        guard.fail(Failure::of(&error));
                     }
                     return Err(error);
                 }
             };
             // The session may have been passivated while we waited: its limiter is then
             // orphaned, and a fresh session must be used to keep the per-session limit.
-            if core.shutting_down.load(Ordering::Acquire) {
-                return Err(Error::ShuttingDown);
-            }
             if core.is_current(&key, &session) {
                 break (actor, permits);
             }
@@ -1000,14 +1030,14 @@ impl Supervisor {
 
         // Create or continue the task.
         request.message.context_id = Some(context_id.clone());
-        let (task, live_updates, cancel) = match continued {
+        let (task, channel, cancel) = match continued {
             Some(task) => {
                 request.message.task_id = Some(task.id.clone());
                 core.store
                     .append_history(&task.id, request.message.clone())
                     .await
                     .map_err(|e| terminal_to_error(e, &task.id))?;
-                let (updates, cancel) = {
+                let (channel, cancel) = {
                     let Some(mut live) = core.live.get_mut(&task.id) else {
                         return Err(Error::TaskTerminal {
                             task_id: task.id.clone(),
@@ -1015,15 +1045,16 @@ impl Supervisor {
                         });
                     };
                     live.envelope = envelope.clone();
-                    (live.updates.clone(), live.cancel.clone())
+                    (Arc::clone(&live.channel), live.cancel.clone())
                 };
                 // The task leaves input-required: it has a message to work on again.
                 core.store
                     .set_status(&task.id, TaskStatus::new(TaskState::Submitted))
                     .await
                     .map_err(|e| terminal_to_error(e, &task.id))?;
+                channel.set_state(TaskState::Submitted);
                 let task = self.get_task(&task.id, None).await?;
-                (task, updates, cancel)
+                (task, channel, cancel)
             }
             None => {
                 let task_id = TaskId::mint();
@@ -1035,27 +1066,40 @@ impl Supervisor {
                 );
                 task.history = Some(vec![request.message.clone()]);
                 core.store.insert(task.clone()).await?;
-                let (updates, _) = broadcast::channel(core.config.stream_capacity.max(1));
+                let channel = TaskChannel::new(TaskState::Submitted, core.config.stream_capacity);
                 let cancel = CancellationToken::new();
                 envelope.task_id = Some(task_id.clone());
+                // Subscribers learn of the task when it exists, not only once its
+                // agent starts: `submitted` is a state the store records, so it is an
+                // update like the others (not final; the task stream starts with the
+                // task itself instead).
+                core.events.emit(|| {
+                    let update = TaskStatusUpdateEvent::new(
+                        task_id.clone(),
+                        context_id.clone(),
+                        task.status.clone(),
+                        false,
+                    );
+                    envelope.event(EventKind::TaskStatus, EventDetail::Status { update })
+                });
                 core.live.insert(
                     task_id,
                     LiveTask {
                         agent: Arc::clone(&agent_name),
                         context_id: context_id.clone(),
                         cancel: cancel.clone(),
-                        updates: updates.clone(),
+                        channel: Arc::clone(&channel),
                         envelope: envelope.clone(),
                     },
                 );
-                (task, updates, cancel)
+                (task, channel, cancel)
             }
         };
         envelope.task_id = Some(task.id.clone());
         if let Some(guard) = guard {
             guard.settle(&task.id);
         }
-        let rx = subscribe.then(|| live_updates.subscribe());
+        let rx = Watcher::new(&channel, subscribe);
 
         let work = Work {
             supervisor: self.clone(),
@@ -1064,11 +1108,12 @@ impl Supervisor {
             handoff: std::mem::take(&mut handoff),
             sender: envelope.from.clone(),
             hops: request.hops,
+            chain: request.chain.iter().cloned().chain([key.clone()]).collect(),
             cancel,
             events: TaskEvents {
                 task_id: task.id.clone(),
                 context_id,
-                updates: live_updates,
+                channel,
                 envelope: envelope.clone(),
             },
             _permits: Some(permits),
@@ -1152,36 +1197,13 @@ impl Supervisor {
     }
 
     /// Waits for a task to end or stop for input, then returns it.
-    async fn settle(
-        &self,
-        submitted: &Submitted,
-        rx: Option<broadcast::Receiver<StreamEvent>>,
-    ) -> Result<Task> {
-        let id = &submitted.task.id;
-        // A repeat may find its task already settled (e.g. waiting for input): no more
-        // updates will come, so answer at once.
-        if submitted.deduplicated {
-            let task = self.get_task(id, None).await?;
-            if settled(task.status.state) {
-                return Ok(task);
-            }
+    async fn settle(&self, submitted: &Submitted, watcher: Watcher) -> Result<Task> {
+        if let Watcher::State(mut state) = watcher {
+            // Returns at once if the task has already settled (a repeat may find it
+            // waiting for input); an error means the task left the live set, i.e. ended.
+            let _ = state.wait_for(|s| settled(*s)).await;
         }
-        if let Some(mut rx) = rx {
-            loop {
-                match rx.recv().await {
-                    Ok(StreamEvent::Status(update)) if update.is_final => break,
-                    Ok(_) => {}
-                    Err(broadcast::error::RecvError::Lagged(_)) => {
-                        let task = self.get_task(id, None).await?;
-                        if settled(task.status.state) {
-                            return Ok(task);
-                        }
-                    }
-                    Err(broadcast::error::RecvError::Closed) => break,
-                }
-            }
-        }
-        self.get_task(id, None).await
+        self.get_task(&submitted.task.id, None).await
     }
 
     fn task_stream(
@@ -1195,12 +1217,6 @@ impl Supervisor {
             Done,
         }
         let supervisor = self.clone();
-        // A task that is already settled streams only itself.
-        let rx = if settled(first.status.state) {
-            None
-        } else {
-            rx
-        };
         futures::stream::unfold(State::First(Box::new(first), rx), move |state| {
             let supervisor = supervisor.clone();
             async move {
@@ -1239,6 +1255,32 @@ impl Supervisor {
                 }
             }
         })
+    }
+}
+
+/// What a send's caller will follow of its task.
+#[derive(Debug, Clone, Copy)]
+enum Follow {
+    Nothing,
+    State,
+    Updates,
+}
+
+/// The receiving end of what a caller follows.
+#[derive(Debug)]
+enum Watcher {
+    Nothing,
+    State(watch::Receiver<TaskState>),
+    Updates(broadcast::Receiver<StreamEvent>),
+}
+
+impl Watcher {
+    fn new(channel: &TaskChannel, follow: Follow) -> Self {
+        match follow {
+            Follow::Nothing => Self::Nothing,
+            Follow::State => Self::State(channel.watch()),
+            Follow::Updates => Self::Updates(channel.subscribe()),
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! publishing of its status and artifact updates.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use agentyard_transport::a2a::{
     Artifact, Message, Part, Role, TaskArtifactUpdateEvent, TaskState, TaskStatus,
@@ -10,7 +10,7 @@ use agentyard_transport::a2a::{
 };
 use agentyard_transport::{ContextId, TaskId};
 use futures::FutureExt;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
@@ -33,13 +33,64 @@ pub enum StreamEvent {
     Artifact(TaskArtifactUpdateEvent),
 }
 
+/// How a live task's updates reach whoever waits on it.
+///
+/// Waiting for a task to settle (the request/reply hot path) only needs its latest
+/// state: a `watch`, one small allocation. The full update stream is a `broadcast`
+/// whose slots tokio allocates up front, so it is made only when someone streams the
+/// task.
+#[derive(Debug)]
+pub(crate) struct TaskChannel {
+    state: watch::Sender<TaskState>,
+    updates: OnceLock<broadcast::Sender<StreamEvent>>,
+    capacity: usize,
+}
+
+impl TaskChannel {
+    pub(crate) fn new(state: TaskState, capacity: usize) -> Arc<Self> {
+        Arc::new(Self {
+            state: watch::Sender::new(state),
+            updates: OnceLock::new(),
+            capacity: capacity.max(1),
+        })
+    }
+
+    /// Every update from now on.
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<StreamEvent> {
+        self.updates
+            .get_or_init(|| broadcast::channel(self.capacity).0)
+            .subscribe()
+    }
+
+    /// The task's state from now on.
+    pub(crate) fn watch(&self) -> watch::Receiver<TaskState> {
+        self.state.subscribe()
+    }
+
+    /// Records a state change that is not published as an update (a task resumed by a
+    /// new message goes back to `submitted`).
+    pub(crate) fn set_state(&self, state: TaskState) {
+        self.state.send_replace(state);
+    }
+
+    fn publish(&self, event: StreamEvent) {
+        if let StreamEvent::Status(update) = &event {
+            self.state.send_replace(update.status.state);
+        }
+        if let Some(tx) = self.updates.get() {
+            // Err only means nobody streams this task right now.
+            let _ = tx.send(event);
+        }
+    }
+}
+
 /// What the supervisor keeps about a task that has not ended.
 #[derive(Debug)]
 pub(crate) struct LiveTask {
     pub(crate) agent: Arc<str>,
     pub(crate) context_id: ContextId,
     pub(crate) cancel: CancellationToken,
-    pub(crate) updates: broadcast::Sender<StreamEvent>,
+    pub(crate) channel: Arc<TaskChannel>,
     /// The envelope of the send now being handled, for its closing event.
     pub(crate) envelope: Envelope,
 }
@@ -49,7 +100,7 @@ pub(crate) struct LiveTask {
 pub(crate) struct TaskEvents {
     pub(crate) task_id: TaskId,
     pub(crate) context_id: ContextId,
-    pub(crate) updates: broadcast::Sender<StreamEvent>,
+    pub(crate) channel: Arc<TaskChannel>,
     pub(crate) envelope: Envelope,
 }
 
@@ -68,18 +119,35 @@ impl TaskEvents {
         status: TaskStatus,
         is_final: bool,
     ) {
+        self.publish_status_then(supervisor, status, is_final, || {});
+    }
+
+    /// Publishes a status on the bus, runs `then`, and only then to the task's own
+    /// followers: whoever waits on the task wakes after every bus event of this step
+    /// (e.g. the send's closing event) has gone out.
+    pub(crate) fn publish_status_then(
+        &self,
+        supervisor: &Supervisor,
+        status: TaskStatus,
+        is_final: bool,
+        then: impl FnOnce(),
+    ) {
         let update = TaskStatusUpdateEvent::new(
             self.task_id.clone(),
             self.context_id.clone(),
             status,
             is_final,
         );
-        // Err only means nobody streams this task right now.
-        let _ = self.updates.send(StreamEvent::Status(update.clone()));
         supervisor.core().events.emit(|| {
-            self.envelope
-                .event(EventKind::TaskStatus, EventDetail::Status { update })
+            self.envelope.event(
+                EventKind::TaskStatus,
+                EventDetail::Status {
+                    update: update.clone(),
+                },
+            )
         });
+        then();
+        self.channel.publish(StreamEvent::Status(update));
     }
 
     pub(crate) async fn artifact(
@@ -97,7 +165,7 @@ impl TaskEvents {
             TaskArtifactUpdateEvent::new(self.task_id.clone(), self.context_id.clone(), artifact);
         update.append = append.then_some(true);
         update.last_chunk = Some(last_chunk);
-        let _ = self.updates.send(StreamEvent::Artifact(update.clone()));
+        self.channel.publish(StreamEvent::Artifact(update.clone()));
         core.events.emit(|| {
             self.envelope
                 .event(EventKind::TaskArtifact, EventDetail::Artifact { update })
@@ -119,6 +187,8 @@ pub(crate) struct Work {
     pub(crate) handoff: Handoff,
     pub(crate) sender: Option<Arc<str>>,
     pub(crate) hops: u32,
+    /// The sessions waiting on this work, this one last.
+    pub(crate) chain: Arc<[crate::supervisor::SessionKey]>,
     pub(crate) cancel: CancellationToken,
     pub(crate) events: TaskEvents,
     /// Held while the work exists: dropping them admits the next send.
@@ -183,6 +253,7 @@ impl Work {
                 sender: self.sender.clone(),
                 entry_point: self.events.envelope.entry_point,
                 hops: self.hops,
+                chain: Arc::clone(&self.chain),
                 history,
                 cancel: self.cancel.clone(),
                 events: self.events.clone(),

@@ -12,8 +12,13 @@
 //! - Re-exports from `agentyard-actors` (the [`Agent`] trait, [`TaskContext`], the
 //!   supervisor and store types), `agentyard-policy` (decisions) and
 //!   `agentyard-transport` (the A2A data model and handoff payloads).
+//! - [`builtin`]: the agents `agentyard serve` starts with (echo, countdown, ask,
+//!   planner and its worker).
+//! - [`config`]: the `agentyard serve` configuration file.
 //! - The `agentyard` binary (`src/main.rs`): the command-line program.
 
+pub mod builtin;
+pub mod config;
 mod runtime;
 
 pub use agentyard_actors::{

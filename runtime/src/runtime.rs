@@ -174,9 +174,11 @@ impl RuntimeBuilder {
     /// [`agentyard_actors::Error::SessionUnavailable`] if the supervisor actor cannot
     /// start.
     pub async fn build(self) -> Result<Runtime> {
+        // Not `AllowAll`: that has no hop limit, so two agents delegating to each
+        // other would loop until the concurrency limits ran out.
         let policy = self
             .policy
-            .unwrap_or_else(|| Arc::new(agentyard_policy::AllowAll));
+            .unwrap_or_else(|| Arc::new(agentyard_policy::RulePolicy::default()));
         let store = self
             .store
             .unwrap_or_else(|| Arc::new(InMemoryTaskStore::new()));

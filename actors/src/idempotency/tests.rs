@@ -70,8 +70,19 @@ async fn a_failed_first_send_releases_the_key_and_tells_the_waiters() {
         }
     });
     tokio::task::yield_now().await;
-    guard.fail("busy".into());
-    assert_eq!(waiter.await.expect("join"), "busy");
+    let busy = Failure::Busy {
+        scope: LimitScope::Agent,
+        queue: 3,
+    };
+    guard.fail(busy.clone());
+    assert_eq!(waiter.await.expect("join"), busy);
+    assert!(matches!(
+        busy.into_error("k"),
+        Error::Busy {
+            scope: LimitScope::Agent,
+            queue: 3
+        }
+    ));
     assert!(matches!(cache.claim("k", now).await, Claim::First(_)));
 }
 

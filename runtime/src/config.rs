@@ -1,0 +1,380 @@
+//! The configuration file of `agentyard serve` (TOML).
+//!
+//! Every key is optional; a missing file section takes its defaults, which are the
+//! embedded defaults `agentyard serve` runs with when no file is given. Unknown keys
+//! and bad values fail at start with a message naming the key.
+//!
+//! ```toml
+//! [server]
+//! bind = "127.0.0.1:8080"              # where to listen
+//! public_url = "https://agents.example.com"  # the base URL cards advertise (default: http://<bind>)
+//! body_limit = 1048576                 # bytes; larger requests get HTTP 413
+//! request_timeout_secs = 30            # unary JSON-RPC calls
+//!
+//! [agents]
+//! exposed = ["echo", "countdown", "ask", "planner"]
+//! default = "echo"                     # served at / and /.well-known/agent-card.json
+//!
+//! [[auth.api_keys]]                    # callers send `X-API-Key: <key>`
+//! name = "ops"
+//! key = "change-me"
+//! header = "X-API-Key"
+//!
+//! [[auth.bearer_tokens]]               # callers send `Authorization: Bearer <token>`
+//! name = "ci"
+//! token = "change-me-too"
+//!
+//! [limits]
+//! global = 10000
+//! global_queue = 10000
+//! agent = 1000
+//! agent_queue = 1000
+//! session = 1
+//! session_queue = 64
+//! idle_timeout_secs = 300
+//!
+//! [push]
+//! enabled = true
+//! allow_private_addresses = false      # webhooks to loopback/private hosts (SSRF guard)
+//!
+//! [policy]                             # see agentyard_policy::PolicyConfig
+//! default = "allow"
+//! hop_limit = 8
+//! ```
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use agentyard_actors::SupervisorConfig;
+use agentyard_policy::PolicyConfig;
+use serde::Deserialize;
+
+#[cfg(test)]
+mod tests;
+
+/// Why a configuration could not be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read the config file {path}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or a key has a bad value; the message names it.
+    #[error("invalid config: {0}")]
+    Parse(String),
+    /// A value is well-formed but does not make sense; the message names the key.
+    #[error("invalid config: `{key}`: {problem}")]
+    Invalid {
+        /// The offending key, e.g. `agents.default`.
+        key: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+}
+
+/// The whole file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct Config {
+    /// `[server]`: where and how to listen.
+    pub server: ServerSection,
+    /// `[agents]`: which agents are reachable over HTTP.
+    pub agents: AgentsSection,
+    /// `[auth]`: the credentials callers may present.
+    pub auth: AuthSection,
+    /// `[limits]`: the supervisor's concurrency limits and passivation.
+    pub limits: LimitsSection,
+    /// `[push]`: push notifications.
+    pub push: PushSection,
+    /// `[policy]`: allow/deny rules, rate limits, hop limit.
+    pub policy: PolicyConfig,
+}
+
+/// `[server]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct ServerSection {
+    /// The address to listen on (default `127.0.0.1:8080`).
+    pub bind: SocketAddr,
+    /// The base URL agent cards advertise (default `http://<bind>`); set it when the
+    /// server sits behind a proxy.
+    pub public_url: Option<String>,
+    /// The largest request body accepted, in bytes (default 1 MiB).
+    pub body_limit: usize,
+    /// How long a unary JSON-RPC call may take, in seconds (default 30).
+    pub request_timeout_secs: u64,
+}
+
+impl Default for ServerSection {
+    fn default() -> Self {
+        Self {
+            bind: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            public_url: None,
+            body_limit: 1024 * 1024,
+            request_timeout_secs: 30,
+        }
+    }
+}
+
+/// `[agents]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct AgentsSection {
+    /// The agents reachable over HTTP (default: every built-in but the planner's worker).
+    pub exposed: Vec<String>,
+    /// The agent served at the root (default `echo`); must be exposed.
+    pub default: Option<String>,
+}
+
+impl Default for AgentsSection {
+    fn default() -> Self {
+        Self {
+            exposed: crate::builtin::EXPOSED
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
+            default: Some(String::from("echo")),
+        }
+    }
+}
+
+/// `[auth]`. With no credentials at all, every exposed agent is open.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct AuthSection {
+    /// API keys, each sent in a header.
+    pub api_keys: Vec<ApiKey>,
+    /// Bearer tokens (`Authorization: Bearer …`).
+    pub bearer_tokens: Vec<BearerToken>,
+}
+
+/// One API key.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ApiKey {
+    /// The caller it identifies (the sender policy rules see).
+    pub name: String,
+    /// The secret.
+    pub key: String,
+    /// The header it is sent in (default `X-API-Key`).
+    #[serde(default = "default_key_header")]
+    pub header: String,
+}
+
+fn default_key_header() -> String {
+    String::from("X-API-Key")
+}
+
+/// One bearer token.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct BearerToken {
+    /// The caller it identifies.
+    pub name: String,
+    /// The secret.
+    pub token: String,
+}
+
+/// `[limits]`; defaults as in [`SupervisorConfig`].
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct LimitsSection {
+    /// Tasks running at once in the whole runtime.
+    pub global: usize,
+    /// Sends that may wait for the global limit.
+    pub global_queue: usize,
+    /// Tasks of one agent type running at once.
+    pub agent: usize,
+    /// Sends that may wait for an agent type.
+    pub agent_queue: usize,
+    /// Tasks of one session running at once.
+    pub session: usize,
+    /// Sends that may wait for a session.
+    pub session_queue: usize,
+    /// Seconds a session may sit idle before it is passivated.
+    pub idle_timeout_secs: u64,
+}
+
+impl Default for LimitsSection {
+    fn default() -> Self {
+        let d = SupervisorConfig::default();
+        Self {
+            global: d.global_limit,
+            global_queue: d.global_queue,
+            agent: d.agent_limit,
+            agent_queue: d.agent_queue,
+            session: d.session_limit,
+            session_queue: d.session_queue,
+            idle_timeout_secs: d.idle_timeout.as_secs(),
+        }
+    }
+}
+
+/// `[push]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct PushSection {
+    /// Whether push notifications are offered (default yes).
+    pub enabled: bool,
+    /// Whether webhooks may point at loopback, private or link-local addresses
+    /// (default no: that is how SSRF attacks reach internal services).
+    pub allow_private_addresses: bool,
+}
+
+impl Default for PushSection {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            allow_private_addresses: false,
+        }
+    }
+}
+
+impl Config {
+    /// Reads and checks a config file.
+    ///
+    /// # Errors
+    /// [`ConfigError::Read`] if the file cannot be read; [`ConfigError::Parse`] or
+    /// [`ConfigError::Invalid`] naming the bad key otherwise.
+    pub fn from_path(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Self::from_toml(&text)
+    }
+
+    /// Parses and checks a config from TOML text.
+    ///
+    /// # Errors
+    /// [`ConfigError::Parse`] or [`ConfigError::Invalid`] naming the bad key.
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        let config: Self = toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
+        config.check()?;
+        Ok(config)
+    }
+
+    /// Checks what the types alone cannot: limits above zero, the default agent among
+    /// the exposed ones, non-empty secrets, a usable public URL.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] naming the key.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        let invalid = |key: &str, problem: &str| ConfigError::Invalid {
+            key: key.to_owned(),
+            problem: problem.to_owned(),
+        };
+        let l = &self.limits;
+        for (key, value) in [
+            ("limits.global", l.global),
+            ("limits.agent", l.agent),
+            ("limits.session", l.session),
+        ] {
+            if value == 0 {
+                return Err(invalid(key, "must be at least 1"));
+            }
+        }
+        if l.idle_timeout_secs == 0 {
+            return Err(invalid("limits.idle_timeout_secs", "must be at least 1"));
+        }
+        if self.server.body_limit == 0 {
+            return Err(invalid("server.body_limit", "must be at least 1 byte"));
+        }
+        if self.server.request_timeout_secs == 0 {
+            return Err(invalid("server.request_timeout_secs", "must be at least 1"));
+        }
+        if let Some(url) = &self.server.public_url
+            && !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return Err(invalid(
+                "server.public_url",
+                "must start with http:// or https://",
+            ));
+        }
+        if let Some(default) = &self.agents.default
+            && !self.agents.exposed.contains(default)
+        {
+            return Err(invalid(
+                "agents.default",
+                &format!("`{default}` is not in `agents.exposed`"),
+            ));
+        }
+        for (i, key) in self.auth.api_keys.iter().enumerate() {
+            if key.key.is_empty() || key.name.is_empty() || key.header.is_empty() {
+                return Err(invalid(
+                    &format!("auth.api_keys[{i}]"),
+                    "name, key and header must not be empty",
+                ));
+            }
+        }
+        for (i, token) in self.auth.bearer_tokens.iter().enumerate() {
+            if token.token.is_empty() || token.name.is_empty() {
+                return Err(invalid(
+                    &format!("auth.bearer_tokens[{i}]"),
+                    "name and token must not be empty",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that every agent the file names is registered.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`] naming the key and the unknown agent.
+    pub fn check_agents(
+        &self,
+        mut registered: impl FnMut(&str) -> bool,
+    ) -> Result<(), ConfigError> {
+        for (i, name) in self.agents.exposed.iter().enumerate() {
+            if !registered(name) {
+                return Err(ConfigError::Invalid {
+                    key: format!("agents.exposed[{i}]"),
+                    problem: format!("no agent named `{name}` is registered"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The supervisor settings the `[limits]` section describes.
+    #[must_use]
+    pub fn supervisor_config(&self) -> SupervisorConfig {
+        let l = &self.limits;
+        let mut config = SupervisorConfig::default();
+        config.global_limit = l.global;
+        config.global_queue = l.global_queue;
+        config.agent_limit = l.agent;
+        config.agent_queue = l.agent_queue;
+        config.session_limit = l.session;
+        config.session_queue = l.session_queue;
+        config.idle_timeout = Duration::from_secs(l.idle_timeout_secs);
+        config
+    }
+
+    /// The base URL agent cards advertise.
+    #[must_use]
+    pub fn public_url(&self, bound: SocketAddr) -> String {
+        self.server
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{bound}"))
+            .trim_end_matches('/')
+            .to_owned()
+    }
+}
