@@ -19,6 +19,9 @@
 //! - [`events`]: typed runtime [`Event`]s and subscriptions.
 //! - `limits`, `idempotency`: the supervisor's concurrency limits and key cache.
 //! - [`error`]: [`Error`], what a caller can act on.
+//! - [`edge`]: the HTTP edge: [`SupervisorService`](edge::SupervisorService) answers the
+//!   A2A methods through the supervisor, [`PushNotifier`](edge::PushNotifier) calls
+//!   webhooks, and the edge actor owns the server.
 //!
 //! This crate uses `agentyard-policy` for decisions and `agentyard-transport` for the
 //! A2A data model; neither knows about actors.
@@ -41,6 +44,7 @@
 
 pub mod agent;
 mod clock;
+pub mod edge;
 pub mod error;
 pub mod events;
 mod handoff;

@@ -14,6 +14,8 @@
 //!   counter and [`Gate`] they are steered with.
 //! - [`events`]: [`EventLog`], a subscriber that records every runtime event so a test
 //!   can assert on order and content after the fact.
+//! - [`http`]: a runtime behind a real HTTP edge on 127.0.0.1, raw JSON-RPC and SSE,
+//!   a local webhook receiver, and [`http::poll_until`].
 //!
 //! Time: tests whose subject is a timeout (idle passivation, cancel grace, shutdown
 //! deadline) run on paused tokio time (`#[tokio::test(start_paused = true)]`), which
@@ -22,6 +24,7 @@
 
 pub mod agents;
 pub mod events;
+pub mod http;
 pub mod wait;
 
 pub use agents::{Asking, Calls, Cancellable, Echo, Fragile, Gate, Gated, Recorder};

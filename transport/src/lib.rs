@@ -1,8 +1,8 @@
 //! A2A 0.3.0 on the wire.
 //!
 //! The types and protocol code agentyard uses to talk to other agents: the A2A
-//! data model, JSON-RPC 2.0 framing, handoff payloads, and (later) the HTTP
-//! server and the client. It sits at the bottom of the workspace beside
+//! data model, JSON-RPC 2.0 framing, handoff payloads, the HTTP server and
+//! the client. It sits at the bottom of the workspace beside
 //! `agentyard-policy`, knows neither it nor the actors, and is used by
 //! `agentyard-actors` and `agentyard`.
 //!
@@ -31,11 +31,16 @@
 //!   a free-text fallback, intent, summaries.
 //! - [`service`]: [`A2aService`](service::A2aService), the seam the HTTP server calls
 //!   and agentyard's HTTP edge implements.
+//! - [`server`]: the axum router ([`app`](server::app)) that serves an
+//!   [`A2aService`](service::A2aService)'s agents over JSON-RPC and SSE, with
+//!   cards, authentication, extensions and limits, and [`serve`](server::serve)
+//!   with graceful shutdown.
 
 pub mod a2a;
 pub mod handoff;
 pub mod ids;
 pub mod jsonrpc;
+pub mod server;
 pub mod service;
 
 #[doc(inline)]

@@ -1,0 +1,115 @@
+//! The HTTP edge: selected agents over A2A 0.3.0 (JSON-RPC, SSE, push notifications).
+//!
+//! The axum server of `agentyard-transport` does the HTTP (routing, JSON-RPC framing,
+//! SSE, authentication, extension headers, limits) and calls an
+//! [`A2aService`](agentyard_transport::service::A2aService). This module implements
+//! that trait on the supervisor ([`SupervisorService`]), sends push notifications
+//! ([`PushNotifier`]), and owns the server's lifecycle ([`EdgeActor`], started with
+//! [`Edge::start`] from an [`EdgeConfig`]).
+//!
+//! # Which agents
+//!
+//! Only agents whose descriptor is `exposed` are served (further narrowed by
+//! [`EdgeConfig::agents`]); the others do not exist from outside: no card, no
+//! endpoint, HTTP 404. The root serves the [default agent](EdgeConfig::default_agent).
+//!
+//! # Cards
+//!
+//! Made once at start from each descriptor (name, description, version, skills,
+//! input/output modes) and the configuration (provider, extra extensions, extended
+//! skills, security): `protocolVersion` "0.3.0", `preferredTransport` "JSONRPC",
+//! `url` = `{public_url}/agents/{name}`, `capabilities` {streaming: true,
+//! pushNotifications: as configured, extensions: the handoff extension on every
+//! card, plus the agent's own}, `securitySchemes`/`security` from [`EdgeAuth`] (the
+//! same credentials the server checks).
+//!
+//! # Methods
+//!
+//! Every call that reaches an agent is a supervisor send with entry point `http` and
+//! `from` = the authenticated principal's name (none for an anonymous caller of a
+//! public server), so policy, idempotency, limits and events apply as for any send.
+//!
+//! - `message/send` waits until the task ends or stops for input, unless
+//!   `configuration.blocking` is false (then it answers with the task as submitted).
+//!   It answers with the **Task**, trimmed to `historyLength` (the most recent N;
+//!   0 = none). An agent marked [`AgentSettings::answer_with_message`] answers a
+//!   blocking send whose task *completed with a reply* with that reply **Message**
+//!   instead (it carries the taskId and contextId); any other outcome still answers
+//!   with the Task. `acceptedOutputModes` that accept none of the agent's output
+//!   modes, or a part whose media type the agent does not accept, is -32005.
+//!   `configuration.pushNotificationConfig` is stored as soon as the task exists,
+//!   and the task's status at that moment is notified at once so nothing is missed.
+//! - `message/stream`: the task first, then every status and artifact update, the
+//!   last one marked `final`. A client that disconnects only stops its own stream:
+//!   the task runs on.
+//! - `tasks/get` (`historyLength` as above), `tasks/cancel` (-32002 on an ended
+//!   task), `tasks/resubscribe` (any task, however it was started; an ended task
+//!   yields the task and the stream ends).
+//! - `tasks/pushNotificationConfig/set|get|list|delete`: several webhooks per task;
+//!   an id is minted when the config has none; get without an id gives the first;
+//!   delete answers `null`, also when the webhook was already gone; -32003 on every
+//!   one of them when push notifications are off; -32602 naming the URL for a webhook
+//!   the SSRF guard refuses.
+//! - `agent/getAuthenticatedExtendedCard`: the public card plus
+//!   [`AgentSettings::extended_skills`], for authenticated callers only; -32007 when
+//!   the agent has none (or the caller is anonymous).
+//!
+//! # The handoff extension
+//!
+//! Every card declares [`HANDOFF_EXTENSION_URI`](agentyard_transport::handoff::HANDOFF_EXTENSION_URI)
+//! (not required).
+//!
+//! - **Activated** (`X-A2A-Extensions` lists it): a handoff data part is validated
+//!   (-32602 naming each bad field) and reaches the agent typed
+//!   ([`TaskContext::payload`](crate::TaskContext::payload)); the runtime's events
+//!   carry its payloadType; and the task, its stream events and its status updates
+//!   carry `metadata["<uri>"] = {"payloadType": "..."}`.
+//! - **Not activated**: extensions are off unless activated, so a handoff data part is
+//!   delivered as an ordinary data part: the edge removes the extension's marker from
+//!   its metadata, the agent sees no typed payload and the events no payloadType,
+//!   while the free text (and the data) still arrive. Nothing is rejected, so an
+//!   extension-unaware client that copied such a message keeps working on free text.
+//!   (The runtime's own untyped path still applies: a message whose only part is a
+//!   text holding payload JSON is read as a payload, as for any entry point.)
+//!
+//! # Errors
+//!
+//! Every error has a message naming the problem and a `data` object with a
+//! machine-readable `reason`:
+//!
+//! | runtime error | code | `data` |
+//! |---|---|---|
+//! | `TaskNotFound` | -32001 | `{"reason":"task_not_found","taskId"}` |
+//! | `TaskNotCancelable` | -32002 | `{"reason":"task_not_cancelable","taskId","state"}` |
+//! | `TaskTerminal` | -32602 | `{"reason":"task_terminal","taskId","state"}` |
+//! | `TaskMismatch` | -32602 | `{"reason":"task_mismatch","taskId"}` |
+//! | `InvalidMessage` | -32602 | `{"reason":"invalid_message"}` |
+//! | `UnknownAgent` | -32602 | `{"reason":"unknown_agent","agent"}` |
+//! | `PolicyRejected` | **-32010** | `{"reason":"policy_rejected","policy":"rule_denied"…,"retryable","retryAfterMs"?}` |
+//! | `Busy` | **-32011** | `{"reason":"busy","scope","queue","retryable":true}` |
+//! | `ShuttingDown` | **-32011** | `{"reason":"shutting_down","retryable":true}` |
+//! | `SessionUnavailable` | -32603 | `{"reason":"session_unavailable","agent","retryable":true}` |
+//! | `Store` | -32603 (not found: -32001; ended: -32602) | `{"reason":"store_failed","retryable":true}` |
+//!
+//! -32010 ([`POLICY_REJECTED`]) and -32011 ([`UNAVAILABLE`]) are server errors from the
+//! JSON-RPC range A2A leaves free: neither is an A2A condition, and a client must be
+//! able to tell "never, by policy" (retryable only when rate limited, after
+//! `retryAfterMs`) from "not now" (always retryable). Push config refusals are -32602
+//! with reasons `invalid_webhook_url`, `webhook_refused`, `unsupported_authentication`,
+//! `too_many_push_configs`, `push_config_not_found`.
+
+mod actor;
+mod card;
+mod config;
+mod error;
+pub mod push;
+mod rpc_error;
+mod service;
+
+pub use actor::{Edge, EdgeActor, EdgeArgs, EdgeInfo, EdgeMsg, EdgeState};
+pub use card::{agent_url, extended_card, handoff_extension, public_card, security};
+pub use config::{AgentSettings, EdgeAuth, EdgeConfig, PushConfig};
+pub use error::EdgeError;
+pub use push::{NOTIFICATION_TOKEN_HEADER, PushNotifier, PushStats};
+pub use rpc_error::{POLICY_REJECTED, UNAVAILABLE, from_edge, from_runtime};
+pub use service::SupervisorService;

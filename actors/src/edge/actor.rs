@@ -1,0 +1,319 @@
+//! [`EdgeActor`]: the actor that owns the HTTP server, and [`Edge`], its handle.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentyard_transport::server::{self, ServerConfig};
+use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SpawnErr};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use super::EdgeError;
+use super::card;
+use super::config::{EdgeAuth, EdgeConfig};
+use super::push::PushNotifier;
+use super::service::SupervisorService;
+use crate::supervisor::Supervisor;
+
+/// The edge actor: binds the listening socket when it starts, serves the A2A router
+/// in a task of its own, and shuts the server down gracefully when it stops (open
+/// streams are ended, requests in flight get [`EdgeConfig::shutdown_grace`] to
+/// finish, then connections are cut), stopping the push notifier with it.
+///
+/// Start it with [`Edge::start`], which returns the handle with the bound address.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EdgeActor;
+
+/// What the edge actor starts from.
+#[derive(Debug)]
+pub struct EdgeArgs {
+    /// The supervisor every call goes through.
+    pub supervisor: Supervisor,
+    /// The edge's settings.
+    pub config: EdgeConfig,
+}
+
+/// What the edge actor holds while it runs.
+#[derive(Debug)]
+pub struct EdgeState {
+    info: EdgeInfo,
+    shutdown: CancellationToken,
+    server: Option<JoinHandle<std::io::Result<()>>>,
+    push: Option<PushNotifier>,
+    grace: Duration,
+}
+
+/// Facts about a running edge.
+#[derive(Debug, Clone)]
+pub struct EdgeInfo {
+    /// The address the server is bound to.
+    pub local_addr: SocketAddr,
+    /// The base URL of every card (the public URL, or `http://{local_addr}`).
+    pub base_url: String,
+    /// The service answering the calls.
+    pub service: SupervisorService,
+}
+
+/// The edge actor's messages.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum EdgeMsg {
+    /// Asks for the running edge's facts.
+    Info(RpcReplyPort<EdgeInfo>),
+    /// The server task ended on its own (a listener error); the actor stops.
+    ServerExited(String),
+}
+
+impl Actor for EdgeActor {
+    type Msg = EdgeMsg;
+    type State = EdgeState;
+    type Arguments = EdgeArgs;
+
+    async fn pre_start(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        args: EdgeArgs,
+    ) -> Result<Self::State, ActorProcessingErr> {
+        let EdgeArgs { supervisor, config } = args;
+        let base_url = match &config.public_url {
+            Some(url) => checked_public_url(url)?,
+            None => String::new(),
+        };
+        let listener = TcpListener::bind(config.bind)
+            .await
+            .map_err(|source| EdgeError::Bind {
+                addr: config.bind,
+                source,
+            })?;
+        let local_addr = listener.local_addr().map_err(|source| EdgeError::Bind {
+            addr: config.bind,
+            source,
+        })?;
+        let base_url = if base_url.is_empty() {
+            format!("http://{local_addr}")
+        } else {
+            base_url
+        };
+        let push = if config.push.enabled {
+            Some(PushNotifier::start(
+                supervisor.clone(),
+                config.push.clone(),
+            )?)
+        } else {
+            None
+        };
+        let service = match SupervisorService::new(supervisor, &config, &base_url, push.clone()) {
+            Ok(service) => service,
+            Err(error) => {
+                if let Some(push) = &push {
+                    push.shutdown().await;
+                }
+                return Err(error.into());
+            }
+        };
+        let router = server::app(Arc::new(service.clone()), server_config(&config));
+        let shutdown = CancellationToken::new();
+        let signal = shutdown.clone().cancelled_owned();
+        let server = tokio::spawn(async move {
+            let result = server::serve(listener, router, signal).await;
+            if let Err(error) = &result {
+                let _ = myself.cast(EdgeMsg::ServerExited(error.to_string()));
+            }
+            result
+        });
+        tracing::info!(%local_addr, %base_url, agents = ?service_agents(&service), "HTTP edge listening");
+        Ok(EdgeState {
+            info: EdgeInfo {
+                local_addr,
+                base_url,
+                service,
+            },
+            shutdown,
+            server: Some(server),
+            push,
+            grace: config.shutdown_grace,
+        })
+    }
+
+    async fn handle(
+        &self,
+        myself: ActorRef<Self::Msg>,
+        msg: Self::Msg,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        match msg {
+            EdgeMsg::Info(reply) => {
+                let _ = reply.send(state.info.clone());
+            }
+            EdgeMsg::ServerExited(error) => {
+                tracing::error!(%error, "the HTTP server stopped on its own; stopping the edge");
+                myself.stop(Some(format!("server exited: {error}")));
+            }
+        }
+        Ok(())
+    }
+
+    async fn post_stop(
+        &self,
+        _myself: ActorRef<Self::Msg>,
+        state: &mut Self::State,
+    ) -> Result<(), ActorProcessingErr> {
+        state.shutdown.cancel();
+        if let Some(mut server) = state.server.take() {
+            match tokio::time::timeout(state.grace, &mut server).await {
+                Ok(Ok(Ok(()))) => {}
+                Ok(Ok(Err(error))) => tracing::warn!(%error, "the HTTP server ended with an error"),
+                Ok(Err(error)) => tracing::warn!(%error, "the HTTP server task failed"),
+                Err(_) => {
+                    tracing::warn!(grace = ?state.grace, "connections still open after the grace period; closing them");
+                    server.abort();
+                }
+            }
+        }
+        if let Some(push) = state.push.take() {
+            push.shutdown().await;
+        }
+        tracing::info!(local_addr = %state.info.local_addr, "HTTP edge stopped");
+        Ok(())
+    }
+}
+
+fn service_agents(service: &SupervisorService) -> Vec<String> {
+    use agentyard_transport::service::A2aService as _;
+    service.agents()
+}
+
+/// The public URL without a trailing slash, if it is an absolute http(s) URL.
+fn checked_public_url(url: &str) -> Result<String, EdgeError> {
+    let parsed = reqwest::Url::parse(url).map_err(|_| EdgeError::PublicUrl {
+        url: url.to_owned(),
+    })?;
+    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+        return Err(EdgeError::PublicUrl {
+            url: url.to_owned(),
+        });
+    }
+    Ok(url.trim_end_matches('/').to_owned())
+}
+
+/// The server's settings from the edge's: limits, timeouts, and the credentials the
+/// cards declare, under the same scheme names.
+fn server_config(config: &EdgeConfig) -> ServerConfig {
+    let mut auth = server::AuthConfig::new();
+    for (key, principal) in &config.auth.api_keys {
+        auth = auth.api_key(EdgeAuth::API_KEY_SCHEME, key, principal);
+    }
+    for (token, principal) in &config.auth.bearer_tokens {
+        auth = auth.bearer_token(EdgeAuth::BEARER_SCHEME, token, principal);
+    }
+    ServerConfig::builder()
+        .body_limit(config.body_limit)
+        .request_timeout(config.request_timeout)
+        .sse_keep_alive(config.sse_keep_alive)
+        .auth(auth)
+        .build()
+}
+
+/// A running HTTP edge: its actor and where it listens.
+///
+/// ```no_run
+/// # async fn run(supervisor: agentyard_actors::Supervisor) -> Result<(), agentyard_actors::edge::EdgeError> {
+/// use agentyard_actors::edge::{Edge, EdgeConfig};
+///
+/// let edge = Edge::start(supervisor, EdgeConfig::default()).await?;
+/// println!("echo's card: {}", edge.card_url("echo"));
+/// edge.stop().await;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct Edge {
+    actor: ActorRef<EdgeMsg>,
+    info: EdgeInfo,
+}
+
+impl Edge {
+    /// Starts the edge actor: binds `config.bind`, checks the configuration, starts the
+    /// push notifier (when enabled) and serves.
+    ///
+    /// # Errors
+    /// [`EdgeError::Bind`] if the address cannot be bound; [`EdgeError::UnknownAgent`],
+    /// [`EdgeError::NotExposed`] or [`EdgeError::PublicUrl`] for a configuration that
+    /// cannot work (naming the key); [`EdgeError::PushClient`];
+    /// [`EdgeError::Start`] if the actor cannot start for another reason.
+    pub async fn start(supervisor: Supervisor, config: EdgeConfig) -> Result<Self, EdgeError> {
+        let (actor, _) = Actor::spawn(None, EdgeActor, EdgeArgs { supervisor, config })
+            .await
+            .map_err(|error| match error {
+                SpawnErr::StartupFailed(cause) => match cause.downcast::<EdgeError>() {
+                    Ok(edge) => *edge,
+                    Err(other) => EdgeError::Start(other.to_string()),
+                },
+                other => EdgeError::Start(other.to_string()),
+            })?;
+        let info = match actor.call(EdgeMsg::Info, None).await {
+            Ok(ractor::rpc::CallResult::Success(info)) => info,
+            Ok(other) => {
+                actor.stop(None);
+                return Err(EdgeError::Start(format!(
+                    "the edge actor did not answer: {other:?}"
+                )));
+            }
+            Err(error) => {
+                actor.stop(None);
+                return Err(EdgeError::Start(error.to_string()));
+            }
+        };
+        Ok(Self { actor, info })
+    }
+
+    /// The address the server is bound to (with the real port when `bind` asked for
+    /// port 0).
+    #[must_use]
+    pub fn local_addr(&self) -> SocketAddr {
+        self.info.local_addr
+    }
+
+    /// The base URL of every card, without a trailing slash.
+    #[must_use]
+    pub fn base_url(&self) -> &str {
+        &self.info.base_url
+    }
+
+    /// The JSON-RPC endpoint of an agent (its card's `url`).
+    #[must_use]
+    pub fn agent_url(&self, agent: &str) -> String {
+        card::agent_url(&self.info.base_url, agent)
+    }
+
+    /// Where an agent's card is served.
+    #[must_use]
+    pub fn card_url(&self, agent: &str) -> String {
+        format!("{}/.well-known/agent-card.json", self.agent_url(agent))
+    }
+
+    /// The service answering the calls (cards, push notifier).
+    #[must_use]
+    pub fn service(&self) -> &SupervisorService {
+        &self.info.service
+    }
+
+    /// The edge actor.
+    #[must_use]
+    pub fn actor(&self) -> &ActorRef<EdgeMsg> {
+        &self.actor
+    }
+
+    /// Stops the edge gracefully and returns when it has stopped: the server no longer
+    /// listens, and the push notifier has stopped. Tasks started through the edge run
+    /// on in the runtime.
+    pub async fn stop(self) {
+        // An error means the actor had already stopped, which is what was asked.
+        let _ = self
+            .actor
+            .stop_and_wait(Some("edge stopped".to_owned()), None)
+            .await;
+    }
+}

@@ -1,0 +1,144 @@
+//! Agent cards, made from an agent's descriptor and the edge's configuration.
+
+use std::collections::BTreeMap;
+
+use agentyard_transport::a2a::{
+    AgentCapabilities, AgentCard, AgentExtension, ApiKeyLocation, ApiKeySecurityScheme,
+    HttpAuthSecurityScheme, SecurityRequirement, SecurityScheme,
+};
+use agentyard_transport::handoff::HANDOFF_EXTENSION_URI;
+
+use super::config::{AgentSettings, EdgeAuth, EdgeConfig};
+use crate::agent::AgentDescriptor;
+
+/// The handoff extension as every card declares it: optional, so that clients that
+/// only speak free text keep working.
+#[must_use]
+pub fn handoff_extension() -> AgentExtension {
+    AgentExtension {
+        uri: HANDOFF_EXTENSION_URI.to_owned(),
+        description: Some(
+            "Typed handoff payloads (task_delegation, status_report, question, answer) in a \
+             DataPart beside the free text; activate with X-A2A-Extensions"
+                .to_owned(),
+        ),
+        required: Some(false),
+        params: None,
+    }
+}
+
+/// The JSON-RPC endpoint of an agent under a base URL.
+#[must_use]
+pub fn agent_url(base_url: &str, agent: &str) -> String {
+    format!("{}/agents/{agent}", base_url.trim_end_matches('/'))
+}
+
+/// The `securitySchemes` and `security` of every card: one scheme per kind of
+/// credential the operator configured, any one of them sufficing. `None` when calls
+/// need no credentials.
+#[must_use]
+pub fn security(
+    auth: &EdgeAuth,
+) -> Option<(BTreeMap<String, SecurityScheme>, Vec<SecurityRequirement>)> {
+    if !auth.is_required() {
+        return None;
+    }
+    let mut schemes = BTreeMap::new();
+    let mut requirements = Vec::new();
+    if !auth.api_keys.is_empty() {
+        schemes.insert(
+            EdgeAuth::API_KEY_SCHEME.to_owned(),
+            SecurityScheme::ApiKey(ApiKeySecurityScheme {
+                location: ApiKeyLocation::Header,
+                name: auth.header().to_owned(),
+                description: Some("An API key issued by the operator".to_owned()),
+            }),
+        );
+        requirements.push(BTreeMap::from([(
+            EdgeAuth::API_KEY_SCHEME.to_owned(),
+            Vec::new(),
+        )]));
+    }
+    if !auth.bearer_tokens.is_empty() {
+        schemes.insert(
+            EdgeAuth::BEARER_SCHEME.to_owned(),
+            SecurityScheme::Http(HttpAuthSecurityScheme {
+                scheme: "bearer".to_owned(),
+                bearer_format: None,
+                description: Some("A bearer token issued by the operator".to_owned()),
+            }),
+        );
+        requirements.push(BTreeMap::from([(
+            EdgeAuth::BEARER_SCHEME.to_owned(),
+            Vec::new(),
+        )]));
+    }
+    Some((schemes, requirements))
+}
+
+/// An exposed agent's public card.
+#[must_use]
+pub fn public_card(
+    descriptor: &AgentDescriptor,
+    settings: &AgentSettings,
+    config: &EdgeConfig,
+    base_url: &str,
+) -> AgentCard {
+    let description = if descriptor.description.trim().is_empty() {
+        format!("agentyard agent `{}`", descriptor.name)
+    } else {
+        descriptor.description.clone()
+    };
+    let mut card = AgentCard::new(
+        descriptor.name.clone(),
+        description,
+        agent_url(base_url, &descriptor.name),
+        descriptor.version.clone(),
+    );
+    card.provider = settings
+        .provider
+        .clone()
+        .or_else(|| config.provider.clone());
+    card.documentation_url
+        .clone_from(&settings.documentation_url);
+    card.icon_url.clone_from(&settings.icon_url);
+    card.skills.clone_from(&descriptor.skills);
+    card.default_input_modes.clone_from(&descriptor.input_modes);
+    card.default_output_modes
+        .clone_from(&descriptor.output_modes);
+    let mut extensions = vec![handoff_extension()];
+    extensions.extend(
+        settings
+            .extensions
+            .iter()
+            .filter(|extension| extension.uri != HANDOFF_EXTENSION_URI)
+            .cloned(),
+    );
+    card.capabilities = AgentCapabilities {
+        streaming: Some(true),
+        push_notifications: Some(config.push.enabled),
+        state_transition_history: Some(false),
+        extensions: Some(extensions),
+    };
+    if let Some((schemes, requirements)) = security(&config.auth) {
+        card.security_schemes = Some(schemes);
+        card.security = Some(requirements);
+    }
+    if settings.extended_skills.is_some() {
+        card.supports_authenticated_extended_card = Some(true);
+    }
+    card
+}
+
+/// The authenticated extended card: the public card with the extra skills, or `None`
+/// when the agent offers none.
+#[must_use]
+pub fn extended_card(public: &AgentCard, settings: &AgentSettings) -> Option<AgentCard> {
+    let extra = settings.extended_skills.as_ref()?;
+    let mut card = public.clone();
+    card.skills.extend(extra.iter().cloned());
+    Some(card)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,271 @@
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::Arc;
+
+use agentyard_policy::AllowAll;
+use agentyard_transport::a2a::PushNotificationAuthenticationInfo;
+
+use super::ssrf::{AddressClass, WebhookGuard, classify};
+use super::*;
+use crate::store::InMemoryTaskStore;
+use crate::supervisor::SupervisorConfig;
+
+fn v4(a: u8, b: u8, c: u8, d: u8) -> IpAddr {
+    IpAddr::V4(Ipv4Addr::new(a, b, c, d))
+}
+
+#[test]
+fn addresses_are_classified_for_the_webhook_rules() {
+    let cases: [(IpAddr, AddressClass); 22] = [
+        (v4(93, 184, 216, 34), AddressClass::Public),
+        (v4(8, 8, 8, 8), AddressClass::Public),
+        (v4(127, 0, 0, 1), AddressClass::Loopback),
+        (v4(127, 8, 9, 10), AddressClass::Loopback),
+        (v4(0, 0, 0, 0), AddressClass::Loopback),
+        (v4(10, 1, 2, 3), AddressClass::Private),
+        (v4(172, 16, 0, 1), AddressClass::Private),
+        (v4(172, 31, 255, 255), AddressClass::Private),
+        (v4(192, 168, 1, 1), AddressClass::Private),
+        (v4(100, 64, 0, 1), AddressClass::Private),
+        (v4(169, 254, 10, 10), AddressClass::Private),
+        (v4(169, 254, 169, 254), AddressClass::Metadata),
+        (v4(224, 0, 0, 1), AddressClass::NotUnicast),
+        (v4(255, 255, 255, 255), AddressClass::NotUnicast),
+        (IpAddr::V6(Ipv6Addr::LOCALHOST), AddressClass::Loopback),
+        (IpAddr::V6(Ipv6Addr::UNSPECIFIED), AddressClass::Loopback),
+        ("fe80::1".parse().expect("ip"), AddressClass::Private),
+        ("fd12:3456::1".parse().expect("ip"), AddressClass::Private),
+        ("fd00:ec2::254".parse().expect("ip"), AddressClass::Metadata),
+        (
+            "::ffff:127.0.0.1".parse().expect("ip"),
+            AddressClass::Loopback,
+        ),
+        ("64:ff9b::a00:1".parse().expect("ip"), AddressClass::Private),
+        ("2606:4700::1111".parse().expect("ip"), AddressClass::Public),
+    ];
+    for (ip, class) in cases {
+        assert_eq!(classify(ip), class, "{ip}");
+    }
+}
+
+fn guard(config: PushConfig) -> WebhookGuard {
+    WebhookGuard::new(&config)
+}
+
+fn refusal(guard: &WebhookGuard, url: &str) -> Option<String> {
+    guard.parse(url).err().map(|e| e.to_string())
+}
+
+#[test]
+fn webhook_urls_must_be_http_with_a_host_and_no_credentials() {
+    let g = guard(PushConfig::default());
+    assert!(refusal(&g, "ftp://example.com/hook").is_some_and(|e| e.contains("scheme")));
+    assert!(refusal(&g, "not a url").is_some());
+    assert!(
+        refusal(&g, "https://user:pw@example.com/hook").is_some_and(|e| e.contains("credentials"))
+    );
+    assert!(refusal(&g, "https://example.com/hook").is_none());
+}
+
+#[test]
+fn internal_addresses_are_refused_by_default_and_named() {
+    let g = guard(PushConfig::default());
+    for url in [
+        "http://127.0.0.1:8080/hook",
+        "http://[::1]/hook",
+        "http://0.0.0.0/hook",
+        "http://2130706433/hook",
+        "http://10.0.0.8/hook",
+        "http://192.168.0.10/hook",
+        "http://169.254.169.254/latest/meta-data",
+        "http://[::ffff:10.0.0.1]/hook",
+    ] {
+        let error = refusal(&g, url).unwrap_or_else(|| panic!("{url} was allowed"));
+        assert!(error.contains("refused"), "{error}");
+    }
+}
+
+#[test]
+fn the_operator_can_allow_loopback_or_private_networks_but_not_metadata() {
+    let loopback = guard(PushConfig::default().allow_loopback(true));
+    assert!(refusal(&loopback, "http://127.0.0.1:9/hook").is_none());
+    assert!(refusal(&loopback, "http://10.0.0.8/hook").is_some());
+    let private = guard(PushConfig::default().allow_private_networks(true));
+    assert!(refusal(&private, "http://10.0.0.8/hook").is_none());
+    assert!(refusal(&private, "http://169.254.169.254/").is_some());
+    assert!(refusal(&private, "http://127.0.0.1/").is_some());
+    let listed = guard(PushConfig::default().allow_host("169.254.169.254"));
+    assert!(refusal(&listed, "http://169.254.169.254/").is_none());
+}
+
+#[tokio::test]
+async fn a_host_name_is_checked_by_the_addresses_it_resolves_to() {
+    let g = guard(PushConfig::default());
+    let error = g
+        .check("http://localhost:9/hook")
+        .await
+        .expect_err("localhost is loopback");
+    assert!(error.to_string().contains("localhost"), "{error}");
+    let allowed = guard(PushConfig::default().allow_loopback(true));
+    assert!(allowed.check("http://localhost:9/hook").await.is_ok());
+}
+
+fn webhook(schemes: &[&str], credentials: Option<&str>) -> PushNotificationConfig {
+    let mut config = PushNotificationConfig::new("https://example.com/hook");
+    config.authentication = Some(PushNotificationAuthenticationInfo {
+        schemes: schemes.iter().map(|s| (*s).to_owned()).collect(),
+        credentials: credentials.map(str::to_owned),
+    });
+    config
+}
+
+#[test]
+fn bearer_and_basic_credentials_become_the_authorization_header() {
+    let bearer = authorization(&webhook(&["bearer"], Some("abc"))).expect("supported");
+    assert_eq!(
+        bearer.as_ref().and_then(|v| v.to_str().ok()),
+        Some("Bearer abc")
+    );
+    let basic = authorization(&webhook(&["Digest", "Basic"], Some("dXNlcjpwdw=="))).expect("ok");
+    assert_eq!(
+        basic.as_ref().and_then(|v| v.to_str().ok()),
+        Some("Basic dXNlcjpwdw==")
+    );
+    assert!(matches!(
+        authorization(&webhook(&["Bearer"], None)),
+        Ok(None)
+    ));
+    assert!(matches!(
+        authorization(&webhook(&["Digest"], Some("x"))),
+        Err(EdgeError::UnsupportedAuthentication { .. })
+    ));
+    assert!(authorization(&webhook(&["Bearer"], Some("a\nb"))).is_err());
+}
+
+async fn notifier(config: PushConfig) -> (Supervisor, PushNotifier) {
+    let supervisor = Supervisor::start(
+        SupervisorConfig::default(),
+        Vec::new(),
+        Arc::new(AllowAll),
+        Arc::new(InMemoryTaskStore::new()),
+    )
+    .await
+    .expect("supervisor");
+    let push = PushNotifier::start(supervisor.clone(), config).expect("notifier");
+    (supervisor, push)
+}
+
+fn task_config(task: &str, id: Option<&str>, url: &str) -> TaskPushNotificationConfig {
+    let mut webhook = PushNotificationConfig::new(url);
+    webhook.id = id.map(str::to_owned);
+    TaskPushNotificationConfig {
+        task_id: TaskId::new(task),
+        push_notification_config: webhook,
+    }
+}
+
+#[tokio::test]
+async fn a_task_keeps_several_webhooks_with_minted_or_given_ids() {
+    let (_supervisor, push) = notifier(PushConfig::default().allow_loopback(true)).await;
+    let task = TaskId::new("t-1");
+    let minted = push
+        .set(task_config("t-1", None, "http://127.0.0.1:1/a"), false)
+        .await
+        .expect("set");
+    let minted_id = minted.push_notification_config.id.clone().expect("minted");
+    assert!(!minted_id.is_empty());
+    push.set(task_config("t-1", Some("b"), "http://127.0.0.1:1/b"), false)
+        .await
+        .expect("set");
+    push.set(
+        task_config("t-1", Some("b"), "http://127.0.0.1:1/b2"),
+        false,
+    )
+    .await
+    .expect("replace");
+    let listed: Vec<String> = push
+        .list(&task)
+        .into_iter()
+        .map(|c| c.push_notification_config.url)
+        .collect();
+    assert_eq!(listed, ["http://127.0.0.1:1/a", "http://127.0.0.1:1/b2"]);
+    let first = push.get(&task, None).expect("first");
+    assert_eq!(
+        first.push_notification_config.id.as_deref(),
+        Some(minted_id.as_str())
+    );
+    assert_eq!(
+        push.get(&task, Some("b"))
+            .expect("b")
+            .push_notification_config
+            .url,
+        "http://127.0.0.1:1/b2"
+    );
+    assert!(matches!(
+        push.get(&task, Some("zzz")),
+        Err(EdgeError::ConfigNotFound { .. })
+    ));
+    assert!(push.delete(&task, "b"));
+    assert!(!push.delete(&task, "b"));
+    assert!(push.delete(&task, &minted_id));
+    assert!(push.list(&task).is_empty());
+    push.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_task_cannot_have_more_webhooks_than_allowed() {
+    let mut config = PushConfig::default().allow_loopback(true);
+    config.max_configs_per_task = 2;
+    let (_supervisor, push) = notifier(config).await;
+    for id in ["a", "b"] {
+        push.set(task_config("t-1", Some(id), "http://127.0.0.1:1/"), false)
+            .await
+            .expect("set");
+    }
+    let error = push
+        .set(task_config("t-1", Some("c"), "http://127.0.0.1:1/"), false)
+        .await
+        .expect_err("over the limit");
+    assert!(
+        matches!(error, EdgeError::TooManyConfigs { limit: 2, .. }),
+        "{error}"
+    );
+    push.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_refused_webhook_is_not_stored() {
+    let (_supervisor, push) = notifier(PushConfig::default()).await;
+    let error = push
+        .set(task_config("t-1", None, "http://127.0.0.1:1/"), false)
+        .await
+        .expect_err("loopback refused");
+    assert!(error.to_string().contains("http://127.0.0.1:1/"), "{error}");
+    assert!(push.list(&TaskId::new("t-1")).is_empty());
+    push.shutdown().await;
+}
+
+#[tokio::test]
+async fn webhooks_of_ended_tasks_are_forgotten_after_the_retention() {
+    let mut config = PushConfig::default().allow_loopback(true);
+    config.retention = Duration::ZERO;
+    let (_supervisor, push) = notifier(config).await;
+    push.set(task_config("ended", None, "http://127.0.0.1:1/"), true)
+        .await
+        .expect("set");
+    push.set(task_config("live", None, "http://127.0.0.1:1/"), false)
+        .await
+        .expect("set");
+    push.inner.sweep();
+    assert!(push.list(&TaskId::new("ended")).is_empty());
+    assert_eq!(push.list(&TaskId::new("live")).len(), 1);
+    push.shutdown().await;
+}
+
+#[test]
+fn one_task_always_goes_to_the_same_worker() {
+    let task = TaskId::new("t-42");
+    let first = shard(&task, 4);
+    assert!(first < 4);
+    assert!((0..10).all(|_| shard(&task, 4) == first));
+    assert_eq!(shard(&task, 1), 0);
+}

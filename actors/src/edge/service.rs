@@ -1,0 +1,708 @@
+//! [`SupervisorService`]: the A2A methods answered by the supervisor.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use agentyard_policy::EntryPoint;
+use agentyard_transport::a2a::{
+    AgentCard, Message, MessageSendConfiguration, MessageSendParams, Metadata, Part,
+    PushNotificationConfig, Role, SendMessageResult, Task, TaskState,
+};
+use agentyard_transport::handoff::{self, HANDOFF_EXTENSION_URI, PayloadType};
+use agentyard_transport::jsonrpc::{A2aRequest, JsonRpcError};
+use agentyard_transport::service::{A2aService, CallContext, EventStream, Principal, Reply};
+use agentyard_transport::{TaskId, a2a};
+use futures::{Stream, StreamExt};
+use serde_json::{Value, json};
+
+use super::EdgeError;
+use super::card;
+use super::config::EdgeConfig;
+use super::push::PushNotifier;
+use super::rpc_error;
+use crate::agent::AgentDescriptor;
+use crate::supervisor::{SendRequest, Supervisor};
+use crate::task::StreamEvent as RuntimeEvent;
+
+/// What the edge knows about one exposed agent.
+#[derive(Debug)]
+struct Exposed {
+    name: String,
+    card: AgentCard,
+    extended: Option<AgentCard>,
+    answer_with_message: bool,
+    input_modes: Vec<String>,
+    output_modes: Vec<String>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    supervisor: Supervisor,
+    agents: BTreeMap<String, Exposed>,
+    default_agent: Option<String>,
+    push: Option<PushNotifier>,
+}
+
+/// The A2A methods of the exposed agents, answered by the supervisor: every call that
+/// reaches an agent is a supervisor send with entry point `http`, sent from the
+/// authenticated principal, so every rule of the supervisor (policy, idempotency,
+/// limits, events) applies to it.
+///
+/// Cheap to clone. The semantics of each method are in the [module docs](super).
+#[derive(Debug, Clone)]
+pub struct SupervisorService {
+    inner: Arc<Inner>,
+}
+
+/// A send on its way: the task as submitted and the updates that follow.
+struct Started {
+    task: Task,
+    updates: std::pin::Pin<Box<dyn Stream<Item = RuntimeEvent> + Send>>,
+}
+
+impl SupervisorService {
+    /// The service for the agents `config` exposes, with card URLs under `base_url`
+    /// (the public URL, or the bound address) and the given push notifier (`None` when
+    /// push notifications are off).
+    ///
+    /// # Errors
+    /// [`EdgeError::UnknownAgent`] or [`EdgeError::NotExposed`] when the configuration
+    /// names an agent that is not registered or not exposed; the error names the key.
+    pub fn new(
+        supervisor: Supervisor,
+        config: &EdgeConfig,
+        base_url: &str,
+        push: Option<PushNotifier>,
+    ) -> Result<Self, EdgeError> {
+        let descriptors = exposed_descriptors(&supervisor, config)?;
+        for name in config.agent_settings.keys() {
+            if supervisor.agent(name).is_none() {
+                return Err(EdgeError::UnknownAgent {
+                    key: "agent_settings",
+                    agent: name.clone(),
+                });
+            }
+        }
+        let default_agent = match &config.default_agent {
+            Some(name) => {
+                check_served(&supervisor, &descriptors, "default_agent", name)?;
+                Some(name.clone())
+            }
+            None if descriptors.len() == 1 => Some(descriptors[0].name.clone()),
+            None => None,
+        };
+        let agents = descriptors
+            .into_iter()
+            .map(|descriptor| {
+                let settings = config
+                    .agent_settings
+                    .get(&descriptor.name)
+                    .cloned()
+                    .unwrap_or_default();
+                let public = card::public_card(&descriptor, &settings, config, base_url);
+                let extended = card::extended_card(&public, &settings);
+                let exposed = Exposed {
+                    name: descriptor.name.clone(),
+                    card: public,
+                    extended,
+                    answer_with_message: settings.answer_with_message,
+                    input_modes: descriptor.input_modes.clone(),
+                    output_modes: descriptor.output_modes.clone(),
+                };
+                (descriptor.name, exposed)
+            })
+            .collect();
+        Ok(Self {
+            inner: Arc::new(Inner {
+                supervisor,
+                agents,
+                default_agent,
+                push,
+            }),
+        })
+    }
+
+    /// The supervisor the calls go to.
+    #[must_use]
+    pub fn supervisor(&self) -> &Supervisor {
+        &self.inner.supervisor
+    }
+
+    /// The push notifier, when push notifications are on.
+    #[must_use]
+    pub fn push(&self) -> Option<&PushNotifier> {
+        self.inner.push.as_ref()
+    }
+
+    fn exposed(&self, agent: &str) -> Result<&Exposed, JsonRpcError> {
+        self.inner.agents.get(agent).ok_or_else(|| {
+            JsonRpcError::invalid_params()
+                .with_message(format!("no agent named `{agent}` is served here"))
+                .with_data(json!({"reason": "unknown_agent", "agent": agent}))
+        })
+    }
+
+    fn push_or_unsupported(&self) -> Result<&PushNotifier, JsonRpcError> {
+        self.inner.push.as_ref().ok_or_else(|| {
+            JsonRpcError::push_notification_not_supported()
+                .with_message("Push Notification is not supported: push notifications are disabled on this server")
+                .with_data(json!({"reason": "push_disabled"}))
+        })
+    }
+
+    async fn dispatch(
+        &self,
+        context: CallContext,
+        request: A2aRequest,
+    ) -> Result<Reply, JsonRpcError> {
+        let agent = self.exposed(&context.agent)?;
+        let activated = context.has_extension(HANDOFF_EXTENSION_URI);
+        tracing::debug!(
+            agent = %agent.name,
+            method = request.method(),
+            rpc_id = %context.request_id,
+            principal = context.principal.as_ref().map(|p| p.name.as_str()),
+            "a2a call"
+        );
+        match request {
+            A2aRequest::SendMessage(params) => self
+                .send_message(agent, &context, params)
+                .await
+                .and_then(to_value)
+                .map(Reply::Result),
+            A2aRequest::SendStreamingMessage(params) => self
+                .stream_message(agent, &context, params)
+                .await
+                .map(Reply::Stream),
+            A2aRequest::GetTask(params) => {
+                let mut task = self.task(&params.id).await?;
+                decorate_task(&mut task, activated);
+                trim_history(&mut task, params.history_length);
+                to_value(task).map(Reply::Result)
+            }
+            A2aRequest::CancelTask(params) => {
+                let mut task = self
+                    .inner
+                    .supervisor
+                    .cancel_task(&params.id)
+                    .await
+                    .map_err(|e| rpc_error::from_runtime(&e))?;
+                decorate_task(&mut task, activated);
+                to_value(task).map(Reply::Result)
+            }
+            A2aRequest::TaskResubscription(params) => {
+                let updates = self
+                    .inner
+                    .supervisor
+                    .resubscribe(&params.id)
+                    .await
+                    .map_err(|e| rpc_error::from_runtime(&e))?;
+                let mut updates = Box::pin(updates);
+                let Some(RuntimeEvent::Task(task)) = updates.next().await else {
+                    // The runtime always starts a task stream with the task.
+                    return Err(JsonRpcError::internal_error().with_message(format!(
+                        "Internal error: the stream of task `{}` did not start with the task",
+                        params.id
+                    )));
+                };
+                let started = Started { task, updates };
+                Ok(Reply::Stream(wire_stream(started, None, activated)))
+            }
+            A2aRequest::SetTaskPushNotificationConfig(config) => {
+                let push = self.push_or_unsupported()?;
+                let task = self.task_summary(&config.task_id).await?;
+                let stored = push
+                    .set(config, task.status.state.is_terminal())
+                    .await
+                    .map_err(|e| rpc_error::from_edge(&e))?;
+                to_value(stored).map(Reply::Result)
+            }
+            A2aRequest::GetTaskPushNotificationConfig(params) => {
+                let push = self.push_or_unsupported()?;
+                self.task_summary(&params.id).await?;
+                let config = push
+                    .get(&params.id, params.push_notification_config_id.as_deref())
+                    .map_err(|e| rpc_error::from_edge(&e))?;
+                to_value(config).map(Reply::Result)
+            }
+            A2aRequest::ListTaskPushNotificationConfig(params) => {
+                let push = self.push_or_unsupported()?;
+                self.task_summary(&params.id).await?;
+                to_value(push.list(&params.id)).map(Reply::Result)
+            }
+            A2aRequest::DeleteTaskPushNotificationConfig(params) => {
+                let push = self.push_or_unsupported()?;
+                self.task_summary(&params.id).await?;
+                // Deleting a webhook that is not there is not an error: the result the
+                // client wants (no such webhook) holds either way.
+                push.delete(&params.id, &params.push_notification_config_id);
+                Ok(Reply::Result(Value::Null))
+            }
+            A2aRequest::GetAuthenticatedExtendedCard => {
+                let card = match &context.principal {
+                    Some(principal) => self.extended_card(&agent.name, principal),
+                    None => {
+                        return Err(JsonRpcError::authenticated_extended_card_not_configured()
+                            .with_message(format!(
+                                "Authenticated Extended Card is not configured for unauthenticated callers of agent `{}`: present credentials",
+                                agent.name
+                            ))
+                            .with_data(json!({"reason": "unauthenticated"})));
+                    }
+                };
+                let card = card.ok_or_else(|| {
+                    JsonRpcError::authenticated_extended_card_not_configured()
+                        .with_message(format!(
+                            "Authenticated Extended Card is not configured for agent `{}`",
+                            agent.name
+                        ))
+                        .with_data(json!({"reason": "extended_card_not_configured"}))
+                })?;
+                to_value(card).map(Reply::Result)
+            }
+        }
+    }
+
+    /// The task with its whole history.
+    async fn task(&self, task_id: &TaskId) -> Result<Task, JsonRpcError> {
+        self.inner
+            .supervisor
+            .get_task(task_id, None)
+            .await
+            .map_err(|e| rpc_error::from_runtime(&e))
+    }
+
+    /// The task without history, to check it exists.
+    async fn task_summary(&self, task_id: &TaskId) -> Result<Task, JsonRpcError> {
+        self.inner
+            .supervisor
+            .get_task(task_id, Some(0))
+            .await
+            .map_err(|e| rpc_error::from_runtime(&e))
+    }
+
+    /// Checks a send's params and turns them into a supervisor send.
+    async fn prepare(
+        &self,
+        agent: &Exposed,
+        context: &CallContext,
+        params: MessageSendParams,
+    ) -> Result<(SendRequest, Option<PushNotificationConfig>), JsonRpcError> {
+        let MessageSendParams {
+            mut message,
+            configuration,
+            ..
+        } = params;
+        let configuration = configuration.unwrap_or_default();
+        check_output_modes(agent, &configuration)?;
+        check_input_modes(agent, &message)?;
+        if context.has_extension(HANDOFF_EXTENSION_URI) {
+            if let Some(Err(invalid)) = handoff::payload_from_message(&message) {
+                return Err(JsonRpcError::invalid_params()
+                    .with_message(format!(
+                        "invalid message: the handoff payload in `message.parts` is invalid: {invalid}"
+                    ))
+                    .with_data(json!({"reason": "invalid_payload"})));
+            }
+        } else {
+            strip_handoff_markers(&mut message);
+        }
+        let webhook = match configuration.push_notification_config {
+            Some(webhook) => {
+                let push = self.push_or_unsupported()?;
+                push.validate(&webhook)
+                    .await
+                    .map_err(|e| rpc_error::from_edge(&e))?;
+                Some(webhook)
+            }
+            None => None,
+        };
+        let mut request =
+            SendRequest::new(agent.name.clone(), message).entry_point(EntryPoint::Http);
+        if let Some(Principal { name, .. }) = &context.principal {
+            request = request.from(name.clone());
+        }
+        Ok((request, webhook))
+    }
+
+    /// Sends and subscribes: the task as submitted, then its updates. A webhook given
+    /// with the send is stored as soon as the task exists.
+    async fn start(
+        &self,
+        request: SendRequest,
+        webhook: Option<PushNotificationConfig>,
+    ) -> Result<Started, JsonRpcError> {
+        let updates = self
+            .inner
+            .supervisor
+            .stream(request)
+            .await
+            .map_err(|e| rpc_error::from_runtime(&e))?;
+        let mut updates: std::pin::Pin<Box<dyn Stream<Item = RuntimeEvent> + Send>> =
+            Box::pin(updates);
+        let Some(RuntimeEvent::Task(task)) = updates.next().await else {
+            return Err(JsonRpcError::internal_error()
+                .with_message("Internal error: the task stream did not start with the task"));
+        };
+        if let Some(webhook) = webhook {
+            self.register(&task, webhook).await?;
+        }
+        Ok(Started { task, updates })
+    }
+
+    /// Stores a webhook given with a send and notifies the task's current status, so
+    /// that changes made before the webhook was stored are not lost.
+    async fn register(
+        &self,
+        task: &Task,
+        webhook: PushNotificationConfig,
+    ) -> Result<(), JsonRpcError> {
+        let push = self.push_or_unsupported()?;
+        let config = a2a::TaskPushNotificationConfig {
+            task_id: task.id.clone(),
+            push_notification_config: webhook,
+        };
+        push.set(config, false)
+            .await
+            .map_err(|e| rpc_error::from_edge(&e))?;
+        if let Ok(current) = self.inner.supervisor.get_task(&task.id, Some(0)).await {
+            push.notify_current(&current);
+        }
+        Ok(())
+    }
+
+    async fn send_message(
+        &self,
+        agent: &Exposed,
+        context: &CallContext,
+        params: MessageSendParams,
+    ) -> Result<SendMessageResult, JsonRpcError> {
+        let blocking = params.is_blocking();
+        let history_length = params.history_length();
+        let activated = context.has_extension(HANDOFF_EXTENSION_URI);
+        let (request, webhook) = self.prepare(agent, context, params).await?;
+        let mut task = if blocking {
+            let Started { task, mut updates } = self.start(request, webhook).await?;
+            // Drained to the end: the stream ends after the update marked final (the
+            // task ended or stopped for input).
+            while updates.next().await.is_some() {}
+            self.task(&task.id).await?
+        } else {
+            let submitted = self
+                .inner
+                .supervisor
+                .send(request)
+                .await
+                .map_err(|e| rpc_error::from_runtime(&e))?;
+            if let Some(webhook) = webhook {
+                self.register(&submitted.task, webhook).await?;
+            }
+            submitted.task
+        };
+        if blocking
+            && agent.answer_with_message
+            && task.status.state == TaskState::Completed
+            && let Some(reply) = task.status.message.take()
+        {
+            return Ok(SendMessageResult::Message(reply));
+        }
+        decorate_task(&mut task, activated);
+        trim_history(&mut task, history_length);
+        Ok(SendMessageResult::Task(task))
+    }
+
+    async fn stream_message(
+        &self,
+        agent: &Exposed,
+        context: &CallContext,
+        params: MessageSendParams,
+    ) -> Result<EventStream, JsonRpcError> {
+        let history_length = params.history_length();
+        let activated = context.has_extension(HANDOFF_EXTENSION_URI);
+        let (request, webhook) = self.prepare(agent, context, params).await?;
+        let started = self.start(request, webhook).await?;
+        Ok(wire_stream(started, history_length, activated))
+    }
+}
+
+impl A2aService for SupervisorService {
+    fn card(&self, agent: &str) -> Option<AgentCard> {
+        self.inner
+            .agents
+            .get(agent)
+            .map(|exposed| exposed.card.clone())
+    }
+
+    fn default_agent(&self) -> Option<String> {
+        self.inner.default_agent.clone()
+    }
+
+    fn agents(&self) -> Vec<String> {
+        self.inner.agents.keys().cloned().collect()
+    }
+
+    fn extended_card(&self, agent: &str, _principal: &Principal) -> Option<AgentCard> {
+        self.inner.agents.get(agent)?.extended.clone()
+    }
+
+    async fn call(&self, context: CallContext, request: A2aRequest) -> Result<Reply, JsonRpcError> {
+        self.dispatch(context, request).await
+    }
+}
+
+/// The descriptors of the agents this edge serves.
+fn exposed_descriptors(
+    supervisor: &Supervisor,
+    config: &EdgeConfig,
+) -> Result<Vec<AgentDescriptor>, EdgeError> {
+    match &config.agents {
+        None => {
+            let mut exposed: Vec<AgentDescriptor> =
+                supervisor.agents().filter(|d| d.exposed).cloned().collect();
+            exposed.sort_by(|a, b| a.name.cmp(&b.name));
+            Ok(exposed)
+        }
+        Some(names) => names
+            .iter()
+            .map(|name| {
+                let descriptor = supervisor
+                    .agent(name)
+                    .ok_or_else(|| EdgeError::UnknownAgent {
+                        key: "agents",
+                        agent: name.clone(),
+                    })?;
+                if !descriptor.exposed {
+                    return Err(EdgeError::NotExposed {
+                        key: "agents",
+                        agent: name.clone(),
+                    });
+                }
+                Ok(descriptor.clone())
+            })
+            .collect(),
+    }
+}
+
+/// Checks that `name` is one of the served agents, naming the problem otherwise.
+fn check_served(
+    supervisor: &Supervisor,
+    served: &[AgentDescriptor],
+    key: &'static str,
+    name: &str,
+) -> Result<(), EdgeError> {
+    if served.iter().any(|d| d.name == name) {
+        return Ok(());
+    }
+    if supervisor.agent(name).is_none() {
+        Err(EdgeError::UnknownAgent {
+            key,
+            agent: name.to_owned(),
+        })
+    } else {
+        Err(EdgeError::NotExposed {
+            key,
+            agent: name.to_owned(),
+        })
+    }
+}
+
+fn to_value(value: impl serde::Serialize) -> Result<Value, JsonRpcError> {
+    serde_json::to_value(value).map_err(|error| {
+        tracing::error!(%error, "cannot serialize a result");
+        JsonRpcError::internal_error()
+            .with_message("Internal error: the result could not be serialized")
+    })
+}
+
+/// Whether a media type range (`text/plain`, `text/*`, `*/*`) covers a media type.
+/// Parameters (`; charset=utf-8`) and case are ignored.
+pub(crate) fn media_matches(range: &str, media: &str) -> bool {
+    let essence = |m: &str| {
+        m.split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase()
+    };
+    let (range, media) = (essence(range), essence(media));
+    if range == "*/*" || range == "*" || media == "*/*" {
+        return true;
+    }
+    match (range.split_once('/'), media.split_once('/')) {
+        (Some((rt, rs)), Some((mt, ms))) => rt == mt && (rs == "*" || ms == "*" || rs == ms),
+        _ => range == media,
+    }
+}
+
+/// -32005 when the client accepts none of the agent's output modes.
+fn check_output_modes(
+    agent: &Exposed,
+    configuration: &MessageSendConfiguration,
+) -> Result<(), JsonRpcError> {
+    let Some(accepted) = configuration.accepted_output_modes.as_deref() else {
+        return Ok(());
+    };
+    if accepted.is_empty()
+        || agent.output_modes.is_empty()
+        || accepted
+            .iter()
+            .any(|a| agent.output_modes.iter().any(|o| media_matches(a, o)))
+    {
+        return Ok(());
+    }
+    Err(JsonRpcError::content_type_not_supported()
+        .with_message(format!(
+            "Incompatible content types: agent `{}` produces {:?}, and the request accepts only {accepted:?}",
+            agent.name, agent.output_modes
+        ))
+        .with_data(json!({
+            "reason": "output_mode_not_accepted",
+            "accepted": accepted,
+            "produced": agent.output_modes,
+        })))
+}
+
+/// -32005 when a part's media type is not one the agent accepts. Text parts are
+/// `text/plain`, data parts `application/json` (except the handoff part, which the
+/// extension every card declares covers), file parts their `mimeType` when given.
+fn check_input_modes(agent: &Exposed, message: &Message) -> Result<(), JsonRpcError> {
+    if agent.input_modes.is_empty() {
+        return Ok(());
+    }
+    for (index, part) in message.parts.iter().enumerate() {
+        let media = match part {
+            Part::Text(_) => Some("text/plain"),
+            Part::Data(data) if is_handoff_part(data.metadata.as_ref()) => None,
+            Part::Data(_) => Some("application/json"),
+            Part::File(file) => match &file.file {
+                a2a::FileContent::Bytes(f) => f.mime_type.as_deref(),
+                a2a::FileContent::Uri(f) => f.mime_type.as_deref(),
+            },
+        };
+        let Some(media) = media else { continue };
+        if !agent.input_modes.iter().any(|m| media_matches(m, media)) {
+            return Err(JsonRpcError::content_type_not_supported()
+                .with_message(format!(
+                    "Incompatible content types: `message.parts[{index}]` is {media}, and agent `{}` accepts only {:?}",
+                    agent.name, agent.input_modes
+                ))
+                .with_data(json!({
+                    "reason": "input_mode_not_accepted",
+                    "part": index,
+                    "mediaType": media,
+                    "accepted": agent.input_modes,
+                })));
+        }
+    }
+    Ok(())
+}
+
+fn is_handoff_part(metadata: Option<&Metadata>) -> bool {
+    metadata.is_some_and(|m| m.contains_key(HANDOFF_EXTENSION_URI))
+}
+
+/// Without the extension activated, a handoff data part is an ordinary data part: the
+/// marker that makes it a payload is removed, so the agent gets no typed payload and
+/// the events no payload type, while the free text and the data itself still arrive.
+fn strip_handoff_markers(message: &mut Message) {
+    for part in &mut message.parts {
+        if let Part::Data(data) = part
+            && let Some(metadata) = data.metadata.as_mut()
+            && metadata.remove(HANDOFF_EXTENSION_URI).is_some()
+        {
+            tracing::debug!(
+                "handoff part sent without activating the extension: delivered as plain data"
+            );
+            if metadata.is_empty() {
+                data.metadata = None;
+            }
+        }
+    }
+}
+
+/// Keeps the `n` most recent history messages (all when `None`; none for 0).
+fn trim_history(task: &mut Task, n: Option<u32>) {
+    let (Some(n), Some(history)) = (n, task.history.as_mut()) else {
+        return;
+    };
+    let keep = usize::try_from(n).unwrap_or(usize::MAX);
+    let excess = history.len().saturating_sub(keep);
+    history.drain(..excess);
+}
+
+/// The payload type of the send a task answers: the most recent user message with a
+/// handoff payload.
+fn payload_type_of(task: &Task) -> Option<PayloadType> {
+    task.history.as_ref()?.iter().rev().find_map(|message| {
+        if message.role != Role::User {
+            return None;
+        }
+        match handoff::payload_from_message(message) {
+            Some(Ok(payload)) => Some(payload.payload_type()),
+            _ => None,
+        }
+    })
+}
+
+/// Marks metadata with the payload type, under the extension's URI, as the handoff
+/// part's own marker is written: `{"<uri>": {"payloadType": "task_delegation"}}`.
+fn mark(metadata: &mut Option<Metadata>, payload_type: PayloadType) {
+    metadata.get_or_insert_with(Metadata::new).insert(
+        HANDOFF_EXTENSION_URI.to_owned(),
+        json!({"payloadType": payload_type.as_str()}),
+    );
+}
+
+/// With the extension activated, puts the task's payload type in its metadata.
+fn decorate_task(task: &mut Task, activated: bool) {
+    if !activated {
+        return;
+    }
+    if let Some(payload_type) = payload_type_of(task) {
+        mark(&mut task.metadata, payload_type);
+    }
+}
+
+/// The runtime's task stream as A2A stream events: the task first (history trimmed to
+/// `history_length`), then status and artifact updates, marked with the payload type
+/// when the extension is activated.
+fn wire_stream(started: Started, history_length: Option<u32>, activated: bool) -> EventStream {
+    let Started { mut task, updates } = started;
+    let payload_type = if activated {
+        payload_type_of(&task)
+    } else {
+        None
+    };
+    if let Some(payload_type) = payload_type {
+        mark(&mut task.metadata, payload_type);
+    }
+    trim_history(&mut task, history_length);
+    let first = futures::stream::once(async move { Ok(a2a::StreamEvent::Task(task)) });
+    let rest = updates.map(move |event| {
+        let event = match event {
+            RuntimeEvent::Task(mut task) => {
+                if let Some(payload_type) = payload_type {
+                    mark(&mut task.metadata, payload_type);
+                }
+                a2a::StreamEvent::Task(task)
+            }
+            RuntimeEvent::Status(mut update) => {
+                if let Some(payload_type) = payload_type {
+                    mark(&mut update.metadata, payload_type);
+                }
+                a2a::StreamEvent::StatusUpdate(update)
+            }
+            RuntimeEvent::Artifact(mut update) => {
+                if let Some(payload_type) = payload_type {
+                    mark(&mut update.metadata, payload_type);
+                }
+                a2a::StreamEvent::ArtifactUpdate(update)
+            }
+        };
+        Ok(event)
+    });
+    Box::pin(first.chain(rest))
+}
+
+#[cfg(test)]
+mod tests;

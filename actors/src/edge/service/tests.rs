@@ -1,0 +1,666 @@
+use std::sync::Arc;
+
+use agentyard_policy::AllowAll;
+use agentyard_transport::a2a::{
+    DeleteTaskPushNotificationConfigParams, GetTaskPushNotificationConfigParams,
+    ListTaskPushNotificationConfigParams,
+};
+use agentyard_transport::a2a::{
+    FileContent, FilePart, FileWithUri, MessageSendConfiguration, StreamEvent, TaskIdParams,
+    TaskPushNotificationConfig, TaskQueryParams,
+};
+use agentyard_transport::handoff::{HandoffPayload, TaskDelegation};
+use agentyard_transport::jsonrpc::RequestId;
+
+use super::*;
+use crate::agent::{Agent, AgentError, TaskContext};
+use crate::edge::{AgentSettings, PushConfig};
+use crate::events::{EventKind, Received};
+use crate::store::InMemoryTaskStore;
+use crate::supervisor::{Registration, SupervisorConfig};
+
+/// Replies `echo: {text}`.
+struct Echo;
+
+impl Agent for Echo {
+    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
+        let text = ctx.message().text();
+        ctx.reply_text(format!("echo: {text}"));
+        Ok(())
+    }
+}
+
+/// Replies with the payload type it received, or `none`.
+struct Probe;
+
+impl Agent for Probe {
+    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
+        let seen = ctx
+            .payload()
+            .map_or("none", |payload| payload.payload_type().as_str());
+        ctx.reply_text(seen);
+        Ok(())
+    }
+}
+
+/// Works until canceled.
+struct Sleeper;
+
+impl Agent for Sleeper {
+    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
+        ctx.cancelled().await;
+        Ok(())
+    }
+}
+
+async fn supervisor() -> Supervisor {
+    let text = || vec!["text/plain".to_owned()];
+    Supervisor::start(
+        SupervisorConfig::default(),
+        vec![
+            Registration::new(AgentDescriptor::new("echo").exposed(true), |_| Echo),
+            Registration::new(
+                AgentDescriptor::new("texty")
+                    .modes(text(), text())
+                    .exposed(true),
+                |_| Echo,
+            ),
+            Registration::new(AgentDescriptor::new("probe").exposed(true), |_| Probe),
+            Registration::new(AgentDescriptor::new("sleeper").exposed(true), |_| Sleeper),
+            Registration::new(AgentDescriptor::new("internal"), |_| Echo),
+        ],
+        Arc::new(AllowAll),
+        Arc::new(InMemoryTaskStore::new()),
+    )
+    .await
+    .expect("supervisor")
+}
+
+async fn service_with(config: EdgeConfig) -> SupervisorService {
+    let supervisor = supervisor().await;
+    let push = config
+        .push
+        .enabled
+        .then(|| PushNotifier::start(supervisor.clone(), config.push.clone()).expect("push"));
+    SupervisorService::new(supervisor, &config, "http://edge.test", push).expect("service")
+}
+
+async fn service() -> SupervisorService {
+    service_with(EdgeConfig::default().push(PushConfig::default().allow_loopback(true))).await
+}
+
+fn ctx(agent: &str) -> CallContext {
+    CallContext::new(agent, RequestId::from(1))
+}
+
+fn send(text: &str) -> MessageSendParams {
+    MessageSendParams::new(Message::user_text(text))
+}
+
+fn configured(
+    params: MessageSendParams,
+    configuration: MessageSendConfiguration,
+) -> MessageSendParams {
+    MessageSendParams {
+        configuration: Some(configuration),
+        ..params
+    }
+}
+
+async fn result(service: &SupervisorService, context: CallContext, request: A2aRequest) -> Value {
+    match service.call(context, request).await {
+        Ok(Reply::Result(value)) => value,
+        Ok(other) => panic!("expected a result, got {other:?}"),
+        Err(error) => panic!("expected a result, got {error:?}"),
+    }
+}
+
+async fn error(
+    service: &SupervisorService,
+    context: CallContext,
+    request: A2aRequest,
+) -> JsonRpcError {
+    match service.call(context, request).await {
+        Ok(reply) => panic!("expected an error, got {reply:?}"),
+        Err(error) => error,
+    }
+}
+
+async fn events(
+    service: &SupervisorService,
+    context: CallContext,
+    request: A2aRequest,
+) -> Vec<StreamEvent> {
+    match service.call(context, request).await {
+        Ok(Reply::Stream(stream)) => {
+            stream
+                .map(|item| item.expect("stream item"))
+                .collect()
+                .await
+        }
+        Ok(other) => panic!("expected a stream, got {other:?}"),
+        Err(error) => panic!("expected a stream, got {error:?}"),
+    }
+}
+
+fn task_of(value: Value) -> Task {
+    serde_json::from_value(value).expect("a task")
+}
+
+#[tokio::test]
+async fn a_blocking_send_answers_with_the_completed_task() {
+    let service = service().await;
+    let task = task_of(result(&service, ctx("echo"), A2aRequest::SendMessage(send("hi"))).await);
+    assert_eq!(task.status.state, TaskState::Completed);
+    assert_eq!(
+        task.status.message.map(|m| m.text()).as_deref(),
+        Some("echo: hi")
+    );
+    assert_eq!(task.history.map(|h| h.len()), Some(2));
+}
+
+#[tokio::test]
+async fn history_length_keeps_the_most_recent_messages() {
+    let service = service().await;
+    for (length, expected) in [(1, vec!["echo: hi"]), (0, vec![])] {
+        let params = configured(
+            send("hi"),
+            MessageSendConfiguration {
+                history_length: Some(length),
+                ..MessageSendConfiguration::default()
+            },
+        );
+        let task = task_of(result(&service, ctx("echo"), A2aRequest::SendMessage(params)).await);
+        let texts: Vec<String> = task
+            .history
+            .unwrap_or_default()
+            .iter()
+            .map(Message::text)
+            .collect();
+        assert_eq!(texts, expected, "historyLength {length}");
+    }
+}
+
+#[tokio::test]
+async fn a_non_blocking_send_answers_with_the_submitted_task() {
+    let service = service().await;
+    let params = configured(
+        send("hi"),
+        MessageSendConfiguration {
+            blocking: Some(false),
+            ..MessageSendConfiguration::default()
+        },
+    );
+    let task = task_of(result(&service, ctx("sleeper"), A2aRequest::SendMessage(params)).await);
+    assert_eq!(task.status.state, TaskState::Submitted);
+    let canceled = task_of(
+        result(
+            &service,
+            ctx("sleeper"),
+            A2aRequest::CancelTask(TaskIdParams::new(task.id.clone())),
+        )
+        .await,
+    );
+    assert_eq!(canceled.status.state, TaskState::Canceled);
+    let again = error(
+        &service,
+        ctx("sleeper"),
+        A2aRequest::CancelTask(TaskIdParams::new(task.id)),
+    )
+    .await;
+    assert_eq!(again.code, -32002);
+}
+
+#[tokio::test]
+async fn an_agent_marked_so_answers_with_its_reply_message() {
+    let config = EdgeConfig::default()
+        .agent_settings("echo", AgentSettings::default().answer_with_message(true));
+    let service = service_with(config).await;
+    let value = result(&service, ctx("echo"), A2aRequest::SendMessage(send("hi"))).await;
+    assert_eq!(value["kind"], "message");
+    assert_eq!(value["role"], "agent");
+    assert_eq!(value["parts"][0]["text"], "echo: hi");
+    assert!(value["taskId"].is_string() && value["contextId"].is_string());
+}
+
+#[tokio::test]
+async fn output_modes_the_agent_cannot_produce_are_refused() {
+    let service = service().await;
+    let refuse = configured(
+        send("hi"),
+        MessageSendConfiguration {
+            accepted_output_modes: Some(vec!["image/png".to_owned()]),
+            ..MessageSendConfiguration::default()
+        },
+    );
+    let refused = error(&service, ctx("texty"), A2aRequest::SendMessage(refuse)).await;
+    assert_eq!(refused.code, -32005);
+    assert!(refused.message.contains("image/png"), "{}", refused.message);
+    let accept = configured(
+        send("hi"),
+        MessageSendConfiguration {
+            accepted_output_modes: Some(vec!["image/png".to_owned(), "text/*".to_owned()]),
+            ..MessageSendConfiguration::default()
+        },
+    );
+    result(&service, ctx("texty"), A2aRequest::SendMessage(accept)).await;
+}
+
+#[tokio::test]
+async fn parts_the_agent_does_not_accept_are_refused() {
+    let service = service().await;
+    let mut message = Message::user_text("look");
+    message.parts.push(Part::File(FilePart {
+        file: FileContent::Uri(FileWithUri {
+            uri: "https://example.com/cat.png".to_owned(),
+            name: None,
+            mime_type: Some("image/png".to_owned()),
+        }),
+        metadata: None,
+    }));
+    let refused = error(
+        &service,
+        ctx("texty"),
+        A2aRequest::SendMessage(MessageSendParams::new(message)),
+    )
+    .await;
+    assert_eq!(refused.code, -32005);
+    assert!(refused.message.contains("parts[1]"), "{}", refused.message);
+}
+
+#[tokio::test]
+async fn a_message_without_parts_is_invalid_params() {
+    let service = service().await;
+    let refused = error(
+        &service,
+        ctx("echo"),
+        A2aRequest::SendMessage(MessageSendParams::new(Message::new(Role::User, Vec::new()))),
+    )
+    .await;
+    assert_eq!(refused.code, -32602);
+    assert!(refused.message.contains("parts"), "{}", refused.message);
+}
+
+#[tokio::test]
+async fn a_send_comes_from_the_principal_through_the_http_entry_point() {
+    let service = service().await;
+    let mut events = service.supervisor().subscribe();
+    let mut context = ctx("echo");
+    context.principal = Some(Principal::new("alice", "apiKey"));
+    result(&service, context, A2aRequest::SendMessage(send("hi"))).await;
+    let initiated = loop {
+        match events.recv().await {
+            Some(Received::Event(event)) if event.kind == EventKind::SendInitiated => break event,
+            Some(_) => {}
+            None => panic!("the bus closed"),
+        }
+    };
+    assert_eq!(initiated.entry_point, EntryPoint::Http);
+    assert_eq!(initiated.from.as_deref(), Some("alice"));
+    assert_eq!(&*initiated.to, "echo");
+}
+
+fn delegation() -> Message {
+    let payload = HandoffPayload::from(
+        TaskDelegation::builder()
+            .task_id("job-1")
+            .task_title("Review")
+            .task_description("Review PR #42")
+            .build()
+            .expect("valid"),
+    );
+    handoff::into_message(Role::User, "please review PR #42", &payload)
+}
+
+#[tokio::test]
+async fn an_activated_handoff_reaches_the_agent_typed_and_marks_the_task() {
+    let service = service().await;
+    let mut context = ctx("probe");
+    context.extensions.push(HANDOFF_EXTENSION_URI.to_owned());
+    let task = task_of(
+        result(
+            &service,
+            context,
+            A2aRequest::SendMessage(MessageSendParams::new(delegation())),
+        )
+        .await,
+    );
+    assert_eq!(
+        task.status.message.map(|m| m.text()).as_deref(),
+        Some("task_delegation")
+    );
+    let marker = task
+        .metadata
+        .as_ref()
+        .and_then(|m| m.get(HANDOFF_EXTENSION_URI))
+        .cloned();
+    assert_eq!(marker, Some(json!({"payloadType": "task_delegation"})));
+}
+
+#[tokio::test]
+async fn without_activation_a_handoff_part_is_plain_data() {
+    let service = service().await;
+    let task = task_of(
+        result(
+            &service,
+            ctx("probe"),
+            A2aRequest::SendMessage(MessageSendParams::new(delegation())),
+        )
+        .await,
+    );
+    assert_eq!(
+        task.status.message.map(|m| m.text()).as_deref(),
+        Some("none")
+    );
+    assert!(task.metadata.is_none());
+    let sent = &task.history.unwrap_or_default()[0];
+    assert_eq!(sent.text(), "please review PR #42");
+    assert!(matches!(&sent.parts[1], Part::Data(data) if data.metadata.is_none()));
+}
+
+#[tokio::test]
+async fn an_invalid_activated_handoff_names_the_field() {
+    let service = service().await;
+    let mut message = delegation();
+    if let Part::Data(data) = &mut message.parts[1] {
+        data.data.insert("priority".to_owned(), json!("whenever"));
+    }
+    let mut context = ctx("probe");
+    context.extensions.push(HANDOFF_EXTENSION_URI.to_owned());
+    let refused = error(
+        &service,
+        context,
+        A2aRequest::SendMessage(MessageSendParams::new(message)),
+    )
+    .await;
+    assert_eq!(refused.code, -32602);
+    assert!(refused.message.contains("priority"), "{}", refused.message);
+}
+
+#[tokio::test]
+async fn a_stream_starts_with_the_task_and_ends_with_the_final_update() {
+    let service = service().await;
+    let mut context = ctx("probe");
+    context.extensions.push(HANDOFF_EXTENSION_URI.to_owned());
+    let events = events(
+        &service,
+        context,
+        A2aRequest::SendStreamingMessage(MessageSendParams::new(delegation())),
+    )
+    .await;
+    assert!(
+        matches!(events.first(), Some(StreamEvent::Task(_))),
+        "{events:?}"
+    );
+    let Some(StreamEvent::StatusUpdate(last)) = events.last() else {
+        panic!("no final status update: {events:?}");
+    };
+    assert!(last.is_final);
+    assert_eq!(last.status.state, TaskState::Completed);
+    for event in &events[1..] {
+        let StreamEvent::StatusUpdate(update) = event else {
+            continue;
+        };
+        let marker = update
+            .metadata
+            .as_ref()
+            .and_then(|m| m.get(HANDOFF_EXTENSION_URI));
+        assert_eq!(marker, Some(&json!({"payloadType": "task_delegation"})));
+    }
+}
+
+#[tokio::test]
+async fn resubscribing_to_an_ended_task_yields_only_the_task() {
+    let service = service().await;
+    let task = task_of(result(&service, ctx("echo"), A2aRequest::SendMessage(send("hi"))).await);
+    let events = events(
+        &service,
+        ctx("echo"),
+        A2aRequest::TaskResubscription(TaskIdParams::new(task.id.clone())),
+    )
+    .await;
+    assert_eq!(events.len(), 1);
+    assert!(matches!(&events[0], StreamEvent::Task(t) if t.id == task.id));
+}
+
+#[tokio::test]
+async fn an_unknown_task_is_32001_for_every_task_method() {
+    let service = service().await;
+    let id = TaskId::new("no-such-task");
+    let requests = [
+        A2aRequest::GetTask(TaskQueryParams::new(id.clone())),
+        A2aRequest::CancelTask(TaskIdParams::new(id.clone())),
+        A2aRequest::TaskResubscription(TaskIdParams::new(id.clone())),
+        A2aRequest::SetTaskPushNotificationConfig(TaskPushNotificationConfig {
+            task_id: id.clone(),
+            push_notification_config: PushNotificationConfig::new("http://127.0.0.1:9/"),
+        }),
+        A2aRequest::ListTaskPushNotificationConfig(ListTaskPushNotificationConfigParams {
+            id: id.clone(),
+            metadata: None,
+        }),
+    ];
+    for request in requests {
+        let method = request.method();
+        let refused = error(&service, ctx("echo"), request).await;
+        assert_eq!(refused.code, -32001, "{method}");
+        assert!(
+            refused.message.contains("no-such-task"),
+            "{method}: {}",
+            refused.message
+        );
+    }
+}
+
+#[tokio::test]
+async fn push_configs_round_trip_and_delete_answers_null() {
+    let service = service().await;
+    let task = task_of(result(&service, ctx("echo"), A2aRequest::SendMessage(send("hi"))).await);
+    let set = result(
+        &service,
+        ctx("echo"),
+        A2aRequest::SetTaskPushNotificationConfig(TaskPushNotificationConfig {
+            task_id: task.id.clone(),
+            push_notification_config: PushNotificationConfig::new("http://127.0.0.1:9/hook"),
+        }),
+    )
+    .await;
+    let id = set["pushNotificationConfig"]["id"]
+        .as_str()
+        .expect("minted id")
+        .to_owned();
+    let got = result(
+        &service,
+        ctx("echo"),
+        A2aRequest::GetTaskPushNotificationConfig(GetTaskPushNotificationConfigParams {
+            id: task.id.clone(),
+            push_notification_config_id: Some(id.clone()),
+            metadata: None,
+        }),
+    )
+    .await;
+    assert_eq!(got, set);
+    let deleted = result(
+        &service,
+        ctx("echo"),
+        A2aRequest::DeleteTaskPushNotificationConfig(DeleteTaskPushNotificationConfigParams {
+            id: task.id.clone(),
+            push_notification_config_id: id,
+            metadata: None,
+        }),
+    )
+    .await;
+    assert_eq!(deleted, Value::Null);
+    let listed = result(
+        &service,
+        ctx("echo"),
+        A2aRequest::ListTaskPushNotificationConfig(ListTaskPushNotificationConfigParams {
+            id: task.id,
+            metadata: None,
+        }),
+    )
+    .await;
+    assert_eq!(listed, json!([]));
+}
+
+#[tokio::test]
+async fn push_methods_are_32003_when_push_is_off() {
+    let service = service_with(EdgeConfig::default().push(PushConfig::disabled())).await;
+    let task = task_of(result(&service, ctx("echo"), A2aRequest::SendMessage(send("hi"))).await);
+    let refused = error(
+        &service,
+        ctx("echo"),
+        A2aRequest::ListTaskPushNotificationConfig(ListTaskPushNotificationConfigParams {
+            id: task.id,
+            metadata: None,
+        }),
+    )
+    .await;
+    assert_eq!(refused.code, -32003);
+    let with_webhook = configured(
+        send("hi"),
+        MessageSendConfiguration {
+            push_notification_config: Some(PushNotificationConfig::new("https://example.com/h")),
+            ..MessageSendConfiguration::default()
+        },
+    );
+    let refused = error(&service, ctx("echo"), A2aRequest::SendMessage(with_webhook)).await;
+    assert_eq!(refused.code, -32003);
+}
+
+#[tokio::test]
+async fn a_send_with_a_refused_webhook_does_not_run() {
+    let service = service().await;
+    let mut events = service.supervisor().subscribe();
+    let params = configured(
+        send("hi"),
+        MessageSendConfiguration {
+            push_notification_config: Some(PushNotificationConfig::new("http://10.1.2.3/hook")),
+            ..MessageSendConfiguration::default()
+        },
+    );
+    let refused = error(&service, ctx("echo"), A2aRequest::SendMessage(params)).await;
+    assert_eq!(refused.code, -32602);
+    assert!(
+        refused.message.contains("http://10.1.2.3/hook"),
+        "{}",
+        refused.message
+    );
+    // Another send: if the refused one had started, its events would come first.
+    result(&service, ctx("echo"), A2aRequest::SendMessage(send("ok"))).await;
+    let mut initiated = 0;
+    loop {
+        match events.recv().await {
+            Some(Received::Event(event)) if event.kind == EventKind::SendInitiated => {
+                initiated += 1
+            }
+            Some(Received::Event(event)) if event.kind == EventKind::SendCompleted => break,
+            Some(_) => {}
+            None => panic!("the bus closed"),
+        }
+    }
+    assert_eq!(initiated, 1);
+}
+
+#[tokio::test]
+async fn the_extended_card_is_only_for_authenticated_callers() {
+    let config = EdgeConfig::default().agent_settings(
+        "echo",
+        AgentSettings::default().extended_skills(vec![a2a::AgentSkill::new(
+            "admin",
+            "Admin",
+            "Operator tools",
+        )]),
+    );
+    let service = service_with(config).await;
+    let anonymous = error(
+        &service,
+        ctx("echo"),
+        A2aRequest::GetAuthenticatedExtendedCard,
+    )
+    .await;
+    assert_eq!(anonymous.code, -32007);
+    let mut context = ctx("echo");
+    context.principal = Some(Principal::new("alice", "bearer"));
+    let card = result(
+        &service,
+        context.clone(),
+        A2aRequest::GetAuthenticatedExtendedCard,
+    )
+    .await;
+    assert_eq!(card["skills"][0]["id"], "admin");
+    context.agent = "probe".to_owned();
+    let none = error(&service, context, A2aRequest::GetAuthenticatedExtendedCard).await;
+    assert_eq!(none.code, -32007);
+}
+
+#[tokio::test]
+async fn only_exposed_agents_have_cards() {
+    let service = service().await;
+    assert_eq!(service.agents(), ["echo", "probe", "sleeper", "texty"]);
+    assert!(service.card("internal").is_none());
+    assert_eq!(
+        service.card("echo").map(|c| c.url).as_deref(),
+        Some("http://edge.test/agents/echo")
+    );
+    assert_eq!(service.default_agent(), None);
+    let refused = error(
+        &service,
+        ctx("internal"),
+        A2aRequest::SendMessage(send("hi")),
+    )
+    .await;
+    assert_eq!(refused.code, -32602);
+}
+
+#[tokio::test]
+async fn the_configuration_must_name_served_agents() {
+    let supervisor = supervisor().await;
+    let build = |config: EdgeConfig| {
+        SupervisorService::new(supervisor.clone(), &config, "http://h", None)
+            .map(|s| s.default_agent())
+    };
+    assert!(matches!(
+        build(EdgeConfig::default().agents(["ghost"])),
+        Err(EdgeError::UnknownAgent { key: "agents", .. })
+    ));
+    assert!(matches!(
+        build(EdgeConfig::default().agents(["internal"])),
+        Err(EdgeError::NotExposed { key: "agents", .. })
+    ));
+    assert!(matches!(
+        build(
+            EdgeConfig::default()
+                .agents(["echo"])
+                .default_agent("probe")
+        ),
+        Err(EdgeError::NotExposed {
+            key: "default_agent",
+            ..
+        })
+    ));
+    assert!(matches!(
+        build(EdgeConfig::default().agent_settings("ghost", AgentSettings::default())),
+        Err(EdgeError::UnknownAgent {
+            key: "agent_settings",
+            ..
+        })
+    ));
+    assert_eq!(
+        build(EdgeConfig::default().agents(["echo"]))
+            .ok()
+            .flatten()
+            .as_deref(),
+        Some("echo")
+    );
+}
+
+#[test]
+fn media_ranges_match_like_accept_headers() {
+    assert!(media_matches("text/plain", "text/plain; charset=utf-8"));
+    assert!(media_matches("text/*", "text/markdown"));
+    assert!(media_matches("*/*", "image/png"));
+    assert!(media_matches("TEXT/PLAIN", "text/plain"));
+    assert!(!media_matches("text/plain", "application/json"));
+    assert!(!media_matches("image/*", "text/plain"));
+}

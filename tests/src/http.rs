@@ -1,0 +1,463 @@
+//! Helpers for the A2A end-to-end tests: a runtime with small agents behind a real
+//! HTTP edge on 127.0.0.1 (an ephemeral port), raw JSON-RPC and SSE over HTTP for what
+//! the typed client cannot send (malformed input, odd headers), a local webhook
+//! receiver for push notifications, and [`poll_until`].
+//!
+//! The agents of [`TestEdge`] (every one exposed but `internal`):
+//!
+//! | agent | does |
+//! |---|---|
+//! | `echo` | replies `echo: {text}` |
+//! | `gated` | publishes `working`, then waits for [`TestEdge::open_gate`] (or a cancel), then replies `done: {text}` |
+//! | `probe` | replies with what it received: `{payloadType}: {taskTitle}` for a typed delegation, `free: {text}` otherwise |
+//! | `ask` | asks a question (input-required), then completes with `answer: {text}` |
+//! | `chunks` | streams three `working` updates and three artifact chunks, then replies `counted` |
+//! | `texty` | like `echo`, but accepts and produces only `text/plain` |
+//! | `internal` | like `echo`, not exposed |
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agentyard::{
+    Agent, AgentDescriptor, AgentError, Artifact, Part, Runtime, RuntimeBuilder, TaskContext,
+};
+use agentyard_actors::edge::{Edge, EdgeConfig};
+use reqwest::StatusCode;
+use reqwest::header::HeaderMap;
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+
+/// How long a test waits for something that should happen at once.
+pub const PATIENCE: Duration = Duration::from_secs(10);
+
+/// Polls `check` until it returns `Some`, or panics naming `what` after [`PATIENCE`].
+///
+/// # Panics
+/// When the deadline passes.
+pub async fn poll_until<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out after {PATIENCE:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+struct Echo;
+
+impl Agent for Echo {
+    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
+        let text = ctx.message().text();
+        ctx.reply_text(format!("echo: {text}"));
+        Ok(())
+    }
+}
+
+struct Gated {
+    gate: Arc<Semaphore>,
+}
+
+impl Agent for Gated {
+    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
+        ctx.working(Some("started")).await?;
+        tokio::select! {
+            permit = self.gate.acquire() => {
+                permit?.forget();
+            }
+            () = ctx.cancelled() => return Ok(()),
+        }
+        let text = ctx.message().text();
+        ctx.reply_text(format!("done: {text}"));
+        Ok(())
+    }
+}
+
+struct Probe;
+
+impl Agent for Probe {
+    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
+        let reply = match ctx.payload() {
+            Some(agentyard::handoff::HandoffPayload::TaskDelegation(task)) => {
+                format!("task_delegation: {}", task.task_title())
+            }
+            Some(other) => other.payload_type().as_str().to_owned(),
+            None => format!("free: {}", ctx.message().text()),
+        };
+        ctx.reply_text(reply);
+        Ok(())
+    }
+}
+
+struct Ask;
+
+impl Agent for Ask {
+    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
+        let asked = ctx
+            .history()
+            .iter()
+            .any(|m| m.task_id.as_ref() == Some(ctx.task_id()) && m.role == agentyard::Role::Agent);
+        if asked {
+            let text = ctx.message().text();
+            ctx.reply_text(format!("answer: {text}"));
+        } else {
+            ctx.require_input("Which colour?");
+        }
+        Ok(())
+    }
+}
+
+struct Chunks;
+
+impl Agent for Chunks {
+    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
+        for n in 1..=3 {
+            ctx.working(Some(&format!("step {n}"))).await?;
+            ctx.artifact_chunk(
+                Artifact::new("count", vec![Part::text(n.to_string())]),
+                n > 1,
+                n == 3,
+            )
+            .await?;
+        }
+        ctx.reply_text("counted");
+        Ok(())
+    }
+}
+
+/// A runtime with the test agents, served by an edge on 127.0.0.1.
+#[derive(Debug)]
+pub struct TestEdge {
+    /// The runtime.
+    pub runtime: Runtime,
+    /// The edge.
+    pub edge: Edge,
+    gate: Arc<Semaphore>,
+    http: reqwest::Client,
+}
+
+fn descriptor(name: &str) -> AgentDescriptor {
+    AgentDescriptor::new(name)
+        .description(format!("the test agent `{name}`"))
+        .exposed(true)
+}
+
+impl TestEdge {
+    /// The default edge: push notifications allowed to loopback webhooks, fast retries.
+    pub async fn start() -> Self {
+        Self::start_with(Self::config()).await
+    }
+
+    /// The configuration [`start`](Self::start) uses, to adjust.
+    #[must_use]
+    pub fn config() -> EdgeConfig {
+        EdgeConfig::default().push(
+            agentyard_actors::edge::PushConfig::default()
+                .allow_loopback(true)
+                .retries(4, Duration::from_millis(20), Duration::from_millis(200))
+                .request_timeout(Duration::from_secs(5)),
+        )
+    }
+
+    /// An edge with this configuration.
+    ///
+    /// # Panics
+    /// If the runtime or the edge cannot start.
+    pub async fn start_with(config: EdgeConfig) -> Self {
+        Self::start_custom(config, |builder| builder).await
+    }
+
+    /// An edge with this configuration, over a runtime whose builder `customize`
+    /// adjusts (policy, limits) after the test agents are registered.
+    ///
+    /// # Panics
+    /// If the runtime or the edge cannot start.
+    pub async fn start_custom(
+        config: EdgeConfig,
+        customize: impl FnOnce(RuntimeBuilder) -> RuntimeBuilder,
+    ) -> Self {
+        let gate = Arc::new(Semaphore::new(0));
+        let text = || vec!["text/plain".to_owned()];
+        let gated = Arc::clone(&gate);
+        let runtime = Runtime::builder()
+            .agent(descriptor("echo"), |_| Echo)
+            .agent(descriptor("gated"), move |_| Gated {
+                gate: Arc::clone(&gated),
+            })
+            .agent(descriptor("probe"), |_| Probe)
+            .agent(descriptor("ask"), |_| Ask)
+            .agent(descriptor("chunks"), |_| Chunks)
+            .agent(descriptor("texty").modes(text(), text()), |_| Echo)
+            .agent(AgentDescriptor::new("internal"), |_| Echo);
+        let runtime = customize(runtime)
+            .build()
+            .await
+            .expect("the runtime starts");
+        let edge = Edge::start(runtime.supervisor().clone(), config)
+            .await
+            .expect("the edge starts");
+        Self {
+            runtime,
+            edge,
+            gate,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    /// Lets `n` waiting `gated` tasks finish.
+    pub fn open_gate(&self, n: usize) {
+        self.gate.add_permits(n);
+    }
+
+    /// `http://127.0.0.1:{port}`.
+    #[must_use]
+    pub fn base_url(&self) -> String {
+        self.edge.base_url().to_owned()
+    }
+
+    /// The JSON-RPC endpoint of an agent.
+    #[must_use]
+    pub fn agent_url(&self, agent: &str) -> String {
+        self.edge.agent_url(agent)
+    }
+
+    /// A plain HTTP client.
+    #[must_use]
+    pub fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
+    /// POSTs `body` as-is to `path` with `content-type: application/json` and the
+    /// extra `headers`, and returns the status, headers and the body as JSON
+    /// (`Value::Null` when it is not JSON).
+    pub async fn post_raw(
+        &self,
+        path: &str,
+        body: impl Into<reqwest::Body>,
+        headers: &[(&str, &str)],
+    ) -> (StatusCode, HeaderMap, Value) {
+        let mut request = self
+            .http
+            .post(format!("{}{path}", self.base_url()))
+            .header("content-type", "application/json")
+            .body(body);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = request.send().await.expect("the server answers");
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = response.bytes().await.expect("a body");
+        let value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+        (status, headers, value)
+    }
+
+    /// Calls `method` on `agent` with `params` and returns the JSON-RPC response.
+    pub async fn rpc(&self, agent: &str, method: &str, params: Value) -> Value {
+        self.rpc_with(agent, method, params, &[]).await.2
+    }
+
+    /// [`rpc`](Self::rpc) with extra headers, returning status and headers too.
+    pub async fn rpc_with(
+        &self,
+        agent: &str,
+        method: &str,
+        params: Value,
+        headers: &[(&str, &str)],
+    ) -> (StatusCode, HeaderMap, Value) {
+        let body = json!({"jsonrpc": "2.0", "id": "t-1", "method": method, "params": params});
+        self.post_raw(&format!("/agents/{agent}"), body.to_string(), headers)
+            .await
+    }
+
+    /// Calls a streaming method and returns every SSE `data:` payload as JSON, in
+    /// order, reading until the server closes the stream.
+    pub async fn sse(&self, agent: &str, method: &str, params: Value) -> Vec<Value> {
+        let body = json!({"jsonrpc": "2.0", "id": "s-1", "method": method, "params": params});
+        let mut response = self
+            .http
+            .post(self.agent_url(agent))
+            .header("content-type", "application/json")
+            .header("accept", "text/event-stream")
+            .body(body.to_string())
+            .send()
+            .await
+            .expect("the server answers");
+        let mut text = String::new();
+        while let Some(chunk) = tokio::time::timeout(PATIENCE, response.chunk())
+            .await
+            .expect("the stream goes on or ends in time")
+            .expect("a chunk")
+        {
+            text.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        sse_data(&text)
+    }
+
+    /// Stops the edge, then the runtime.
+    pub async fn stop(self) {
+        self.edge.stop().await;
+        self.runtime.shutdown(Duration::from_secs(1)).await;
+    }
+}
+
+/// The JSON of every `data:` field of an SSE body.
+///
+/// # Panics
+/// If a `data:` field is not JSON.
+#[must_use]
+pub fn sse_data(body: &str) -> Vec<Value> {
+    body.split("\n\n")
+        .filter_map(|event| {
+            let data: Vec<&str> = event
+                .lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .map(str::trim_start)
+                .collect();
+            (!data.is_empty()).then(|| data.join("\n"))
+        })
+        .map(|data| serde_json::from_str(&data).expect("every data line is JSON"))
+        .collect()
+}
+
+/// A user message as JSON with one text part.
+#[must_use]
+pub fn text_message(text: &str) -> Value {
+    json!({
+        "kind": "message",
+        "messageId": format!("m-{}", uuid_like()),
+        "role": "user",
+        "parts": [{"kind": "text", "text": text}],
+    })
+}
+
+/// A fresh id, unique in the process.
+fn uuid_like() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// One request a [`WebhookReceiver`] got.
+#[derive(Debug, Clone)]
+pub struct Delivery {
+    /// The request headers.
+    pub headers: HeaderMap,
+    /// The body, as JSON.
+    pub body: Value,
+    /// The status the receiver answered with.
+    pub answered: u16,
+}
+
+#[derive(Debug, Default)]
+struct ReceiverState {
+    deliveries: Vec<Delivery>,
+    /// Statuses to answer with, in order; 200 once they are used up.
+    script: std::collections::VecDeque<u16>,
+}
+
+/// A webhook on 127.0.0.1 that records every POST and answers with a scripted
+/// status (200 unless told otherwise).
+#[derive(Debug)]
+pub struct WebhookReceiver {
+    addr: SocketAddr,
+    state: Arc<Mutex<ReceiverState>>,
+    server: tokio::task::JoinHandle<()>,
+}
+
+impl WebhookReceiver {
+    /// Starts a receiver that answers the first requests with `script`, then 200.
+    ///
+    /// # Panics
+    /// If it cannot bind 127.0.0.1.
+    pub async fn start(script: &[u16]) -> Self {
+        let state = Arc::new(Mutex::new(ReceiverState {
+            deliveries: Vec::new(),
+            script: script.iter().copied().collect(),
+        }));
+        let shared = Arc::clone(&state);
+        let app = axum::Router::new().fallback(axum::routing::post(
+            move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                let shared = Arc::clone(&shared);
+                async move {
+                    let mut state = shared.lock().expect("receiver state");
+                    let answered = state.script.pop_front().unwrap_or(200);
+                    state.deliveries.push(Delivery {
+                        headers: convert(&headers),
+                        body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+                        answered,
+                    });
+                    axum::http::StatusCode::from_u16(answered).unwrap_or(axum::http::StatusCode::OK)
+                }
+            },
+        ));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1");
+        let addr = listener.local_addr().expect("an address");
+        let server = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Self {
+            addr,
+            state,
+            server,
+        }
+    }
+
+    /// The webhook's URL.
+    #[must_use]
+    pub fn url(&self) -> String {
+        format!("http://{}/hook", self.addr)
+    }
+
+    /// Every request so far.
+    #[must_use]
+    pub fn deliveries(&self) -> Vec<Delivery> {
+        self.state
+            .lock()
+            .expect("receiver state")
+            .deliveries
+            .clone()
+    }
+
+    /// Waits until a delivery matches `check` and returns the deliveries so far.
+    pub async fn wait_for(&self, what: &str, check: impl Fn(&Delivery) -> bool) -> Vec<Delivery> {
+        poll_until(what, || {
+            let deliveries = self.deliveries();
+            let found = deliveries.iter().any(&check);
+            async move { found.then_some(deliveries) }
+        })
+        .await
+    }
+}
+
+impl Drop for WebhookReceiver {
+    fn drop(&mut self) {
+        self.server.abort();
+    }
+}
+
+/// axum's and reqwest's header maps are the same `http` type only when their `http`
+/// versions agree; copying keeps the helpers independent of that.
+fn convert(headers: &axum::http::HeaderMap) -> HeaderMap {
+    let mut out = HeaderMap::new();
+    for (name, value) in headers {
+        if let (Ok(name), Ok(value)) = (
+            reqwest::header::HeaderName::from_bytes(name.as_str().as_bytes()),
+            reqwest::header::HeaderValue::from_bytes(value.as_bytes()),
+        ) {
+            out.append(name, value);
+        }
+    }
+    out
+}

@@ -1,0 +1,242 @@
+//! Server options: limits, timeouts, streaming keep-alive and credentials.
+
+use std::fmt;
+use std::time::Duration;
+
+/// How the server treats requests. Build one with [`ServerConfig::builder`]; every
+/// option has a default:
+///
+/// | option | default | what it bounds |
+/// |---|---|---|
+/// | [`body_limit`](ServerConfigBuilder::body_limit) | 1 MiB | a JSON-RPC request body; larger ones get HTTP 413 |
+/// | [`request_timeout`](ServerConfigBuilder::request_timeout) | 30 s | reading a body, and a unary call until the service answers; also how long a streaming call may take to *start* its stream (the stream itself then runs as long as it has events) |
+/// | [`sse_keep_alive`](ServerConfigBuilder::sse_keep_alive) | 15 s | silence on an SSE stream before a `:` comment line is sent, so proxies keep it open |
+/// | [`auth`](ServerConfigBuilder::auth) | no credentials | who can call agents whose card requires authentication (nobody, by default) |
+///
+/// ```
+/// use std::time::Duration;
+/// use agentyard_transport::server::{AuthConfig, ServerConfig};
+///
+/// let config = ServerConfig::builder()
+///     .body_limit(64 * 1024)
+///     .request_timeout(Duration::from_secs(5))
+///     .auth(AuthConfig::new().api_key("apiKey", "s3cret", "ci-bot"))
+///     .build();
+/// assert_eq!(config.body_limit(), 64 * 1024);
+/// assert_eq!(config.request_timeout(), Duration::from_secs(5));
+/// assert_eq!(ServerConfig::default().body_limit(), 1024 * 1024);
+/// ```
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    body_limit: usize,
+    request_timeout: Duration,
+    sse_keep_alive: Duration,
+    auth: AuthConfig,
+}
+
+impl ServerConfig {
+    /// 1 MiB: far above any sensible A2A message with inline text, and small enough
+    /// that a flood of large bodies cannot exhaust memory. Files belong in `uri` parts.
+    pub const DEFAULT_BODY_LIMIT: usize = 1024 * 1024;
+    /// 30 s: long enough for a blocking `message/send` to a quick agent, short enough
+    /// that a stuck agent does not hold connections for minutes. Long work should use
+    /// `message/stream` or `blocking: false`.
+    pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+    /// 15 s: below the idle timeouts of common proxies and load balancers (often 30 to
+    /// 60 s).
+    pub const DEFAULT_SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+    /// A builder starting from the defaults.
+    pub fn builder() -> ServerConfigBuilder {
+        ServerConfigBuilder {
+            config: Self::default(),
+        }
+    }
+
+    /// The largest request body accepted, in bytes.
+    #[must_use]
+    pub const fn body_limit(&self) -> usize {
+        self.body_limit
+    }
+
+    /// How long a unary call (and the start of a stream) may take.
+    #[must_use]
+    pub const fn request_timeout(&self) -> Duration {
+        self.request_timeout
+    }
+
+    /// How often an idle SSE stream gets a keep-alive comment.
+    #[must_use]
+    pub const fn sse_keep_alive(&self) -> Duration {
+        self.sse_keep_alive
+    }
+
+    /// The credentials the server accepts.
+    #[must_use]
+    pub const fn auth(&self) -> &AuthConfig {
+        &self.auth
+    }
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            body_limit: Self::DEFAULT_BODY_LIMIT,
+            request_timeout: Self::DEFAULT_REQUEST_TIMEOUT,
+            sse_keep_alive: Self::DEFAULT_SSE_KEEP_ALIVE,
+            auth: AuthConfig::new(),
+        }
+    }
+}
+
+/// Builds a [`ServerConfig`]; see there for the defaults.
+#[derive(Clone, Debug)]
+#[must_use]
+pub struct ServerConfigBuilder {
+    config: ServerConfig,
+}
+
+impl ServerConfigBuilder {
+    /// The largest request body accepted, in bytes (default 1 MiB).
+    pub const fn body_limit(mut self, bytes: usize) -> Self {
+        self.config.body_limit = bytes;
+        self
+    }
+
+    /// How long a unary call may take before the caller gets a JSON-RPC internal
+    /// error instead (default 30 s).
+    pub const fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.config.request_timeout = timeout;
+        self
+    }
+
+    /// How often an idle SSE stream gets a keep-alive comment (default 15 s).
+    pub const fn sse_keep_alive(mut self, interval: Duration) -> Self {
+        self.config.sse_keep_alive = interval;
+        self
+    }
+
+    /// The credentials the server accepts (default: none).
+    pub fn auth(mut self, auth: AuthConfig) -> Self {
+        self.config.auth = auth;
+        self
+    }
+
+    /// The finished config.
+    #[must_use]
+    pub fn build(self) -> ServerConfig {
+        self.config
+    }
+}
+
+/// The credentials the server accepts, each naming the caller it authenticates.
+///
+/// Whether a call needs one is decided by the agent's card, not here: an agent whose
+/// card lists `security` requirements is protected, and a request passes when it
+/// satisfies one of them. A requirement names schemes of the card's
+/// `securitySchemes`; the server can check two kinds:
+///
+/// - `{"type": "apiKey", "in": "header", "name": "X-API-Key"}`: the header the card
+///   names must carry a key registered here with [`api_key`](Self::api_key) for that
+///   scheme name;
+/// - `{"type": "http", "scheme": "bearer"}`: `Authorization: Bearer <token>` must
+///   carry a token registered with [`bearer_token`](Self::bearer_token) for that
+///   scheme name.
+///
+/// Other schemes (OAuth 2.0, OpenID Connect, mutual TLS, keys in a query or cookie)
+/// cannot be checked by this server, so a requirement naming one is never met.
+///
+/// ```
+/// use agentyard_transport::server::AuthConfig;
+///
+/// let auth = AuthConfig::new()
+///     .api_key("apiKey", "k-123", "reporting-job")
+///     .bearer_token("bearer", "t-456", "alice");
+/// assert!(!auth.is_empty());
+/// // Secrets never show up in logs.
+/// assert!(!format!("{auth:?}").contains("k-123"));
+/// ```
+#[derive(Clone, Default)]
+pub struct AuthConfig {
+    pub(super) api_keys: Vec<Credential>,
+    pub(super) bearer_tokens: Vec<Credential>,
+}
+
+/// One secret and whom it authenticates under which scheme.
+#[derive(Clone)]
+pub(super) struct Credential {
+    pub(super) scheme: String,
+    pub(super) secret: String,
+    pub(super) principal: String,
+}
+
+impl AuthConfig {
+    /// No credentials: protected agents reject every call.
+    #[must_use]
+    pub const fn new() -> Self {
+        Self {
+            api_keys: Vec::new(),
+            bearer_tokens: Vec::new(),
+        }
+    }
+
+    /// Accepts `key` for the `apiKey` security scheme named `scheme` (a key of the
+    /// card's `securitySchemes`) as the caller `principal`.
+    #[must_use]
+    pub fn api_key(
+        mut self,
+        scheme: impl Into<String>,
+        key: impl Into<String>,
+        principal: impl Into<String>,
+    ) -> Self {
+        self.api_keys.push(Credential {
+            scheme: scheme.into(),
+            secret: key.into(),
+            principal: principal.into(),
+        });
+        self
+    }
+
+    /// Accepts the bearer `token` for the `http` bearer security scheme named
+    /// `scheme` as the caller `principal`.
+    #[must_use]
+    pub fn bearer_token(
+        mut self,
+        scheme: impl Into<String>,
+        token: impl Into<String>,
+        principal: impl Into<String>,
+    ) -> Self {
+        self.bearer_tokens.push(Credential {
+            scheme: scheme.into(),
+            secret: token.into(),
+            principal: principal.into(),
+        });
+        self
+    }
+
+    /// True when no credential is configured.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.api_keys.is_empty() && self.bearer_tokens.is_empty()
+    }
+}
+
+impl fmt::Debug for AuthConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AuthConfig")
+            .field("api_keys", &self.api_keys)
+            .field("bearer_tokens", &self.bearer_tokens)
+            .finish()
+    }
+}
+
+impl fmt::Debug for Credential {
+    /// Shows whom the credential is for, never the secret.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Credential")
+            .field("scheme", &self.scheme)
+            .field("principal", &self.principal)
+            .field("secret", &"<redacted>")
+            .finish()
+    }
+}

@@ -1,0 +1,105 @@
+//! Extension negotiation: which of the URIs a client asks for in `X-A2A-Extensions`
+//! the agent activates, and which required ones it did not ask for.
+
+use axum::http::HeaderMap;
+
+use crate::a2a::AgentCard;
+
+/// The extension URIs a request asks for, in order, from every `X-A2A-Extensions`
+/// header line: comma-separated, surrounding whitespace ignored, empty items and
+/// values that are not visible ASCII skipped, duplicates dropped.
+pub(super) fn requested(headers: &HeaderMap) -> Vec<String> {
+    let mut uris: Vec<String> = Vec::new();
+    let values = headers
+        .get_all(super::EXTENSIONS_HEADER)
+        .iter()
+        .filter_map(|value| value.to_str().ok());
+    for uri in values.flat_map(|value| value.split(',')).map(str::trim) {
+        if !uri.is_empty() && !uris.iter().any(|known| known == uri) {
+            uris.push(uri.to_owned());
+        }
+    }
+    uris
+}
+
+/// The requested URIs the card declares in `capabilities.extensions`, in request
+/// order. Matching is exact: a client asking for `/v2` of an extension the agent
+/// has as `/v1` gets nothing, as the extensions spec requires (no fallback between
+/// versions).
+pub(super) fn activate(card: &AgentCard, requested: Vec<String>) -> Vec<String> {
+    let declared = card.capabilities.extensions.as_deref().unwrap_or_default();
+    requested
+        .into_iter()
+        .filter(|uri| declared.iter().any(|extension| &extension.uri == uri))
+        .collect()
+}
+
+/// The extensions the card marks `required` that are not in `activated`.
+pub(super) fn missing_required<'a>(card: &'a AgentCard, activated: &[String]) -> Vec<&'a str> {
+    card.capabilities
+        .extensions
+        .as_deref()
+        .unwrap_or_default()
+        .iter()
+        .filter(|extension| extension.required == Some(true))
+        .map(|extension| extension.uri.as_str())
+        .filter(|uri| !activated.iter().any(|active| active == uri))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::a2a::AgentExtension;
+
+    fn extension(uri: &str, required: bool) -> AgentExtension {
+        AgentExtension {
+            uri: uri.to_owned(),
+            description: None,
+            required: Some(required),
+            params: None,
+        }
+    }
+
+    fn card() -> AgentCard {
+        let mut card = AgentCard::new("a", "test", "http://localhost/", "1");
+        card.capabilities.extensions = Some(vec![
+            extension("urn:ext:one", false),
+            extension("urn:ext:two", true),
+        ]);
+        card
+    }
+
+    #[test]
+    fn requested_reads_every_header_line_and_tolerates_whitespace() {
+        let mut headers = HeaderMap::new();
+        headers.append(
+            super::super::EXTENSIONS_HEADER,
+            " urn:a ,urn:b,, ".parse().unwrap(),
+        );
+        headers.append(
+            super::super::EXTENSIONS_HEADER,
+            "urn:c,urn:a".parse().unwrap(),
+        );
+        assert_eq!(requested(&headers), ["urn:a", "urn:b", "urn:c"]);
+        assert!(requested(&HeaderMap::new()).is_empty());
+    }
+
+    #[test]
+    fn activate_keeps_only_declared_uris_in_request_order() {
+        let requested = vec![
+            "urn:ext:two".to_owned(),
+            "urn:unknown".to_owned(),
+            "urn:ext:one".to_owned(),
+            "urn:ext:one/v2".to_owned(),
+        ];
+        assert_eq!(activate(&card(), requested), ["urn:ext:two", "urn:ext:one"]);
+    }
+
+    #[test]
+    fn missing_required_names_required_extensions_not_activated() {
+        let card = card();
+        assert_eq!(missing_required(&card, &[]), ["urn:ext:two"]);
+        assert!(missing_required(&card, &["urn:ext:two".to_owned()]).is_empty());
+    }
+}

@@ -1,0 +1,110 @@
+//! Building HTTP responses that carry JSON-RPC bodies.
+
+use axum::http::header::{CONTENT_TYPE, WWW_AUTHENTICATE};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::auth::{Challenge, Unauthorized, quote};
+use crate::jsonrpc::{JsonRpcError, JsonRpcResponse, RequestId};
+
+/// A body serialized as JSON with status `status`.
+pub(super) fn json_body(status: StatusCode, body: &impl Serialize) -> Response {
+    match serde_json::to_vec(body) {
+        Ok(bytes) => (
+            status,
+            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            bytes,
+        )
+            .into_response(),
+        Err(error) => {
+            // Only a map with non-string keys fails to serialize, which no A2A type has.
+            tracing::error!(%error, "a response body failed to serialize");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+                r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}"#,
+            )
+                .into_response()
+        }
+    }
+}
+
+/// A JSON-RPC success response, HTTP 200.
+pub(super) fn success(id: RequestId, result: Value) -> Response {
+    json_body(StatusCode::OK, &JsonRpcResponse::success(id, result))
+}
+
+/// A JSON-RPC error response, HTTP 200 as JSON-RPC over HTTP expects.
+pub(super) fn error(id: RequestId, error: JsonRpcError) -> Response {
+    http_error(StatusCode::OK, id, error)
+}
+
+/// A JSON-RPC error response with an HTTP status of its own.
+pub(super) fn http_error(status: StatusCode, id: RequestId, error: JsonRpcError) -> Response {
+    json_body(status, &JsonRpcResponse::<Value>::error(id, error))
+}
+
+/// -32600 with `detail` appended to the standard message.
+pub(super) fn invalid_request(detail: impl std::fmt::Display) -> JsonRpcError {
+    let error = JsonRpcError::invalid_request();
+    let message = format!("{}: {detail}", error.message);
+    error.with_message(message)
+}
+
+/// HTTP 404 for an agent nobody may reach from outside.
+pub(super) fn agent_not_found(agent: &str) -> Response {
+    http_error(
+        StatusCode::NOT_FOUND,
+        RequestId::Null,
+        invalid_request(format!("no agent `{agent}` is exposed here")),
+    )
+}
+
+/// HTTP 404 for the root routes when no default agent is configured.
+pub(super) fn no_default_agent() -> Response {
+    http_error(
+        StatusCode::NOT_FOUND,
+        RequestId::Null,
+        invalid_request("this server has no default agent; use /agents/{name}"),
+    )
+}
+
+/// HTTP 401 with a `WWW-Authenticate` challenge for every acceptable scheme.
+pub(super) fn unauthorized(agent: &str, id: RequestId, rejected: &Unauthorized) -> Response {
+    let options = rejected
+        .challenges
+        .iter()
+        .map(Challenge::describe)
+        .collect::<Vec<_>>()
+        .join(" or ");
+    let detail = match (rejected.bad_credential, options.is_empty()) {
+        (_, true) => format!(
+            "agent `{agent}` requires authentication, but its card declares no scheme this \
+             server can check"
+        ),
+        (true, false) => {
+            format!(
+                "the credential presented is not valid for agent `{agent}`; it accepts {options}"
+            )
+        }
+        (false, false) => format!("agent `{agent}` requires authentication: present {options}"),
+    };
+    let schemes: Vec<&str> = rejected.challenges.iter().map(Challenge::scheme).collect();
+    let error = invalid_request(detail).with_data(json!({ "schemes": schemes }));
+    let mut response = http_error(StatusCode::UNAUTHORIZED, id, error);
+    let headers = response.headers_mut();
+    if rejected.challenges.is_empty() {
+        // RFC 9110 requires at least one challenge on a 401.
+        if let Ok(value) = HeaderValue::from_str(&format!("Bearer realm={}", quote(agent))) {
+            headers.append(WWW_AUTHENTICATE, value);
+        }
+    }
+    for challenge in &rejected.challenges {
+        if let Ok(value) = HeaderValue::from_str(&challenge.header_value(agent)) {
+            headers.append(WWW_AUTHENTICATE, value);
+        }
+    }
+    response
+}
