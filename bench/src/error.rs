@@ -33,6 +33,9 @@ pub(crate) enum Error {
         /// Its exit status and standard error, or the parse error.
         detail: String,
     },
+    /// An HTTP request of the http suite failed.
+    #[error("an HTTP request failed")]
+    Http(#[from] reqwest::Error),
     /// JSON could not be written or read.
     #[error("JSON encoding failed")]
     Json(#[from] serde_json::Error),

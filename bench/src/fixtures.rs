@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use agentyard::policy::{EntryPoint, Pattern, RateLimit, Rule, RulePolicy};
-use agentyard::{Agent, AgentDescriptor, AgentError, Message, Runtime, TaskContext};
+use agentyard::{
+    Agent, AgentDescriptor, AgentError, Message, Runtime, RuntimeBuilder, TaskContext,
+};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort};
 use tokio::sync::Notify;
 
@@ -112,15 +114,15 @@ impl Agent for Echo {
     }
 }
 
-/// A runtime with the echo agent behind the send path the supervisor suite describes:
-/// a [`RulePolicy`] with four rules that never match this traffic and a per-sender rate
+/// A runtime builder with the send path the supervisor suite describes: a
+/// [`RulePolicy`] with four rules that never match this traffic and a per-sender rate
 /// limit far above it (so every check runs and none refuses), and concurrency limits
 /// raised so that they count but never refuse. The per-session limit stays at its
-/// default of 1.
+/// default of 1. Callers register their agents.
 ///
 /// # Errors
-/// If the runtime cannot start.
-pub(crate) async fn echo_runtime(handled: &Arc<Counter>, alive: &Arc<Alive>) -> Result<Runtime> {
+/// If the rate limit is invalid (it is not).
+pub(crate) fn bench_builder() -> Result<RuntimeBuilder> {
     let policy = RulePolicy::builder()
         .rule(
             Rule::deny()
@@ -140,13 +142,21 @@ pub(crate) async fn echo_runtime(handled: &Arc<Counter>, alive: &Arc<Alive>) -> 
         .rule(Rule::allow().to(Pattern::prefix("internal-")))
         .rate_limit(RateLimit::per_second(1_000_000, 100_000_000.0)?)
         .build();
-    let (handled, alive) = (Arc::clone(handled), Arc::clone(alive));
-    let runtime = Runtime::builder()
+    Ok(Runtime::builder()
         .policy(policy)
         .global_limit(1 << 20)
         .global_queue(1 << 20)
         .agent_limit(1 << 20)
-        .agent_queue(1 << 20)
+        .agent_queue(1 << 20))
+}
+
+/// A runtime with the echo agent behind [`bench_builder`]'s send path.
+///
+/// # Errors
+/// If the runtime cannot start.
+pub(crate) async fn echo_runtime(handled: &Arc<Counter>, alive: &Arc<Alive>) -> Result<Runtime> {
+    let (handled, alive) = (Arc::clone(handled), Arc::clone(alive));
+    let runtime = bench_builder()?
         .agent(AgentDescriptor::new(ECHO), move |_| Echo {
             handled: Arc::clone(&handled),
             _alive: alive.guard(),
@@ -154,6 +164,15 @@ pub(crate) async fn echo_runtime(handled: &Arc<Counter>, alive: &Arc<Alive>) -> 
         .build()
         .await?;
     Ok(runtime)
+}
+
+/// An echo agent for callers that count nothing.
+pub(crate) fn plain_echo() -> impl Fn(&agentyard::SessionInfo) -> Echo + Send + Sync + 'static {
+    let (handled, alive) = (Counter::new(usize::MAX), Arc::new(Alive::default()));
+    move |_| Echo {
+        handled: Arc::clone(&handled),
+        _alive: alive.guard(),
+    }
 }
 
 /// The raw side's echo actor.

@@ -84,6 +84,8 @@ enum Suite {
     Supervisor,
     /// Many sessions against as many raw ractor actors: time and memory.
     Sessions,
+    /// A2A over HTTP through the edge against bare axum routes.
+    Http,
     /// Ten times the sustainable rate against a small concurrency limit.
     Overload,
 }
@@ -223,6 +225,9 @@ async fn run(cli: Cli) -> Result<bool> {
     }
     if every || cli.suite == Suite::Sessions {
         suites::sessions::run(&options, &mut report).await?;
+    }
+    if every || cli.suite == Suite::Http {
+        suites::http::run(&options, &mut report).await?;
     }
     if every || cli.suite == Suite::Overload {
         suites::overload::run(&options, &mut report).await?;

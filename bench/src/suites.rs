@@ -3,8 +3,10 @@
 //!
 //! - [`supervisor`]: the send path against raw ractor `call` and `cast`.
 //! - [`sessions`]: many sessions against as many raw actors, in child processes.
+//! - [`http`]: A2A over HTTP through the edge against bare axum routes.
 //! - [`overload`]: ten times the sustainable rate against a small limit, in a child.
 
+pub(crate) mod http;
 pub(crate) mod overload;
 pub(crate) mod sessions;
 pub(crate) mod supervisor;

@@ -43,6 +43,9 @@ fn the_quick_run_measures_every_suite_and_writes_the_same_rows_as_json() {
         "sessions.spawn_deliver.secs",
         "sessions.idle.bytes",
         "sessions.retained.bytes",
+        "http.send.message.16.throughput",
+        "http.send.task.64.p50",
+        "http.stream.3.1.p99",
         "overload.goodput",
         "overload.reject.p99",
         "overload.peak_rss",
@@ -68,6 +71,6 @@ fn the_quick_run_measures_every_suite_and_writes_the_same_rows_as_json() {
     assert!(
         document["targets"]
             .as_array()
-            .is_some_and(|targets| targets.len() >= 2)
+            .is_some_and(|targets| targets.len() >= 5)
     );
 }
