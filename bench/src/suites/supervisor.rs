@@ -52,7 +52,7 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
         let (mut runtime, mut raw) = (Vec::new(), Vec::new());
         for round in 0..options.rounds() {
             progress(format!(
-                "{SUITE}: request/reply, {senders} senders, {}",
+                "{SUITE}: request/reply, {senders} sender(s), {}",
                 options.round_label(round)
             ));
             // Alternate which side goes first, so a drift in the machine's load does
