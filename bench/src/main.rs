@@ -1,0 +1,279 @@
+//! agentyard-bench: what the agentyard runtime costs, against its floors, in one run.
+//!
+//! Every figure is measured beside its floor — the same work done with the least
+//! machinery (a raw ractor actor, a bare axum route) — in the same run on the same
+//! machine, and printed with the ratio between the two. Each figure is repeated
+//! (5 runs after a warm-up by default) and shown as median [min–max]: on a shared,
+//! noisy machine no absolute time means much alone, but a ratio of paired runs does.
+//!
+//! Run it with `cargo run --release -p agentyard-bench -- [SUITE] [FLAGS]`; see
+//! `docs/benchmarks.md` for what each suite measures and how to read it.
+//!
+//! # Layout
+//!
+//! - `suites`: one module per suite; each adds rows to the report.
+//! - `load`: the closed-loop load generator the request/reply figures use.
+//! - `fixtures`: the echo agent, the raw echo actor, counters.
+//! - `stats`: medians, ranges, pairwise ratios, latency histograms.
+//! - `report`: rows, the printed table, the JSON file, the issue's targets.
+//! - `memory`: resident memory from `/proc/self/status`.
+//! - `options`: sizes and repeat counts, full and `--quick`.
+
+mod error;
+mod fixtures;
+mod load;
+mod memory;
+mod options;
+mod report;
+mod stats;
+mod suites;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::options::Options;
+use crate::report::Report;
+use crate::suites::sessions::Side;
+
+/// Measures the agentyard runtime against its floors and prints one table.
+#[derive(Debug, Parser)]
+#[command(
+    name = "agentyard-bench",
+    version,
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    /// A child measurement (hidden: the program starts these itself).
+    #[command(subcommand)]
+    child: Option<ChildCommand>,
+    /// Which suite to run.
+    #[arg(value_enum, default_value_t = Suite::All)]
+    suite: Suite,
+    /// A fast smoke run: small sizes, one repeat, no warm-up. Checks that everything
+    /// works; its figures mean little.
+    #[arg(long)]
+    quick: bool,
+    /// Measured runs per figure (default 5; 1 with --quick).
+    #[arg(long)]
+    repeats: Option<usize>,
+    /// Sessions (and raw actors) for the sessions suite (default 100,000).
+    #[arg(long)]
+    sessions: Option<usize>,
+    /// Seconds of overload per overload run (default 10).
+    #[arg(long)]
+    overload_secs: Option<f64>,
+    /// Seconds per closed-loop request/reply run (default 1).
+    #[arg(long)]
+    run_secs: Option<f64>,
+    /// Where to write the figures as JSON.
+    #[arg(long, default_value = "target/bench.json")]
+    json: PathBuf,
+}
+
+/// The suites, in the order `all` runs them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Suite {
+    /// Every suite.
+    All,
+    /// The supervisor's send path against raw ractor `call` / `cast`.
+    Supervisor,
+    /// Many sessions against as many raw ractor actors: time and memory.
+    Sessions,
+    /// A2A over HTTP through the edge against bare axum routes.
+    Http,
+    /// Ten times the sustainable rate against a small concurrency limit.
+    Overload,
+}
+
+#[derive(Debug, Subcommand)]
+enum ChildCommand {
+    /// Measures one side of the sessions suite and prints its figures as JSON.
+    #[command(hide = true)]
+    ChildSessions {
+        #[arg(long, value_enum)]
+        side: Side,
+        #[arg(long)]
+        sessions: usize,
+    },
+    /// Measures one round of the overload suite and prints its figures as JSON.
+    #[command(hide = true)]
+    ChildOverload {
+        #[arg(long)]
+        secs: f64,
+        #[arg(long)]
+        run_secs: f64,
+    },
+}
+
+/// What the JSON file says about the run beside its figures.
+#[derive(Debug, Serialize)]
+struct Context<'a> {
+    program: &'static str,
+    version: &'static str,
+    suite: String,
+    options: &'a Options,
+    machine: Machine,
+    /// Seconds since the Unix epoch when the run finished.
+    finished_unix_secs: u64,
+    wall_secs: f64,
+}
+
+/// The machine the figures come from.
+#[derive(Debug, Serialize)]
+struct Machine {
+    cores: usize,
+    cpu: Option<String>,
+    kernel: Option<String>,
+}
+
+impl Machine {
+    fn detect() -> Self {
+        let read = |path: &str| std::fs::read_to_string(path).ok();
+        Self {
+            cores: std::thread::available_parallelism().map_or(1, usize::from),
+            cpu: read("/proc/cpuinfo").and_then(|info| {
+                info.lines()
+                    .find_map(|l| l.strip_prefix("model name"))
+                    .and_then(|l| l.split_once(':'))
+                    .map(|(_, name)| name.trim().to_owned())
+            }),
+            kernel: read("/proc/sys/kernel/osrelease").map(|k| k.trim().to_owned()),
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} cores, {}, Linux {}",
+            self.cores,
+            self.cpu.as_deref().unwrap_or("unknown CPU"),
+            self.kernel.as_deref().unwrap_or("?")
+        )
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let tokio = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(tokio) => tokio,
+        Err(error) => {
+            eprintln!("agentyard-bench: cannot start tokio: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match tokio.block_on(run(cli)) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(2),
+        Err(error) => {
+            eprintln!("agentyard-bench: {error}");
+            let mut source = std::error::Error::source(&error);
+            while let Some(cause) = source {
+                eprintln!("  caused by: {cause}");
+                source = cause.source();
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Runs what the command line asks; `Ok(false)` when a check failed.
+async fn run(cli: Cli) -> Result<bool> {
+    match cli.child {
+        Some(ChildCommand::ChildSessions { side, sessions }) => {
+            let phases = suites::sessions::measure(side, sessions).await?;
+            println!("{}", serde_json::to_string(&phases)?);
+            return Ok(true);
+        }
+        Some(ChildCommand::ChildOverload { secs, run_secs }) => {
+            let figures = suites::overload::measure(secs, run_secs).await?;
+            println!("{}", serde_json::to_string(&figures)?);
+            return Ok(true);
+        }
+        None => {}
+    }
+
+    let mut options = if cli.quick {
+        Options::quick()
+    } else {
+        Options::full()
+    };
+    if let Some(repeats) = cli.repeats {
+        options.repeats = repeats.max(1);
+    }
+    if let Some(sessions) = cli.sessions {
+        options.sessions = sessions.max(1);
+    }
+    if let Some(secs) = cli.overload_secs {
+        options.overload_secs = positive("--overload-secs", secs)?;
+    }
+    if let Some(secs) = cli.run_secs {
+        options.run_secs = positive("--run-secs", secs)?;
+    }
+
+    let started = Instant::now();
+    let mut report = Report::default();
+    let every = cli.suite == Suite::All;
+    if every || cli.suite == Suite::Supervisor {
+        suites::supervisor::run(&options, &mut report).await?;
+    }
+    if every || cli.suite == Suite::Sessions {
+        suites::sessions::run(&options, &mut report).await?;
+    }
+    if every || cli.suite == Suite::Http {
+        suites::http::run(&options, &mut report).await?;
+    }
+    if every || cli.suite == Suite::Overload {
+        suites::overload::run(&options, &mut report).await?;
+    }
+    report.evaluate_targets();
+
+    let machine = Machine::detect();
+    let header = format!(
+        "agentyard-bench {} — {}; figures are median [min–max] over {} run(s){}; \
+         ratio = runtime/floor per paired run (↑ higher is better, ↓ lower is better)",
+        env!("CARGO_PKG_VERSION"),
+        machine.describe(),
+        options.repeats,
+        if options.warmup {
+            " after a warm-up"
+        } else {
+            ""
+        },
+    );
+    print!("{}", report.render(&header));
+    let wall_secs = started.elapsed().as_secs_f64();
+    let context = Context {
+        program: env!("CARGO_PKG_NAME"),
+        version: env!("CARGO_PKG_VERSION"),
+        suite: format!("{:?}", cli.suite).to_lowercase(),
+        options: &options,
+        machine,
+        finished_unix_secs: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        wall_secs,
+    };
+    report.write_json(&cli.json, &context)?;
+    println!(
+        "\nwall time {wall_secs:.0}s; figures written to {}",
+        cli.json.display()
+    );
+    Ok(report.checks.iter().all(|check| check.ok))
+}
+
+fn positive(flag: &str, value: f64) -> Result<f64> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(Error::Unexpected(format!(
+            "{flag} must be a positive number of seconds"
+        )))
+    }
+}
