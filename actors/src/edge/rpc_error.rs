@@ -35,11 +35,6 @@ pub fn from_runtime(error: &Error) -> JsonRpcError {
         Error::TaskMismatch { task_id, .. } => JsonRpcError::invalid_params()
             .with_message(error.to_string())
             .with_data(json!({"reason": "task_mismatch", "taskId": task_id})),
-        Error::DelegationCycle { agent, context_id } => JsonRpcError::invalid_params()
-            .with_message(error.to_string())
-            .with_data(
-                json!({"reason": "delegation_cycle", "agent": agent, "contextId": context_id}),
-            ),
         Error::InvalidMessage(_) => JsonRpcError::invalid_params()
             .with_message(error.to_string())
             .with_data(json!({"reason": "invalid_message"})),
