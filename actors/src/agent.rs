@@ -194,7 +194,9 @@ pub struct TaskContext {
     pub(crate) entry_point: EntryPoint,
     pub(crate) hops: u32,
     pub(crate) chain: Arc<[crate::supervisor::SessionKey]>,
-    pub(crate) history: Vec<Message>,
+    /// Loaded on first use: most agents never read it, and copying it out of the
+    /// store for every message was a large part of a send's cost.
+    pub(crate) history: tokio::sync::OnceCell<Vec<Message>>,
     pub(crate) cancel: CancellationToken,
     pub(crate) events: TaskEvents,
     pub(crate) reply: Option<Message>,
@@ -264,11 +266,27 @@ impl TaskContext {
         self.hops
     }
 
-    /// The conversation's earlier messages, oldest first, up to the configured depth
-    /// (the message being handled is not included).
-    #[must_use]
-    pub fn history(&self) -> &[Message] {
-        &self.history
+    /// The conversation's earlier messages, oldest first, up to the configured depth:
+    /// the conversation as it stood when the message being handled arrived (that
+    /// message is not included). Read from the task store on the first call and kept
+    /// for the rest of the handler; a store failure reads as no history (and is logged).
+    pub async fn history(&self) -> &[Message] {
+        self.history
+            .get_or_init(|| async {
+                let core = self.supervisor.core();
+                let depth = core.config.history_depth;
+                if depth == 0 {
+                    return Vec::new();
+                }
+                core.store
+                    .context_history(&self.context_id, Some(&self.message.message_id), depth)
+                    .await
+                    .unwrap_or_else(|error| {
+                        tracing::warn!(%error, context_id = %self.context_id, "could not read the conversation's history");
+                        Vec::new()
+                    })
+            })
+            .await
     }
 
     /// Whether the task has been canceled. A canceled task ends `canceled` whatever the

@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use std::fmt;
 
 use agentyard_transport::a2a::{Artifact, Message, Task, TaskState, TaskStatus};
-use agentyard_transport::{ContextId, TaskId};
+use agentyard_transport::{ContextId, MessageId, TaskId};
 use async_trait::async_trait;
 use dashmap::DashMap;
 use dashmap::mapref::entry::Entry;
@@ -93,13 +93,17 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
     ) -> Result<Artifact, StoreError>;
 
     /// Returns the `limit` most recent messages of a conversation, across its tasks,
-    /// oldest first.
+    /// oldest first. With `before`, only messages older than that message count (it
+    /// and anything newer are left out), so an agent sees the conversation as it
+    /// stood when the message it handles arrived, even if more has been added since;
+    /// if `before` is not in the conversation, the most recent messages are returned.
     ///
     /// # Errors
     /// Only backend failures.
     async fn context_history(
         &self,
         context_id: &ContextId,
+        before: Option<&MessageId>,
         limit: usize,
     ) -> Result<Vec<Message>, StoreError>;
 }
@@ -252,27 +256,43 @@ impl TaskStore for InMemoryTaskStore {
     async fn context_history(
         &self,
         context_id: &ContextId,
+        before: Option<&MessageId>,
         limit: usize,
     ) -> Result<Vec<Message>, StoreError> {
-        // Copy the ids out first so no two shard locks are held at once.
-        let ids: Vec<TaskId> = match self.contexts.get(context_id) {
-            Some(ids) => ids.iter().cloned().collect(),
-            None => return Ok(Vec::new()),
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        // Reads a task's shard while holding the conversation's: deadlock-free because
+        // no code path takes a `contexts` lock while it holds a `tasks` one. Walking
+        // the ids in place, newest first, copies only the messages returned.
+        let Some(ids) = self.contexts.get(context_id) else {
+            return Ok(Vec::new());
         };
         let mut newest_first = Vec::with_capacity(limit.min(64));
-        for id in ids.iter().rev() {
-            if newest_first.len() >= limit {
-                break;
-            }
-            if let Some(task) = self.tasks.get(id) {
-                let history = task.history.as_deref().unwrap_or_default();
-                for message in history.iter().rev() {
-                    if newest_first.len() >= limit {
-                        break;
+        let mut skipped = Vec::new();
+        let mut seen_before = before.is_none();
+        'tasks: for id in ids.iter().rev() {
+            let Some(task) = self.tasks.get(id) else {
+                continue;
+            };
+            for message in task.history.iter().flatten().rev() {
+                if !seen_before {
+                    if before == Some(&message.message_id) {
+                        seen_before = true;
+                    } else if skipped.len() < limit {
+                        // Kept only for when `before` turns out not to be here.
+                        skipped.push(message.clone());
                     }
-                    newest_first.push(message.clone());
+                    continue;
+                }
+                newest_first.push(message.clone());
+                if newest_first.len() == limit {
+                    break 'tasks;
                 }
             }
+        }
+        if !seen_before {
+            newest_first = skipped;
         }
         newest_first.reverse();
         Ok(newest_first)

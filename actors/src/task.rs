@@ -212,26 +212,6 @@ impl Work {
                 // Ended (canceled) while it waited for its turn.
                 return;
             }
-            let history = match core.config.history_depth {
-                0 => Vec::new(),
-                depth => {
-                    let mut history = core
-                        .store
-                        .context_history(&self.events.context_id, depth + 1)
-                        .await
-                        .unwrap_or_default();
-                    if history
-                        .last()
-                        .is_some_and(|m| m.message_id == self.message.message_id)
-                    {
-                        history.pop();
-                    }
-                    if history.len() > depth {
-                        history.remove(0);
-                    }
-                    history
-                }
-            };
             let mut ctx = TaskContext {
                 supervisor: supervisor.clone(),
                 agent: Arc::clone(&self.agent_name),
@@ -243,7 +223,7 @@ impl Work {
                 entry_point: self.events.envelope.entry_point,
                 hops: self.hops,
                 chain: Arc::clone(&self.chain),
-                history,
+                history: tokio::sync::OnceCell::new(),
                 cancel: self.cancel.clone(),
                 events: self.events.clone(),
                 reply: None,

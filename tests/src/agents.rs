@@ -169,6 +169,7 @@ impl Agent for Asking {
         let task_id = ctx.task_id().clone();
         let asked = ctx
             .history()
+            .await
             .iter()
             .any(|m| m.role == Role::Agent && m.task_id.as_ref() == Some(&task_id));
         if asked {
@@ -207,7 +208,7 @@ impl Recorder {
 impl Agent for Recorder {
     async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
         let text = ctx.message().text();
-        let history = ctx.history().iter().map(agentyard::Message::text).collect();
+        let history = ctx.history().await.iter().map(agentyard::Message::text).collect();
         self.seen
             .lock()
             .unwrap_or_else(|e| e.into_inner())

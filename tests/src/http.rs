@@ -105,6 +105,7 @@ impl Agent for Ask {
     async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
         let asked = ctx
             .history()
+            .await
             .iter()
             .any(|m| m.task_id.as_ref() == Some(ctx.task_id()) && m.role == agentyard::Role::Agent);
         if asked {

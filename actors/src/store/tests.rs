@@ -10,7 +10,24 @@ fn task(id: &str, context: &str) -> Task {
 }
 
 fn message(text: &str) -> Message {
-    Message::new(Role::User, vec![Part::text(text)])
+    let mut message = Message::new(Role::User, vec![Part::text(text)]);
+    message.message_id = MessageId::new(text);
+    message
+}
+
+async fn texts(
+    store: &InMemoryTaskStore,
+    before: Option<&str>,
+    limit: usize,
+) -> Vec<String> {
+    let before = before.map(MessageId::new);
+    store
+        .context_history(&ContextId::new("c1"), before.as_ref(), limit)
+        .await
+        .expect("history")
+        .iter()
+        .map(Message::text)
+        .collect()
 }
 
 #[tokio::test]
@@ -115,7 +132,7 @@ async fn context_history_spans_tasks_in_order_and_honours_the_limit() {
     }
     store.insert(task("other", "c2")).await.expect("insert");
     let all: Vec<String> = store
-        .context_history(&ContextId::new("c1"), 10)
+        .context_history(&ContextId::new("c1"), None, 10)
         .await
         .expect("history")
         .iter()
@@ -123,7 +140,7 @@ async fn context_history_spans_tasks_in_order_and_honours_the_limit() {
         .collect();
     assert_eq!(all, ["a", "b", "c", "d"]);
     let last3: Vec<String> = store
-        .context_history(&ContextId::new("c1"), 3)
+        .context_history(&ContextId::new("c1"), None, 3)
         .await
         .expect("history")
         .iter()
@@ -143,11 +160,32 @@ async fn a_conversation_remembers_a_bounded_number_of_tasks() {
             .expect("append");
     }
     let texts: Vec<String> = store
-        .context_history(&ContextId::new("c1"), 10)
+        .context_history(&ContextId::new("c1"), None, 10)
         .await
         .expect("history")
         .iter()
         .map(Message::text)
         .collect();
     assert_eq!(texts, ["t2", "t3"]);
+}
+
+#[tokio::test]
+async fn context_history_before_a_message_leaves_it_and_newer_ones_out() {
+    let store = InMemoryTaskStore::new();
+    for (t, texts) in [("t1", ["a", "b"]), ("t2", ["c", "d"]), ("t3", ["e", "f"])] {
+        store.insert(task(t, "c1")).await.expect("insert");
+        for text in texts {
+            store
+                .append_history(&TaskId::new(t), message(text))
+                .await
+                .expect("append");
+        }
+    }
+    assert_eq!(texts(&store, Some("d"), 10).await, ["a", "b", "c"]);
+    assert_eq!(texts(&store, Some("d"), 2).await, ["b", "c"]);
+    assert_eq!(texts(&store, Some("a"), 10).await, Vec::<String>::new());
+    assert_eq!(texts(&store, Some("f"), 0).await, Vec::<String>::new());
+    // Not in the conversation: the most recent messages, as without `before`.
+    assert_eq!(texts(&store, Some("zz"), 3).await, ["d", "e", "f"]);
+    assert_eq!(texts(&store, None, 3).await, ["d", "e", "f"]);
 }
