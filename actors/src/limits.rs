@@ -75,15 +75,27 @@ impl Limiter {
         // Decrement on every exit, including when the caller drops this future.
         let _in_line = InLine(&self.waiting);
         if waiting >= self.queue {
-            return Err(Error::Busy {
-                scope: self.scope,
-                queue: self.queue,
-            });
+            return Err(self.busy());
         }
         Arc::clone(&self.permits)
             .acquire_owned()
             .await
             .map_err(|_| Error::ShuttingDown)
+    }
+
+    /// Whether a send would be refused right now: every permit taken and the line
+    /// full. A hint, not a reservation: it lets a send that would only be refused skip
+    /// the work before the limiter (spawning a session).
+    pub(crate) fn is_saturated(&self) -> bool {
+        self.permits.available_permits() == 0 && self.waiting.load(Ordering::Acquire) >= self.queue
+    }
+
+    /// The error of a send refused by this limiter.
+    pub(crate) fn busy(&self) -> Error {
+        Error::Busy {
+            scope: self.scope,
+            queue: self.queue,
+        }
     }
 
     /// Whether nobody holds or waits for a permit (used to forget idle session limiters).

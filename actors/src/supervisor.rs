@@ -403,15 +403,16 @@ impl Core {
             .ok_or_else(|| Error::UnknownAgent(name.to_owned()))
     }
 
-    /// The session's registry slot, spawning its actor on first use.
+    /// The session's registry slot, spawning its actor on first use; `true` with it
+    /// if this call spawned it.
     fn session(
         &self,
         key: &SessionKey,
         registered: &Registered,
-    ) -> Result<(ActorRef<SessionMsg>, Arc<Limiter>)> {
+    ) -> Result<(ActorRef<SessionMsg>, Arc<Limiter>, bool)> {
         if let Some(slot) = self.sessions.get(key) {
             slot.last_used.store(self.elapsed_ms(), Ordering::Relaxed);
-            return Ok((slot.actor.clone(), Arc::clone(&slot.limiter)));
+            return Ok((slot.actor.clone(), Arc::clone(&slot.limiter), false));
         }
         // Make the agent outside any lock: the factory is user code and may be slow or
         // panic. A racing first send may make one too; the loser's is dropped.
@@ -427,9 +428,11 @@ impl Core {
                 reason: String::from("the agent factory panicked"),
             })?;
         let supervisor = self.actor.get().ok_or(Error::ShuttingDown)?.get_cell();
+        let mut created = false;
         let slot = match self.sessions.entry(key.clone()) {
             dashmap::mapref::entry::Entry::Occupied(slot) => slot.into_ref(),
             dashmap::mapref::entry::Entry::Vacant(vacant) => {
+                created = true;
                 let (actor, _) = ractor::ActorRuntime::spawn_linked_instant(
                     None,
                     SessionActor,
@@ -452,7 +455,20 @@ impl Core {
                 })
             }
         };
-        Ok((slot.actor.clone(), Arc::clone(&slot.limiter)))
+        Ok((slot.actor.clone(), Arc::clone(&slot.limiter), created))
+    }
+
+    /// Stops a session spawned for a send that was then refused, if nothing else has
+    /// come to use it meanwhile: refused sends must leave nothing behind, or a flood of
+    /// new conversations past a limit would fill memory with idle sessions.
+    fn discard_unused(&self, key: &SessionKey, actor: &ActorRef<SessionMsg>) {
+        let id = actor.get_id();
+        let removed = self.sessions.remove_if(key, |_, slot| {
+            slot.actor.get_id() == id && slot.limiter.is_idle()
+        });
+        if removed.is_some() {
+            let _ = actor.drain();
+        }
     }
 
     /// Whether `limiter` is still the one registered for the session.
@@ -998,10 +1014,24 @@ impl Supervisor {
             });
         }
 
+        // A new conversation that the agent or global limit would refuse anyway is
+        // refused before a session is spawned for it: cheaper, and it leaves nothing.
+        if !core.sessions.contains_key(&key)
+            && let Some(full) = [&registered.limiter, &core.global]
+                .into_iter()
+                .find(|limiter| limiter.is_saturated())
+        {
+            let error = full.busy();
+            if let Some(guard) = guard {
+                guard.fail(Failure::of(&error));
+            }
+            return Err(error);
+        }
+
         // Concurrency limits, most specific first: a send waiting on a busy session
         // holds nothing that other sessions need.
         let (actor, permits) = loop {
-            let (actor, session) = core.session(&key, registered)?;
+            let (actor, session, created) = core.session(&key, registered)?;
             let acquired = Permits::acquire(&session, &registered.limiter, &core.global)
                 .await
                 .and_then(|permits| {
@@ -1016,6 +1046,9 @@ impl Supervisor {
             let permits = match acquired {
                 Ok(permits) => permits,
                 Err(error) => {
+                    if created {
+                        core.discard_unused(&key, &actor);
+                    }
                     if let Some(guard) = guard {
                         guard.fail(Failure::of(&error));
                     }

@@ -208,7 +208,12 @@ impl Recorder {
 impl Agent for Recorder {
     async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
         let text = ctx.message().text();
-        let history = ctx.history().await.iter().map(agentyard::Message::text).collect();
+        let history = ctx
+            .history()
+            .await
+            .iter()
+            .map(agentyard::Message::text)
+            .collect();
         self.seen
             .lock()
             .unwrap_or_else(|e| e.into_inner())

@@ -103,11 +103,10 @@ struct Ask;
 
 impl Agent for Ask {
     async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
-        let asked = ctx
-            .history()
-            .await
-            .iter()
-            .any(|m| m.task_id.as_ref() == Some(ctx.task_id()) && m.role == agentyard::Role::Agent);
+        let asked =
+            ctx.history().await.iter().any(|m| {
+                m.task_id.as_ref() == Some(ctx.task_id()) && m.role == agentyard::Role::Agent
+            });
         if asked {
             let text = ctx.message().text();
             ctx.reply_text(format!("answer: {text}"));

@@ -65,8 +65,8 @@ use std::future::Future;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::serve::ListenerExt as _;
 use axum::routing::{get, post};
+use axum::serve::ListenerExt as _;
 use tokio_util::sync::CancellationToken;
 
 use crate::service::A2aService;

@@ -15,11 +15,7 @@ fn message(text: &str) -> Message {
     message
 }
 
-async fn texts(
-    store: &InMemoryTaskStore,
-    before: Option<&str>,
-    limit: usize,
-) -> Vec<String> {
+async fn texts(store: &InMemoryTaskStore, before: Option<&str>, limit: usize) -> Vec<String> {
     let before = before.map(MessageId::new);
     store
         .context_history(&ContextId::new("c1"), before.as_ref(), limit)

@@ -1,6 +1,7 @@
 //! Concurrency limits: past a limit a send waits in a bounded line; past the line it is
 //! refused at once with `Error::Busy` and an `a2a.send.busy` event. Every send that
-//! got in completes, and once the burst is over sends go through again.
+//! got in completes, a refused send leaves no session behind, and once the burst is
+//! over sends go through again.
 //!
 //! The agent waits at a gate the test holds closed, so exactly `limit` sends run and
 //! `queue` wait while the burst arrives; which sends are refused is then certain.
@@ -100,6 +101,13 @@ async fn a_burst_past_the_agent_limit_and_its_queue_is_refused_busy_then_recover
 
     assert_busy(&refused, LimitScope::Agent, 2);
     assert_eq!(accepted.len(), 4, "two run and two wait");
+    // Each send is a new conversation: a refused one must not leave its session
+    // behind, or a flood past the limit would fill memory with idle sessions.
+    assert_eq!(
+        runtime.supervisor().session_count(),
+        4,
+        "one per accepted send"
+    );
     eventually(SOON, "the two running sends reached the agent", || {
         gated.started.count() == 2
     })
@@ -139,6 +147,11 @@ async fn a_burst_past_the_global_limit_is_refused_busy_whatever_the_agent() {
     let (refused, accepted) = burst(&runtime, messages, 2).await;
 
     assert_busy(&refused, LimitScope::Global, 1);
+    assert_eq!(
+        runtime.supervisor().session_count(),
+        2,
+        "one per accepted send"
+    );
     gated.gate.open();
     all_complete(accepted).await;
     assert_eq!(gated.finished.count(), 2);
