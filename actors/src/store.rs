@@ -10,6 +10,7 @@
 
 use std::collections::VecDeque;
 use std::fmt;
+use std::sync::{Mutex, PoisonError};
 
 use agentyard_transport::a2a::{Artifact, Message, Task, TaskState, TaskStatus};
 use agentyard_transport::{ContextId, MessageId, TaskId};
@@ -111,14 +112,23 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
 /// The default [`TaskStore`]: tasks in a concurrent map, lost when the process exits.
 ///
 /// Each operation locks one shard of the map for a few pointer moves; nothing is held
-/// across an await (there are none). Conversations remember the ids of their most recent
-/// tasks only (`context_task_limit`, default 256), so one long conversation cannot
-/// grow without bound.
+/// across an await (there are none). Memory is bounded two ways:
+///
+/// - conversations remember the ids of their most recent tasks only
+///   ([`InMemoryTaskStore::with_context_task_limit`], default 256), so one long
+///   conversation cannot grow without bound;
+/// - ended tasks (completed, failed, canceled, rejected) are kept for `tasks/get` up to
+///   [`InMemoryTaskStore::finished_task_limit`] (default 10,000); past it the task that
+///   ended first is forgotten, and reads of it find nothing. Tasks still running or
+///   waiting for input are never forgotten.
 #[derive(Debug)]
 pub struct InMemoryTaskStore {
     tasks: DashMap<TaskId, Task>,
     contexts: DashMap<ContextId, VecDeque<TaskId>>,
     context_task_limit: usize,
+    /// Ended tasks in the order they ended, oldest first.
+    finished: Mutex<VecDeque<TaskId>>,
+    finished_task_limit: usize,
 }
 
 impl Default for InMemoryTaskStore {
@@ -128,7 +138,11 @@ impl Default for InMemoryTaskStore {
 }
 
 impl InMemoryTaskStore {
-    /// An empty store remembering up to 256 tasks per conversation.
+    /// How many ended tasks a new store keeps.
+    pub const DEFAULT_FINISHED_TASK_LIMIT: usize = 10_000;
+
+    /// An empty store remembering up to 256 tasks per conversation and 10,000 ended
+    /// tasks.
     #[must_use]
     pub fn new() -> Self {
         Self::with_context_task_limit(256)
@@ -142,7 +156,51 @@ impl InMemoryTaskStore {
             tasks: DashMap::new(),
             contexts: DashMap::new(),
             context_task_limit: limit.max(1),
+            finished: Mutex::new(VecDeque::new()),
+            finished_task_limit: Self::DEFAULT_FINISHED_TASK_LIMIT,
         }
+    }
+
+    /// Keeps at most `limit` ended tasks (at least one), forgetting the one that ended
+    /// first when another ends.
+    #[must_use]
+    pub fn finished_task_limit(mut self, limit: usize) -> Self {
+        self.finished_task_limit = limit.max(1);
+        self
+    }
+
+    /// Counts a task as ended, and forgets the oldest ended task past the limit.
+    fn retire(&self, id: &TaskId) {
+        let evicted = {
+            let mut finished = self.finished.lock().unwrap_or_else(PoisonError::into_inner);
+            finished.push_back(id.clone());
+            if finished.len() > self.finished_task_limit {
+                finished.pop_front()
+            } else {
+                None
+            }
+        };
+        if let Some(evicted) = evicted {
+            self.forget(&evicted);
+        }
+    }
+
+    /// Removes an ended task and its place in its conversation (and the conversation,
+    /// once it has no task left). One map's lock at a time.
+    fn forget(&self, id: &TaskId) {
+        let Some((_, task)) = self.tasks.remove(id) else {
+            return;
+        };
+        if let Some(mut ids) = self.contexts.get_mut(&task.context_id) {
+            // Usually the conversation's oldest task, so usually the front.
+            if ids.front() == Some(id) {
+                ids.pop_front();
+            } else {
+                ids.retain(|other| other != id);
+            }
+        }
+        self.contexts
+            .remove_if(&task.context_id, |_, ids| ids.is_empty());
     }
 
     /// The number of tasks stored.
@@ -186,16 +244,22 @@ impl TaskStore for InMemoryTaskStore {
     async fn insert(&self, task: Task) -> Result<(), StoreError> {
         let context_id = task.context_id.clone();
         let task_id = task.id.clone();
+        let ended = task.status.state.is_terminal();
         match self.tasks.entry(task_id.clone()) {
             Entry::Occupied(_) => return Err(StoreError::AlreadyExists(task_id)),
             Entry::Vacant(slot) => {
                 slot.insert(task);
             }
         }
-        let mut ids = self.contexts.entry(context_id).or_default();
-        ids.push_back(task_id);
-        if ids.len() > self.context_task_limit {
-            ids.pop_front();
+        {
+            let mut ids = self.contexts.entry(context_id).or_default();
+            ids.push_back(task_id.clone());
+            if ids.len() > self.context_task_limit {
+                ids.pop_front();
+            }
+        }
+        if ended {
+            self.retire(&task_id);
         }
         Ok(())
     }
@@ -216,7 +280,13 @@ impl TaskStore for InMemoryTaskStore {
     }
 
     async fn set_status(&self, id: &TaskId, status: TaskStatus) -> Result<TaskState, StoreError> {
-        self.with_live(id, |task| std::mem::replace(&mut task.status, status).state)
+        let ends = status.state.is_terminal();
+        let previous =
+            self.with_live(id, |task| std::mem::replace(&mut task.status, status).state)?;
+        if ends {
+            self.retire(id);
+        }
+        Ok(previous)
     }
 
     async fn append_history(&self, id: &TaskId, message: Message) -> Result<(), StoreError> {

@@ -34,6 +34,7 @@
 //! session = 1
 //! session_queue = 64
 //! idle_timeout_secs = 300
+//! finished_tasks = 10000               # ended tasks kept for tasks/get, oldest dropped
 //!
 //! [push]
 //! enabled = true
@@ -48,7 +49,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::Duration;
 
-use agentyard_actors::SupervisorConfig;
+use agentyard_actors::{InMemoryTaskStore, SupervisorConfig};
 use agentyard_policy::PolicyConfig;
 use serde::Deserialize;
 
@@ -214,6 +215,9 @@ pub struct LimitsSection {
     pub session_queue: usize,
     /// Seconds a session may sit idle before it is passivated.
     pub idle_timeout_secs: u64,
+    /// Ended tasks the task store keeps for `tasks/get`; past it, the task that ended
+    /// first is forgotten. Bounds the store's memory under sustained traffic.
+    pub finished_tasks: usize,
 }
 
 impl Default for LimitsSection {
@@ -227,6 +231,7 @@ impl Default for LimitsSection {
             session: d.session_limit,
             session_queue: d.session_queue,
             idle_timeout_secs: d.idle_timeout.as_secs(),
+            finished_tasks: InMemoryTaskStore::DEFAULT_FINISHED_TASK_LIMIT,
         }
     }
 }
@@ -291,6 +296,7 @@ impl Config {
             ("limits.global", l.global),
             ("limits.agent", l.agent),
             ("limits.session", l.session),
+            ("limits.finished_tasks", l.finished_tasks),
         ] {
             if value == 0 {
                 return Err(invalid(key, "must be at least 1"));
@@ -375,6 +381,12 @@ impl Config {
         config.session_queue = l.session_queue;
         config.idle_timeout = Duration::from_secs(l.idle_timeout_secs);
         config
+    }
+
+    /// The task store the `[limits]` section describes.
+    #[must_use]
+    pub fn task_store(&self) -> InMemoryTaskStore {
+        InMemoryTaskStore::new().finished_task_limit(self.limits.finished_tasks)
     }
 
     /// The base URL agent cards advertise.

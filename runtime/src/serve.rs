@@ -69,6 +69,7 @@ impl Server {
             })?;
         let builder = Runtime::builder()
             .config(config.supervisor_config())
+            .store(config.task_store())
             .policy(policy);
         let runtime = builtin::register(builder, &config.agents.exposed)
             .build()

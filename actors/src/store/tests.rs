@@ -185,3 +185,61 @@ async fn context_history_before_a_message_leaves_it_and_newer_ones_out() {
     assert_eq!(texts(&store, Some("zz"), 3).await, ["d", "e", "f"]);
     assert_eq!(texts(&store, None, 3).await, ["d", "e", "f"]);
 }
+
+async fn end(store: &InMemoryTaskStore, id: &str) {
+    store
+        .set_status(&TaskId::new(id), TaskStatus::new(TaskState::Completed))
+        .await
+        .expect("the task ends");
+}
+
+#[tokio::test]
+async fn past_the_finished_limit_the_task_that_ended_first_is_forgotten() {
+    let store = InMemoryTaskStore::new().finished_task_limit(2);
+    for (t, c) in [("t1", "c1"), ("t2", "c1"), ("t3", "c2"), ("live", "c1")] {
+        store.insert(task(t, c)).await.expect("insert");
+        store
+            .append_history(&TaskId::new(t), message(t))
+            .await
+            .expect("append");
+    }
+    // Ended in the order t2, t1, t3: t2 goes first.
+    for t in ["t2", "t1"] {
+        end(&store, t).await;
+    }
+    assert_eq!(store.len(), 4, "two ended tasks are within the limit");
+    end(&store, "t3").await;
+    assert_eq!(store.len(), 3);
+    let gone = store.get(&TaskId::new("t2"), None).await.expect("get");
+    assert!(gone.is_none(), "the first to end is forgotten");
+    for kept in ["t1", "t3", "live"] {
+        let found = store.get(&TaskId::new(kept), None).await.expect("get");
+        assert!(found.is_some(), "{kept} is kept");
+    }
+    assert_eq!(texts(&store, None, 10).await, ["t1", "live"]);
+
+    // A conversation whose every task is forgotten is forgotten too.
+    store.insert(task("t4", "c3")).await.expect("insert");
+    end(&store, "t4").await;
+    end(&store, "live").await;
+    assert!(store.contexts.get(&ContextId::new("c2")).is_none());
+    assert_eq!(store.len(), 2, "t4 and live, the two that ended last");
+}
+
+#[tokio::test]
+async fn a_task_stored_already_ended_counts_toward_the_limit() {
+    let store = InMemoryTaskStore::new().finished_task_limit(1);
+    for t in ["t1", "t2"] {
+        let mut ended = task(t, "c1");
+        ended.status = TaskStatus::new(TaskState::Failed);
+        store.insert(ended).await.expect("insert");
+    }
+    assert_eq!(store.len(), 1);
+    assert!(
+        store
+            .get(&TaskId::new("t2"), None)
+            .await
+            .expect("get")
+            .is_some()
+    );
+}

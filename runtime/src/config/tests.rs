@@ -30,6 +30,7 @@ fn a_full_file_is_read() {
         token = "t"
         [limits]
         session = 4
+        finished_tasks = 7
         [push]
         enabled = false
         [policy]
@@ -41,6 +42,7 @@ fn a_full_file_is_read() {
     assert_eq!(config.server.body_limit, 2048);
     assert_eq!(config.auth.api_key_header, "X-API-Key");
     assert_eq!(config.supervisor_config().session_limit, 4);
+    assert_eq!(config.limits.finished_tasks, 7);
     assert_eq!(config.policy.hop_limit, 3);
     assert_eq!(
         config.public_url(config.server.bind),
@@ -80,6 +82,8 @@ fn a_default_agent_that_is_not_exposed_is_refused() {
 fn zero_limits_are_refused_by_name() {
     let e = error_of("[limits]\nsession = 0\n");
     assert!(e.contains("limits.session"), "{e}");
+    let e = error_of("[limits]\nfinished_tasks = 0\n");
+    assert!(e.contains("limits.finished_tasks"), "{e}");
     let e = error_of("[server]\nbody_limit = 0\n");
     assert!(e.contains("server.body_limit"), "{e}");
 }
