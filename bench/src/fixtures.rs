@@ -155,8 +155,20 @@ pub(crate) fn bench_builder() -> Result<RuntimeBuilder> {
 /// # Errors
 /// If the runtime cannot start.
 pub(crate) async fn echo_runtime(handled: &Arc<Counter>, alive: &Arc<Alive>) -> Result<Runtime> {
+    echo_runtime_with(bench_builder()?, handled, alive).await
+}
+
+/// A runtime with the echo agent, built from `builder`.
+///
+/// # Errors
+/// If the runtime cannot start.
+pub(crate) async fn echo_runtime_with(
+    builder: RuntimeBuilder,
+    handled: &Arc<Counter>,
+    alive: &Arc<Alive>,
+) -> Result<Runtime> {
     let (handled, alive) = (Arc::clone(handled), Arc::clone(alive));
-    let runtime = bench_builder()?
+    let runtime = builder
         .agent(AgentDescriptor::new(ECHO), move |_| Echo {
             handled: Arc::clone(&handled),
             _alive: alive.guard(),

@@ -17,14 +17,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentyard::{ContextId, Message, SendRequest};
+use agentyard::{ContextId, InMemoryTaskStore, Message, SendRequest};
 use serde::{Deserialize, Serialize};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 use crate::error::{Error, Result};
 use crate::fixtures::{
-    Alive, Counter, ECHO, EchoArgs, EchoMsg, echo_runtime, eventually, spawn_echo_actors,
+    Alive, Counter, ECHO, EchoArgs, EchoMsg, bench_builder, echo_runtime_with, eventually,
+    spawn_echo_actors,
 };
 use crate::memory::rss_bytes;
 use crate::options::{Options, progress};
@@ -206,7 +207,10 @@ async fn settle_rss() -> Result<u64> {
 async fn measure_runtime(count: usize) -> Result<Phases> {
     let handled = Counter::new(count);
     let alive = Arc::new(Alive::default());
-    let runtime = echo_runtime(&handled, &alive).await?;
+    // Every task is kept (the store's default keeps 10,000 ended ones), so the
+    // figure after one message is a session plus its task, as the notes say.
+    let store = InMemoryTaskStore::new().finished_task_limit(count);
+    let runtime = echo_runtime_with(bench_builder()?.store(store), &handled, &alive).await?;
     let rss_base = settle_rss().await?;
 
     let start = Instant::now();
