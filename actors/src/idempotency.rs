@@ -9,9 +9,16 @@
 //!
 //! Memory is bounded twice: entries expire after the TTL, and past the capacity the
 //! oldest entries are evicted first.
+//!
+//! While a key is remembered its task is kept by the store ([`TaskStore::keep`]), so a
+//! repeat never finds the key but not its task: a remembered key never answers
+//! `TaskNotFound`. The store may forget the task once the key is gone.
+//!
+//! Keys are scoped by the caller (see [`scope`]): two callers that happen to use the
+//! same key, or the same handoff `taskId`, get two tasks.
 
 use std::collections::VecDeque;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentyard_transport::TaskId;
@@ -22,6 +29,7 @@ use tokio::time::Instant;
 
 use crate::error::Error;
 use crate::limits::LimitScope;
+use crate::store::TaskStore;
 
 #[cfg(test)]
 mod tests;
@@ -64,7 +72,12 @@ impl Failure {
 #[derive(Debug)]
 enum Slot {
     Pending(watch::Receiver<Outcome>),
-    Done { task_id: TaskId, at: Instant },
+    Done {
+        task_id: TaskId,
+        at: Instant,
+        /// When the key was claimed: the `order` entry that evicts this slot.
+        claimed: Instant,
+    },
 }
 
 /// What a send learns when it presents its key.
@@ -87,6 +100,32 @@ pub(crate) struct IdempotencyCache {
     order: Mutex<VecDeque<(String, Instant)>>,
     ttl: Duration,
     capacity: usize,
+    /// Keeps the task of each remembered key.
+    store: Option<Arc<dyn TaskStore>>,
+}
+
+/// The cache key of `key` for a send from `caller` (a principal, or the sending agent)
+/// to the agent `to`. Principals and senders have separate name spaces; agent and
+/// principal names come from the operator, and a key from HTTP cannot hold the unit
+/// separator (the edge refuses control characters), so callers' scopes never meet.
+pub(crate) fn scope(to: &str, caller: Caller<'_>, key: &str) -> String {
+    let (kind, name) = match caller {
+        Caller::Principal(name) => ('p', name),
+        Caller::Sender(name) => ('s', name),
+        Caller::Anonymous => ('-', ""),
+    };
+    format!("{to}\u{1f}{kind}{name}\u{1f}{key}")
+}
+
+/// Who presents a key.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Caller<'a> {
+    /// An authenticated principal.
+    Principal(&'a str),
+    /// A named sender (an agent, or an in-process caller that named itself).
+    Sender(&'a str),
+    /// A caller with no name: an unauthenticated HTTP caller, or in-process code.
+    Anonymous,
 }
 
 /// Held by the first send of a key until it knows its outcome. Dropping it without
@@ -95,6 +134,7 @@ pub(crate) struct IdempotencyCache {
 pub(crate) struct KeyGuard<'a> {
     cache: &'a IdempotencyCache,
     key: String,
+    claimed: Instant,
     tx: Option<watch::Sender<Outcome>>,
 }
 
@@ -105,6 +145,20 @@ impl IdempotencyCache {
             order: Mutex::new(VecDeque::new()),
             ttl,
             capacity: capacity.max(1),
+            store: None,
+        }
+    }
+
+    /// Keeps the task of every remembered key in `store`.
+    pub(crate) fn keeping(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// The key no longer names `task_id`: the store may forget the task.
+    fn release(&self, task_id: &TaskId) {
+        if let Some(store) = &self.store {
+            store.release(task_id);
         }
     }
 
@@ -116,14 +170,17 @@ impl IdempotencyCache {
         }
         // Decide under the entry's shard lock, act after releasing it: `first` takes
         // other locks and must not nest inside this one.
+        let mut expired = None;
         let step = match self.slots.entry(key.to_owned()) {
             Entry::Occupied(mut slot) => match slot.get() {
-                Slot::Done { task_id, at } if now.duration_since(*at) < self.ttl => {
+                Slot::Done { task_id, at, .. } if now.duration_since(*at) < self.ttl => {
                     return Claim::Duplicate(task_id.clone());
                 }
                 Slot::Done { .. } => {
                     let (tx, rx) = watch::channel(None);
-                    slot.insert(Slot::Pending(rx));
+                    if let Slot::Done { task_id, .. } = slot.insert(Slot::Pending(rx)) {
+                        expired = Some(task_id);
+                    }
                     Step::First(tx)
                 }
                 Slot::Pending(rx) => Step::Wait(rx.clone()),
@@ -134,6 +191,9 @@ impl IdempotencyCache {
                 Step::First(tx)
             }
         };
+        if let Some(task_id) = expired {
+            self.release(&task_id);
+        }
         let mut rx = match step {
             Step::First(tx) => return self.first(key, tx, now),
             Step::Wait(rx) => rx,
@@ -154,6 +214,7 @@ impl IdempotencyCache {
         Claim::First(KeyGuard {
             cache: self,
             key: key.to_owned(),
+            claimed: now,
             tx: Some(tx),
         })
     }
@@ -169,15 +230,21 @@ impl IdempotencyCache {
                 if !expired && order.len() <= self.capacity {
                     break;
                 }
-                if let Some((old, _)) = order.pop_front() {
+                if let Some(old) = order.pop_front() {
                     evict.push(old);
                 }
             }
         }
-        for old in evict {
+        for (old, at) in evict {
             // A pending slot belongs to a send still in flight: leave it to its guard.
-            self.slots
-                .remove_if(&old, |_, slot| matches!(slot, Slot::Done { .. }));
+            // A slot claimed again since this entry was made has an entry of its own.
+            let removed = self.slots.remove_if(
+                &old,
+                |_, slot| matches!(slot, Slot::Done { claimed, .. } if *claimed == at),
+            );
+            if let Some((_, Slot::Done { task_id, .. })) = removed {
+                self.release(&task_id);
+            }
         }
     }
 
@@ -191,13 +258,21 @@ impl IdempotencyCache {
 impl KeyGuard<'_> {
     /// The send created `task_id`: repeats of the key now return it.
     pub(crate) fn settle(mut self, task_id: &TaskId) {
-        self.cache.slots.insert(
+        // Kept before the key can answer with it.
+        if let Some(store) = &self.cache.store {
+            store.keep(task_id);
+        }
+        let replaced = self.cache.slots.insert(
             self.key.clone(),
             Slot::Done {
                 task_id: task_id.clone(),
                 at: Instant::now(),
+                claimed: self.claimed,
             },
         );
+        if let Some(Slot::Done { task_id: old, .. }) = replaced {
+            self.cache.release(&old);
+        }
         if let Some(tx) = self.tx.take() {
             tx.send_replace(Some(Ok(task_id.clone())));
         }

@@ -60,7 +60,7 @@ pub use agentyard_transport::a2a::StreamEvent;
 pub use error::{Error, Result};
 pub use events::{Event, EventDetail, EventKind, Received, Subscription};
 pub use limits::LimitScope;
-pub use store::{InMemoryTaskStore, StoreError, TaskStore};
+pub use store::{InMemoryTaskStore, StoreError, TaskOwner, TaskStore};
 pub use supervisor::{
     Completed, Registration, SendRequest, Submitted, Supervisor, SupervisorConfig,
 };

@@ -10,7 +10,7 @@
 
 use std::collections::VecDeque;
 use std::fmt;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use agentyard_transport::a2a::{Artifact, Message, Task, TaskState, TaskStatus};
 use agentyard_transport::{ContextId, MessageId, TaskId};
@@ -44,6 +44,33 @@ pub enum StoreError {
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
 }
 
+/// Who a task belongs to: the agent it was created for and the authenticated caller
+/// that created it. The HTTP edge answers a task's methods only at that agent's
+/// endpoint and only to that caller; everyone else gets `TaskNotFound`.
+///
+/// Kept by the store beside the task, never inside it, so it never reaches a client,
+/// an agent or a webhook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TaskOwner {
+    /// The agent type the task runs on.
+    pub agent: Arc<str>,
+    /// The principal that created the task; `None` for tasks created in-process, by an
+    /// agent, or by an unauthenticated caller.
+    pub principal: Option<Arc<str>>,
+}
+
+impl TaskOwner {
+    /// The owner of a task of `agent`, created by `principal`.
+    #[must_use]
+    pub fn new(agent: impl Into<Arc<str>>, principal: Option<Arc<str>>) -> Self {
+        Self {
+            agent: agent.into(),
+            principal,
+        }
+    }
+}
+
 /// Storage for tasks, their history and artifacts.
 ///
 /// Implementations must be safe to call from many tasks at once; the runtime shares one
@@ -55,6 +82,46 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
     /// # Errors
     /// [`StoreError::AlreadyExists`] if the id is taken.
     async fn insert(&self, task: Task) -> Result<(), StoreError>;
+
+    /// Stores a new task with its owner ([`TaskStore::owner`] returns it for as long as
+    /// the task is kept). The supervisor creates every task this way.
+    ///
+    /// # Errors
+    /// [`StoreError::AlreadyExists`] if the id is taken (the existing task keeps its
+    /// owner).
+    async fn insert_owned(&self, task: Task, owner: TaskOwner) -> Result<(), StoreError>;
+
+    /// The owner of a task, or `None` if there is no such task or it was stored
+    /// without one ([`TaskStore::insert`]).
+    ///
+    /// # Errors
+    /// Only backend failures.
+    async fn owner(&self, id: &TaskId) -> Result<Option<TaskOwner>, StoreError>;
+
+    /// The principal a conversation belongs to: the principal of its most recent task
+    /// that has one; `None` when no task of the conversation was created by an
+    /// authenticated caller (or the conversation is unknown).
+    ///
+    /// # Errors
+    /// Only backend failures.
+    async fn context_principal(
+        &self,
+        context_id: &ContextId,
+    ) -> Result<Option<Arc<str>>, StoreError>;
+
+    /// Keeps a task, even after it ends, until a matching [`TaskStore::release`]: an
+    /// idempotency key that names the task is still remembered, and a repeat of its
+    /// send must find the task. Calls nest (two keys may name one task). A store that
+    /// never forgets tasks needs nothing here, which is the default.
+    fn keep(&self, id: &TaskId) {
+        let _ = id;
+    }
+
+    /// Undoes one [`TaskStore::keep`]; a task that ended and is past the store's
+    /// limits may then be forgotten.
+    fn release(&self, id: &TaskId) {
+        let _ = id;
+    }
 
     /// Returns a task with at most the `history_length` most recent history messages
     /// (all of them when `None`), or `None` if there is no such task.
@@ -120,10 +187,16 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
 /// - ended tasks (completed, failed, canceled, rejected) are kept for `tasks/get` up to
 ///   [`InMemoryTaskStore::finished_task_limit`] (default 10,000); past it the task that
 ///   ended first is forgotten, and reads of it find nothing. Tasks still running or
-///   waiting for input are never forgotten.
+///   waiting for input are never forgotten, nor are tasks an idempotency key still
+///   names ([`TaskStore::keep`]): those go when their last key does, so at most the
+///   idempotency cache's capacity of ended tasks is kept beyond the limit.
 #[derive(Debug)]
 pub struct InMemoryTaskStore {
     tasks: DashMap<TaskId, Task>,
+    /// Beside `tasks` rather than in it: the wire `Task` has no place for it.
+    owners: DashMap<TaskId, TaskOwner>,
+    /// Tasks kept for idempotency keys.
+    kept: DashMap<TaskId, Kept>,
     contexts: DashMap<ContextId, VecDeque<TaskId>>,
     context_task_limit: usize,
     /// Ended tasks in the order they ended, oldest first.
@@ -154,6 +227,8 @@ impl InMemoryTaskStore {
     pub fn with_context_task_limit(limit: usize) -> Self {
         Self {
             tasks: DashMap::new(),
+            owners: DashMap::new(),
+            kept: DashMap::new(),
             contexts: DashMap::new(),
             context_task_limit: limit.max(1),
             finished: Mutex::new(VecDeque::new()),
@@ -181,7 +256,14 @@ impl InMemoryTaskStore {
             }
         };
         if let Some(evicted) = evicted {
-            self.forget(&evicted);
+            // A kept task is forgotten by the `release` of its last key instead.
+            let kept = self
+                .kept
+                .get_mut(&evicted)
+                .map(|mut kept| kept.overdue = true);
+            if kept.is_none() {
+                self.forget(&evicted);
+            }
         }
     }
 
@@ -191,6 +273,7 @@ impl InMemoryTaskStore {
         let Some((_, task)) = self.tasks.remove(id) else {
             return;
         };
+        self.owners.remove(id);
         if let Some(mut ids) = self.contexts.get_mut(&task.context_id) {
             // Usually the conversation's oldest task, so usually the front.
             if ids.front() == Some(id) {
@@ -231,23 +314,26 @@ impl InMemoryTaskStore {
     }
 }
 
-/// Keeps only the `n` most recent messages of a history.
-fn trim_history(task: &mut Task, n: usize) {
-    if let Some(history) = task.history.as_mut() {
-        let excess = history.len().saturating_sub(n);
-        history.drain(..excess);
-    }
+/// How many idempotency keys keep a task, and whether the finished-task limit has
+/// already passed it by (then the last release forgets it).
+#[derive(Debug, Default)]
+struct Kept {
+    keys: usize,
+    overdue: bool,
 }
 
-#[async_trait]
-impl TaskStore for InMemoryTaskStore {
-    async fn insert(&self, task: Task) -> Result<(), StoreError> {
+impl InMemoryTaskStore {
+    fn put(&self, task: Task, owner: Option<TaskOwner>) -> Result<(), StoreError> {
         let context_id = task.context_id.clone();
         let task_id = task.id.clone();
         let ended = task.status.state.is_terminal();
         match self.tasks.entry(task_id.clone()) {
             Entry::Occupied(_) => return Err(StoreError::AlreadyExists(task_id)),
             Entry::Vacant(slot) => {
+                // The owner goes in first: a reader that finds the task finds it too.
+                if let Some(owner) = owner {
+                    self.owners.insert(task_id.clone(), owner);
+                }
                 slot.insert(task);
             }
         }
@@ -262,6 +348,62 @@ impl TaskStore for InMemoryTaskStore {
             self.retire(&task_id);
         }
         Ok(())
+    }
+}
+
+/// Keeps only the `n` most recent messages of a history.
+fn trim_history(task: &mut Task, n: usize) {
+    if let Some(history) = task.history.as_mut() {
+        let excess = history.len().saturating_sub(n);
+        history.drain(..excess);
+    }
+}
+
+#[async_trait]
+impl TaskStore for InMemoryTaskStore {
+    async fn insert(&self, task: Task) -> Result<(), StoreError> {
+        self.put(task, None)
+    }
+
+    async fn insert_owned(&self, task: Task, owner: TaskOwner) -> Result<(), StoreError> {
+        self.put(task, Some(owner))
+    }
+
+    async fn owner(&self, id: &TaskId) -> Result<Option<TaskOwner>, StoreError> {
+        Ok(self.owners.get(id).map(|owner| owner.clone()))
+    }
+
+    async fn context_principal(
+        &self,
+        context_id: &ContextId,
+    ) -> Result<Option<Arc<str>>, StoreError> {
+        // An `owners` lock inside a `contexts` one: no path takes them the other way.
+        let Some(ids) = self.contexts.get(context_id) else {
+            return Ok(None);
+        };
+        Ok(ids.iter().rev().find_map(|id| {
+            self.owners
+                .get(id)
+                .and_then(|owner| owner.principal.clone())
+        }))
+    }
+
+    fn keep(&self, id: &TaskId) {
+        self.kept.entry(id.clone()).or_default().keys += 1;
+    }
+
+    fn release(&self, id: &TaskId) {
+        let overdue = match self.kept.entry(id.clone()) {
+            Entry::Occupied(mut kept) => {
+                let keys = kept.get().keys.saturating_sub(1);
+                kept.get_mut().keys = keys;
+                keys == 0 && kept.remove().overdue
+            }
+            Entry::Vacant(_) => false,
+        };
+        if overdue {
+            self.forget(id);
+        }
     }
 
     async fn get(

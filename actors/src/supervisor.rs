@@ -48,10 +48,10 @@ use crate::agent::{AgentDescriptor, DynAgent, Factory, SessionInfo};
 use crate::error::{Error, Result};
 use crate::events::{Envelope, EventBus, EventDetail, EventKind, Subscription};
 use crate::handoff::Handoff;
-use crate::idempotency::{Claim, Failure, IdempotencyCache};
+use crate::idempotency::{self, Caller, Claim, Failure, IdempotencyCache};
 use crate::limits::{LimitScope, Limiter, Permits};
 use crate::session::{SessionActor, SessionMsg};
-use crate::store::{StoreError, TaskStore};
+use crate::store::{StoreError, TaskOwner, TaskStore};
 use crate::task::{LiveTask, TaskChannel, TaskEvents, Work};
 use agentyard_transport::a2a::StreamEvent;
 
@@ -218,8 +218,14 @@ pub struct SendRequest {
     pub entry_point: EntryPoint,
     /// The sender: an agent name, or the caller's principal.
     pub from: Option<String>,
+    /// The authenticated caller the send comes from (set by the HTTP edge). The task
+    /// it creates belongs to this principal ([`TaskOwner`]), and its idempotency key
+    /// is scoped by it rather than by `from`.
+    pub principal: Option<String>,
     /// A key that makes repeats of this send return the first one's task. A handoff
-    /// payload's taskId / questionId serves when none is given.
+    /// payload's taskId / questionId serves when none is given. Keys are scoped by the
+    /// target agent and the caller (`principal`, else `from`): two callers never share
+    /// a key.
     pub idempotency_key: Option<String>,
     /// How many agent-to-agent hops deep this send is.
     pub hops: u32,
@@ -238,6 +244,7 @@ impl SendRequest {
             message,
             entry_point: EntryPoint::Api,
             from: None,
+            principal: None,
             idempotency_key: None,
             hops: 0,
             payload: None,
@@ -249,6 +256,13 @@ impl SendRequest {
     #[must_use]
     pub fn from(mut self, from: impl Into<String>) -> Self {
         self.from = Some(from.into());
+        self
+    }
+
+    /// Sets the authenticated principal the send comes from.
+    #[must_use]
+    pub fn principal(mut self, principal: impl Into<String>) -> Self {
+        self.principal = Some(principal.into());
         self
     }
 
@@ -518,7 +532,8 @@ impl Supervisor {
             .collect();
         let core = Arc::new(Core {
             global: Limiter::new(LimitScope::Global, config.global_limit, config.global_queue),
-            idempotency: IdempotencyCache::new(config.idempotency_ttl, config.idempotency_capacity),
+            idempotency: IdempotencyCache::new(config.idempotency_ttl, config.idempotency_capacity)
+                .keeping(Arc::clone(&store)),
             events: EventBus::new(config.event_capacity),
             config,
             agents,
@@ -659,7 +674,10 @@ impl Supervisor {
     /// As [`Supervisor::send`].
     pub async fn send_and_wait(&self, request: SendRequest) -> Result<Completed> {
         let (submitted, watcher) = self.submit(request, Follow::State).await?;
-        let task = self.settle(&submitted, watcher).await?;
+        let mut task = self.settle(&submitted, watcher).await?;
+        if submitted.deduplicated {
+            mark_deduplicated(&mut task);
+        }
         Ok(Completed {
             task,
             deduplicated: submitted.deduplicated,
@@ -702,6 +720,23 @@ impl Supervisor {
         // A task that is already settled streams only itself.
         let rx = rx.filter(|_| !settled(task.status.state));
         Ok(self.task_stream(task, rx))
+    }
+
+    /// Who a task belongs to (its agent, and the principal that created it), for the
+    /// edge's isolation checks; `None` when the task is unknown.
+    ///
+    /// # Errors
+    /// Only store failures.
+    pub async fn task_owner(&self, task_id: &TaskId) -> Result<Option<TaskOwner>> {
+        Ok(self.core.store.owner(task_id).await?)
+    }
+
+    /// The principal a conversation belongs to, if an authenticated caller started it.
+    ///
+    /// # Errors
+    /// Only store failures.
+    pub async fn context_principal(&self, context_id: &ContextId) -> Result<Option<Arc<str>>> {
+        Ok(self.core.store.context_principal(context_id).await?)
     }
 
     /// Returns a task with at most `history_length` of its most recent messages.
@@ -954,10 +989,14 @@ impl Supervisor {
         // Idempotency.
         let guard = match &envelope.idempotency_key {
             None => None,
-            // Keys are scoped by target agent: two agents' keys never collide.
+            // Keys are scoped by target agent and caller: two agents' keys never
+            // collide, nor do two callers'.
             Some(key) => match core
                 .idempotency
-                .claim(&format!("{}\u{1f}{key}", envelope.to), Instant::now())
+                .claim(
+                    &idempotency::scope(&envelope.to, caller(request), key),
+                    Instant::now(),
+                )
                 .await
             {
                 Claim::First(guard) => Some(guard),
@@ -965,7 +1004,8 @@ impl Supervisor {
                     let rx = core.live.get(&task_id).map_or(Watcher::Nothing, |live| {
                         Watcher::new(&live.channel, subscribe)
                     });
-                    let task = self.get_task(&task_id, None).await?;
+                    let mut task = self.get_task(&task_id, None).await?;
+                    mark_deduplicated(&mut task);
                     // A task that already settled (waiting for input) publishes
                     // nothing more until its next message: waiting on it would hang.
                     let rx = if settled(task.status.state) {
@@ -1099,7 +1139,11 @@ impl Supervisor {
                     TaskStatus::new(TaskState::Submitted),
                 );
                 task.history = Some(vec![request.message.clone()]);
-                core.store.insert(task.clone()).await?;
+                let owner = TaskOwner::new(
+                    Arc::clone(&agent_name),
+                    request.principal.as_deref().map(Arc::from),
+                );
+                core.store.insert_owned(task.clone(), owner).await?;
                 let channel = TaskChannel::new(TaskState::Submitted, core.config.stream_capacity);
                 let cancel = CancellationToken::new();
                 envelope.task_id = Some(task_id.clone());
@@ -1315,6 +1359,26 @@ impl Watcher {
             Follow::State => Self::State(channel.watch()),
             Follow::Updates => Self::Updates(channel.subscribe()),
         }
+    }
+}
+
+/// The metadata key that marks a task returned for a repeated idempotency key:
+/// `"agentyard.deduplicated": true` on the copy handed to the repeat, never stored.
+pub const DEDUPLICATED_METADATA_KEY: &str = "agentyard.deduplicated";
+
+fn mark_deduplicated(task: &mut Task) {
+    task.metadata.get_or_insert_with(Default::default).insert(
+        DEDUPLICATED_METADATA_KEY.to_owned(),
+        serde_json::Value::Bool(true),
+    );
+}
+
+/// Who presents a send's idempotency key: its principal, else its named sender.
+fn caller(request: &SendRequest) -> Caller<'_> {
+    match (&request.principal, &request.from) {
+        (Some(principal), _) => Caller::Principal(principal),
+        (None, Some(from)) => Caller::Sender(from),
+        (None, None) => Caller::Anonymous,
     }
 }
 

@@ -28,7 +28,7 @@ pub use agentyard_actors::{
     Agent, AgentDescriptor, AgentError, Completed, Error, Event, EventDetail, EventKind,
     InMemoryTaskStore, LimitScope, Received, Registration, Result, SendRequest, SessionInfo,
     StoreError, StreamEvent, Submitted, Subscription, Supervisor, SupervisorConfig, TaskContext,
-    TaskStore,
+    TaskOwner, TaskStore,
 };
 pub use agentyard_policy as policy;
 pub use agentyard_transport::a2a::{Artifact, Message, Part, Role, Task, TaskState, TaskStatus};

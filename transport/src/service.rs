@@ -72,6 +72,9 @@ pub struct CallContext {
     /// The extension URIs the caller activated with `X-A2A-Extensions` that the agent
     /// supports (unknown ones are dropped); echoed back in the response header.
     pub extensions: Vec<String>,
+    /// The raw value of the request's `Idempotency-Key` header, if any (unchecked: the
+    /// service validates it and scopes it by caller).
+    pub idempotency_key: Option<String>,
 }
 
 impl CallContext {
@@ -83,6 +86,7 @@ impl CallContext {
             request_id,
             principal: None,
             extensions: Vec::new(),
+            idempotency_key: None,
         }
     }
 

@@ -21,7 +21,11 @@ use super::config::EdgeConfig;
 use super::push::PushNotifier;
 use super::rpc_error;
 use crate::agent::AgentDescriptor;
-use crate::supervisor::{SendRequest, Supervisor};
+use crate::error::Error;
+use crate::supervisor::{DEDUPLICATED_METADATA_KEY, SendRequest, Supervisor};
+
+/// The longest `Idempotency-Key` header accepted, in bytes.
+const MAX_IDEMPOTENCY_KEY: usize = 255;
 
 /// What the edge knows about one exposed agent.
 #[derive(Debug)]
@@ -174,12 +178,14 @@ impl SupervisorService {
                 .await
                 .map(Reply::Stream),
             A2aRequest::GetTask(params) => {
+                self.check_owner(&context, &params.id).await?;
                 let mut task = self.task(&params.id).await?;
                 decorate_task(&mut task, activated);
                 trim_history(&mut task, params.history_length);
                 to_value(task).map(Reply::Result)
             }
             A2aRequest::CancelTask(params) => {
+                self.check_owner(&context, &params.id).await?;
                 let mut task = self
                     .inner
                     .supervisor
@@ -190,6 +196,7 @@ impl SupervisorService {
                 to_value(task).map(Reply::Result)
             }
             A2aRequest::TaskResubscription(params) => {
+                self.check_owner(&context, &params.id).await?;
                 let updates = self
                     .inner
                     .supervisor
@@ -209,6 +216,7 @@ impl SupervisorService {
             }
             A2aRequest::SetTaskPushNotificationConfig(config) => {
                 let push = self.push_or_unsupported()?;
+                self.check_owner(&context, &config.task_id).await?;
                 let task = self.task_summary(&config.task_id).await?;
                 let stored = push
                     .set(config, task.status.state.is_terminal())
@@ -218,6 +226,7 @@ impl SupervisorService {
             }
             A2aRequest::GetTaskPushNotificationConfig(params) => {
                 let push = self.push_or_unsupported()?;
+                self.check_owner(&context, &params.id).await?;
                 self.task_summary(&params.id).await?;
                 let config = push
                     .get(&params.id, params.push_notification_config_id.as_deref())
@@ -226,11 +235,13 @@ impl SupervisorService {
             }
             A2aRequest::ListTaskPushNotificationConfig(params) => {
                 let push = self.push_or_unsupported()?;
+                self.check_owner(&context, &params.id).await?;
                 self.task_summary(&params.id).await?;
                 to_value(push.list(&params.id)).map(Reply::Result)
             }
             A2aRequest::DeleteTaskPushNotificationConfig(params) => {
                 let push = self.push_or_unsupported()?;
+                self.check_owner(&context, &params.id).await?;
                 self.task_summary(&params.id).await?;
                 // Deleting a webhook that is not there is not an error: the result the
                 // client wants (no such webhook) holds either way.
@@ -260,6 +271,62 @@ impl SupervisorService {
                 to_value(card).map(Reply::Result)
             }
         }
+    }
+
+    /// `TaskNotFound` unless the task was created through this agent's endpoint by
+    /// this caller (the same principal, or both unauthenticated). A task of another
+    /// agent, of an agent that is not exposed, or of another principal does not exist
+    /// from here: the error is the one an unknown id gets, word for word.
+    async fn check_owner(
+        &self,
+        context: &CallContext,
+        task_id: &TaskId,
+    ) -> Result<(), JsonRpcError> {
+        let owner = self
+            .inner
+            .supervisor
+            .task_owner(task_id)
+            .await
+            .map_err(|e| rpc_error::from_runtime(&e))?;
+        let principal = context.principal.as_ref().map(|p| p.name.as_str());
+        match owner {
+            Some(owner)
+                if *owner.agent == *context.agent && owner.principal.as_deref() == principal =>
+            {
+                Ok(())
+            }
+            _ => Err(rpc_error::from_runtime(&Error::TaskNotFound(
+                task_id.clone(),
+            ))),
+        }
+    }
+
+    /// Keeps a message out of a conversation another principal started: its
+    /// `contextId` is dropped, so the message starts a conversation of its own (with a
+    /// new id in the reply). Refusing would tell the caller that the id exists.
+    async fn own_conversation(
+        &self,
+        context: &CallContext,
+        message: &mut Message,
+    ) -> Result<(), JsonRpcError> {
+        let Some(context_id) = &message.context_id else {
+            return Ok(());
+        };
+        let owner = self
+            .inner
+            .supervisor
+            .context_principal(context_id)
+            .await
+            .map_err(|e| rpc_error::from_runtime(&e))?;
+        let principal = context.principal.as_ref().map(|p| p.name.as_str());
+        if owner.is_some_and(|owner| Some(&*owner) != principal) {
+            tracing::debug!(
+                %context_id,
+                "contextId of another principal's conversation: starting a new one"
+            );
+            message.context_id = None;
+        }
+        Ok(())
     }
 
     /// The task with its whole history.
@@ -306,6 +373,11 @@ impl SupervisorService {
         } else {
             strip_handoff_markers(&mut message);
         }
+        let idempotency_key = checked_idempotency_key(context)?;
+        match &message.task_id {
+            Some(task_id) => self.check_owner(context, task_id).await?,
+            None => self.own_conversation(context, &mut message).await?,
+        }
         let webhook = match configuration.push_notification_config {
             Some(webhook) => {
                 let push = self.push_or_unsupported()?;
@@ -319,7 +391,10 @@ impl SupervisorService {
         let mut request =
             SendRequest::new(agent.name.clone(), message).entry_point(EntryPoint::Http);
         if let Some(Principal { name, .. }) = &context.principal {
-            request = request.from(name.clone());
+            request = request.from(name.clone()).principal(name.clone());
+        }
+        if let Some(key) = idempotency_key {
+            request = request.idempotency_key(key);
         }
         Ok((request, webhook))
     }
@@ -395,7 +470,9 @@ impl SupervisorService {
             // Drained to the end: the stream ends after the update marked final (the
             // task ended or stopped for input).
             while updates.next().await.is_some() {}
-            self.task(&task.id).await?
+            let mut settled = self.task(&task.id).await?;
+            carry_deduplicated(&task, &mut settled);
+            settled
         } else {
             let submitted = self
                 .inner
@@ -512,6 +589,42 @@ fn check_served(
             key,
             agent: name.to_owned(),
         })
+    }
+}
+
+/// The caller's `Idempotency-Key` header, checked: 1 to 255 printable ASCII
+/// characters (what the header's draft standard and common practice allow).
+fn checked_idempotency_key(context: &CallContext) -> Result<Option<String>, JsonRpcError> {
+    let Some(key) = &context.idempotency_key else {
+        return Ok(None);
+    };
+    let problem = if key.trim().is_empty() {
+        Some("is empty")
+    } else if key.len() > MAX_IDEMPOTENCY_KEY {
+        Some("is longer than 255 bytes")
+    } else if !key.bytes().all(|b| (0x20..=0x7e).contains(&b)) {
+        Some("holds characters other than printable ASCII")
+    } else {
+        None
+    };
+    match problem {
+        None => Ok(Some(key.clone())),
+        Some(problem) => Err(JsonRpcError::invalid_params()
+            .with_message(format!("the Idempotency-Key header {problem}"))
+            .with_data(json!({"reason": "invalid_idempotency_key"}))),
+    }
+}
+
+/// Copies the deduplicated mark of a repeat's task onto the task as read again later.
+fn carry_deduplicated(from: &Task, to: &mut Task) {
+    if let Some(mark) = from
+        .metadata
+        .as_ref()
+        .and_then(|m| m.get(DEDUPLICATED_METADATA_KEY))
+    {
+        to.metadata
+            .get_or_insert_with(Metadata::new)
+            .insert(DEDUPLICATED_METADATA_KEY.to_owned(), mark.clone());
     }
 }
 

@@ -123,6 +123,10 @@ impl<S: A2aService> Call<S> {
         let mut context = CallContext::new(self.agent.clone(), call.id.clone());
         context.principal = principal;
         context.extensions = self.activated.clone();
+        context.idempotency_key = parts
+            .headers
+            .get("idempotency-key")
+            .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
         self.dispatch(context, call).await
     }
 
