@@ -1,6 +1,10 @@
 use std::sync::Arc;
 
+use agentyard_transport::ContextId;
+use agentyard_transport::a2a::{Task, TaskState, TaskStatus};
+
 use super::*;
+use crate::store::InMemoryTaskStore;
 
 fn cache() -> IdempotencyCache {
     IdempotencyCache::new(Duration::from_secs(60), 100)
@@ -113,4 +117,91 @@ async fn the_cache_never_holds_more_than_its_capacity_of_settled_keys() {
         cache.claim("k999", now).await,
         Claim::Duplicate(_)
     ));
+}
+
+#[test]
+fn callers_never_share_a_scope() {
+    let k = |caller| scope("echo", caller, "k");
+    assert_ne!(k(Caller::Principal("alice")), k(Caller::Principal("bob")));
+    assert_ne!(k(Caller::Principal("alice")), k(Caller::Sender("alice")));
+    assert_ne!(k(Caller::Principal("alice")), k(Caller::Anonymous));
+    assert_ne!(k(Caller::Sender("")), k(Caller::Anonymous));
+    assert_ne!(
+        scope("a", Caller::Anonymous, "k"),
+        scope("b", Caller::Anonymous, "k")
+    );
+    assert_eq!(k(Caller::Principal("alice")), k(Caller::Principal("alice")));
+}
+
+async fn ended(store: &InMemoryTaskStore, id: &str) {
+    let task = Task::new(
+        TaskId::new(id),
+        ContextId::new("c"),
+        TaskStatus::new(TaskState::Completed),
+    );
+    store.insert(task).await.expect("insert");
+}
+
+async fn stored(store: &InMemoryTaskStore, id: &str) -> bool {
+    store
+        .get(&TaskId::new(id), Some(0))
+        .await
+        .expect("get")
+        .is_some()
+}
+
+#[tokio::test]
+async fn the_task_of_a_remembered_key_is_kept_until_the_key_goes() {
+    let store = Arc::new(InMemoryTaskStore::new().finished_task_limit(1));
+    let cache = IdempotencyCache::new(Duration::from_secs(3600), 2)
+        .keeping(Arc::clone(&store) as Arc<dyn TaskStore>);
+    let now = Instant::now();
+    let Claim::First(guard) = cache.claim("k1", now).await else {
+        panic!("first");
+    };
+    ended(&store, "t1").await;
+    guard.settle(&TaskId::new("t1"));
+    // More ended tasks than the store keeps: t1 stays, its key still names it.
+    for t in ["t2", "t3"] {
+        ended(&store, t).await;
+    }
+    assert!(
+        stored(&store, "t1").await,
+        "kept while its key is remembered"
+    );
+    assert!(!stored(&store, "t2").await, "an unkeyed task goes as usual");
+    assert!(matches!(cache.claim("k1", now).await, Claim::Duplicate(_)));
+    // Two newer keys push k1 out of the cache: its task may go now.
+    for key in ["k2", "k3"] {
+        let Claim::First(guard) = cache.claim(key, now).await else {
+            panic!("first");
+        };
+        guard.settle(&TaskId::new("t3"));
+    }
+    assert!(!stored(&store, "t1").await, "forgotten with its key");
+    assert!(stored(&store, "t3").await, "t3 is named by k3 still");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_expired_entry_never_evicts_the_key_claimed_again_since() {
+    let cache = IdempotencyCache::new(Duration::from_secs(10), 100);
+    let Claim::First(guard) = cache.claim("k", Instant::now()).await else {
+        panic!("first");
+    };
+    guard.settle(&TaskId::new("t1"));
+    tokio::time::advance(Duration::from_secs(11)).await;
+    let Claim::First(guard) = cache.claim("k", Instant::now()).await else {
+        panic!("an expired key is new again");
+    };
+    guard.settle(&TaskId::new("t2"));
+    tokio::time::advance(Duration::from_secs(1)).await;
+    // Another key's claim sweeps the first entry of `k`, which has expired; the
+    // second claim of `k` is 1 s old and must stay.
+    let Claim::First(_other) = cache.claim("other", Instant::now()).await else {
+        panic!("first");
+    };
+    match cache.claim("k", Instant::now()).await {
+        Claim::Duplicate(id) => assert_eq!(id, TaskId::new("t2")),
+        other => panic!("expected the second task, got {other:?}"),
+    }
 }

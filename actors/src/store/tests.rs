@@ -243,3 +243,102 @@ async fn a_task_stored_already_ended_counts_toward_the_limit() {
             .is_some()
     );
 }
+
+fn owner(agent: &str, principal: Option<&str>) -> TaskOwner {
+    TaskOwner::new(agent, principal.map(Arc::from))
+}
+
+#[tokio::test]
+async fn an_owner_is_kept_beside_its_task_and_forgotten_with_it() {
+    let store = InMemoryTaskStore::new().finished_task_limit(1);
+    let alice = owner("echo", Some("alice"));
+    store
+        .insert_owned(task("t1", "c1"), alice.clone())
+        .await
+        .expect("insert");
+    store.insert(task("t2", "c2")).await.expect("insert");
+    assert_eq!(
+        store.owner(&TaskId::new("t1")).await.expect("owner"),
+        Some(alice.clone())
+    );
+    assert_eq!(store.owner(&TaskId::new("t2")).await.expect("owner"), None);
+    // A taken id keeps its first owner.
+    let mallory = owner("echo", Some("mallory"));
+    assert!(store.insert_owned(task("t1", "c9"), mallory).await.is_err());
+    assert_eq!(
+        store.owner(&TaskId::new("t1")).await.expect("owner"),
+        Some(alice)
+    );
+    // Forgotten past the finished limit, with its owner.
+    end(&store, "t1").await;
+    end(&store, "t2").await;
+    assert_eq!(store.owner(&TaskId::new("t1")).await.expect("owner"), None);
+    assert!(store.owners.is_empty(), "no owner outlives its task");
+}
+
+#[tokio::test]
+async fn a_conversation_belongs_to_the_principal_of_its_tasks() {
+    let store = InMemoryTaskStore::new();
+    store
+        .insert_owned(task("t1", "c1"), owner("a", Some("alice")))
+        .await
+        .expect("insert");
+    // A task an agent started later in the conversation has no principal.
+    store
+        .insert_owned(task("t2", "c1"), owner("b", None))
+        .await
+        .expect("insert");
+    store
+        .insert_owned(task("t3", "c2"), owner("a", None))
+        .await
+        .expect("insert");
+    let principal = |c: &'static str| {
+        let store = &store;
+        async move {
+            store
+                .context_principal(&ContextId::new(c))
+                .await
+                .expect("principal")
+        }
+    };
+    assert_eq!(principal("c1").await.as_deref(), Some("alice"));
+    assert_eq!(principal("c2").await, None);
+    assert_eq!(principal("unknown").await, None);
+}
+
+#[tokio::test]
+async fn a_kept_task_outlives_the_finished_limit_until_released() {
+    let store = InMemoryTaskStore::new().finished_task_limit(1);
+    for t in ["keyed", "t2", "t3"] {
+        store.insert(task(t, "c1")).await.expect("insert");
+    }
+    store.keep(&TaskId::new("keyed"));
+    store.keep(&TaskId::new("keyed"));
+    for t in ["keyed", "t2", "t3"] {
+        end(&store, t).await;
+    }
+    let found = |id: &'static str| {
+        let store = &store;
+        async move {
+            store
+                .get(&TaskId::new(id), Some(0))
+                .await
+                .expect("get")
+                .is_some()
+        }
+    };
+    assert!(found("keyed").await, "kept past the limit");
+    assert!(!found("t2").await, "not kept: forgotten as usual");
+    assert!(found("t3").await);
+    store.release(&TaskId::new("keyed"));
+    assert!(found("keyed").await, "one key still names it");
+    store.release(&TaskId::new("keyed"));
+    assert!(!found("keyed").await, "forgotten with its last key");
+    assert!(store.kept.is_empty());
+    // A release of a task that was never kept, or of a live one, changes nothing.
+    store.insert(task("live", "c1")).await.expect("insert");
+    store.keep(&TaskId::new("live"));
+    store.release(&TaskId::new("live"));
+    store.release(&TaskId::new("nothing"));
+    assert!(found("live").await);
+}

@@ -664,3 +664,185 @@ fn media_ranges_match_like_accept_headers() {
     assert!(!media_matches("text/plain", "application/json"));
     assert!(!media_matches("image/*", "text/plain"));
 }
+
+fn as_principal(agent: &str, name: &str) -> CallContext {
+    let mut context = ctx(agent);
+    context.principal = Some(Principal::new(name, "bearer"));
+    context
+}
+
+/// Every task method of the edge, for one task id.
+fn task_methods(id: &TaskId) -> Vec<A2aRequest> {
+    vec![
+        A2aRequest::GetTask(TaskQueryParams::new(id.clone())),
+        A2aRequest::CancelTask(TaskIdParams::new(id.clone())),
+        A2aRequest::TaskResubscription(TaskIdParams::new(id.clone())),
+        A2aRequest::SetTaskPushNotificationConfig(TaskPushNotificationConfig {
+            task_id: id.clone(),
+            push_notification_config: PushNotificationConfig::new("http://127.0.0.1:9/"),
+        }),
+        A2aRequest::GetTaskPushNotificationConfig(GetTaskPushNotificationConfigParams {
+            id: id.clone(),
+            push_notification_config_id: None,
+            metadata: None,
+        }),
+        A2aRequest::ListTaskPushNotificationConfig(ListTaskPushNotificationConfigParams {
+            id: id.clone(),
+            metadata: None,
+        }),
+        A2aRequest::DeleteTaskPushNotificationConfig(DeleteTaskPushNotificationConfigParams {
+            id: id.clone(),
+            push_notification_config_id: String::from("c"),
+            metadata: None,
+        }),
+    ]
+}
+
+#[tokio::test]
+async fn a_task_is_not_found_at_another_agent_or_by_another_principal() {
+    let service = service().await;
+    let task = task_of(
+        result(
+            &service,
+            as_principal("echo", "alice"),
+            A2aRequest::SendMessage(send("mine")),
+        )
+        .await,
+    );
+    let unknown = error(
+        &service,
+        ctx("echo"),
+        A2aRequest::GetTask(TaskQueryParams::new(TaskId::new("x"))),
+    )
+    .await;
+    for (who, context) in [
+        ("another agent", as_principal("texty", "alice")),
+        ("another principal", as_principal("echo", "bob")),
+        ("no principal", ctx("echo")),
+    ] {
+        for request in task_methods(&task.id) {
+            let method = request.method();
+            let refused = error(&service, context.clone(), request).await;
+            assert_eq!(refused.code, -32001, "{who}: {method}");
+            // Word for word what an unknown id gets: nothing tells the task exists.
+            assert_eq!(
+                refused.message,
+                unknown.message.replace("`x`", &format!("`{}`", task.id)),
+                "{who}: {method}"
+            );
+        }
+    }
+    // Its owner still finds it.
+    let found = task_of(
+        result(
+            &service,
+            as_principal("echo", "alice"),
+            A2aRequest::GetTask(TaskQueryParams::new(task.id.clone())),
+        )
+        .await,
+    );
+    assert_eq!(found.id, task.id);
+}
+
+#[tokio::test]
+async fn a_task_made_in_process_is_not_found_by_an_authenticated_caller() {
+    let service = service().await;
+    let submitted = service
+        .supervisor()
+        .send_and_wait(SendRequest::new("echo", Message::user_text("inside")))
+        .await
+        .expect("sent");
+    let refused = error(
+        &service,
+        as_principal("echo", "alice"),
+        A2aRequest::GetTask(TaskQueryParams::new(submitted.task.id.clone())),
+    )
+    .await;
+    assert_eq!(refused.code, -32001);
+}
+
+#[tokio::test]
+async fn another_principals_conversation_is_never_joined() {
+    let service = service().await;
+    let alices = task_of(
+        result(
+            &service,
+            as_principal("echo", "alice"),
+            A2aRequest::SendMessage(send("secret")),
+        )
+        .await,
+    );
+    let mut message = Message::user_text("let me in");
+    message.context_id = Some(alices.context_id.clone());
+    let bobs = task_of(
+        result(
+            &service,
+            as_principal("echo", "bob"),
+            A2aRequest::SendMessage(MessageSendParams::new(message.clone())),
+        )
+        .await,
+    );
+    assert_ne!(
+        bobs.context_id, alices.context_id,
+        "bob got his own conversation"
+    );
+    // Alice continues hers.
+    let again = task_of(
+        result(
+            &service,
+            as_principal("echo", "alice"),
+            A2aRequest::SendMessage(MessageSendParams::new(message)),
+        )
+        .await,
+    );
+    assert_eq!(again.context_id, alices.context_id);
+}
+
+#[tokio::test]
+async fn a_bad_idempotency_key_header_is_invalid_params() {
+    let service = service().await;
+    for (key, says) in [
+        ("", "is empty"),
+        ("  ", "is empty"),
+        ("tab\there", "printable ASCII"),
+        ("caf\u{e9}", "printable ASCII"),
+    ] {
+        let mut context = ctx("echo");
+        context.idempotency_key = Some(key.to_owned());
+        let refused = error(&service, context, A2aRequest::SendMessage(send("hi"))).await;
+        assert_eq!(refused.code, -32602, "{key:?}");
+        assert!(
+            refused.message.contains(says),
+            "{key:?}: {}",
+            refused.message
+        );
+    }
+    let mut context = ctx("echo");
+    context.idempotency_key = Some("k".repeat(256));
+    let refused = error(&service, context, A2aRequest::SendMessage(send("hi"))).await;
+    assert!(refused.message.contains("255"), "{}", refused.message);
+}
+
+#[tokio::test]
+async fn a_repeated_idempotency_key_returns_the_first_task_marked() {
+    let service = service().await;
+    let keyed = |name: &str| {
+        let mut context = as_principal("echo", name);
+        context.idempotency_key = Some(String::from("order-1"));
+        context
+    };
+    let first = task_of(result(&service, keyed("alice"), A2aRequest::SendMessage(send("a"))).await);
+    let again = task_of(result(&service, keyed("alice"), A2aRequest::SendMessage(send("b"))).await);
+    let bobs = task_of(result(&service, keyed("bob"), A2aRequest::SendMessage(send("c"))).await);
+    assert_eq!(again.id, first.id);
+    let mark = |task: &Task| {
+        task.metadata
+            .as_ref()
+            .and_then(|m| m.get(DEDUPLICATED_METADATA_KEY))
+            .cloned()
+    };
+    assert_eq!(mark(&again), Some(Value::Bool(true)));
+    assert_eq!(mark(&first), None);
+    assert_ne!(bobs.id, first.id, "another principal's key is another key");
+    assert_eq!(mark(&bobs), None);
+}
