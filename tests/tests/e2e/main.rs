@@ -6,11 +6,13 @@
 
 mod a2a_auth;
 mod a2a_extensions;
+mod a2a_idempotency_keys_are_per_caller;
 mod a2a_message_send;
 mod a2a_message_stream;
 mod a2a_only_exposed_agents;
 mod a2a_push_notifications;
 mod a2a_resubscribe;
+mod a2a_tasks_belong_to_where_they_were_created;
 mod a2a_tasks_cancel;
 mod a2a_tasks_get;
 mod cancel_of_a_long_running_task;
