@@ -120,6 +120,10 @@ async fn two_principals_with_the_same_key_get_two_tasks() {
     let key = [("idempotency-key", "shared-key")];
     let alices = send(&edge, "echo", ALICE, text_message("alice's order"), &key).await;
     let bobs = send(&edge, "echo", BOB, text_message("bob's order"), &key).await;
+    let alices_again = send(&edge, "echo", ALICE, text_message("again"), &key).await;
+    let bobs_again = send(&edge, "echo", BOB, text_message("again"), &key).await;
+    assert_eq!(id_of(&alices_again), id_of(&alices), "{alices_again}");
+    assert_eq!(id_of(&bobs_again), id_of(&bobs), "{bobs_again}");
     assert_ne!(id_of(&alices), id_of(&bobs));
     assert_eq!(reply_of(&bobs), "echo: bob's order", "bob's own agent run");
     assert!(bobs["result"]["metadata"].get(MARK).is_none(), "{bobs}");
