@@ -28,9 +28,14 @@
 //! Every call that reaches an agent is a supervisor send with entry point `http` and
 //! `from` = the authenticated principal's name (none for an anonymous caller of a
 //! public server), so policy, idempotency, limits and events apply as for any send.
-//! Task ids are unguessable (uuid v4) and shared by the edge's endpoints, as in one
-//! server's task store: `tasks/*` methods find a task by its id at any exposed
-//! agent's endpoint.
+//! Tasks belong to where they were created: the `tasks/*` methods (and a message
+//! naming a `taskId`) find a task only at the endpoint of its agent and, with
+//! authentication, only for the principal that created it; anything else is -32001,
+//! word for word as for an unknown id. A `contextId` of another principal's
+//! conversation starts a new conversation instead. An `Idempotency-Key` header is
+//! the send's idempotency key, scoped by principal and agent; a repeat answers with
+//! the first task marked `"agentyard.deduplicated": true` in its metadata. The rules:
+//! `docs/semantics.md`, "Isolation".
 //!
 //! - `message/send` waits until the task ends or stops for input, unless
 //!   `configuration.blocking` is false (then it answers with the task as submitted).
@@ -47,8 +52,8 @@
 //!   the task runs on. A message that answers an input request (it names the
 //!   task) follows the new turn to its own final update, for `message/send` too.
 //! - `tasks/get` (`historyLength` as above), `tasks/cancel` (-32002 on an ended
-//!   task), `tasks/resubscribe` (any task, however it was started; an ended task
-//!   yields the task and the stream ends).
+//!   task), `tasks/resubscribe` (any task of this agent and caller, however it was
+//!   started; an ended task yields the task and the stream ends).
 //! - `tasks/pushNotificationConfig/set|get|list|delete`: several webhooks per task;
 //!   an id is minted when the config has none; get without an id gives the first;
 //!   delete answers `null`, also when the webhook was already gone; -32003 on every

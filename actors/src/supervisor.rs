@@ -7,7 +7,8 @@
 //! 1. event `a2a.send.initiated`;
 //! 2. **policy** (allow/deny rules, rate limits, hop limit) — a rejection emits
 //!    `a2a.send.policy_rejected` and the agent never runs;
-//! 3. **idempotency** — a key seen within its TTL returns the first send's task
+//! 3. **idempotency** — a key seen within its TTL, from the same caller (principal,
+//!    else sender) to the same agent, returns the first send's task
 //!    (`a2a.send.deduplicated`); a concurrent repeat waits for the first;
 //! 4. **concurrency limits** — per session, per agent type, global, each with a bounded
 //!    waiting line; past the line `a2a.send.busy` and [`Error::Busy`];
