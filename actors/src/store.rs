@@ -322,18 +322,23 @@ struct Kept {
     overdue: bool,
 }
 
-impl InMemoryTaskStore {
-    fn put(&self, task: Task, owner: Option<TaskOwner>) -> Result<(), StoreError> {
+/// Keeps only the `n` most recent messages of a history.
+fn trim_history(task: &mut Task, n: usize) {
+    if let Some(history) = task.history.as_mut() {
+        let excess = history.len().saturating_sub(n);
+        history.drain(..excess);
+    }
+}
+
+#[async_trait]
+impl TaskStore for InMemoryTaskStore {
+    async fn insert(&self, task: Task) -> Result<(), StoreError> {
         let context_id = task.context_id.clone();
         let task_id = task.id.clone();
         let ended = task.status.state.is_terminal();
         match self.tasks.entry(task_id.clone()) {
             Entry::Occupied(_) => return Err(StoreError::AlreadyExists(task_id)),
             Entry::Vacant(slot) => {
-                // The owner goes in first: a reader that finds the task finds it too.
-                if let Some(owner) = owner {
-                    self.owners.insert(task_id.clone(), owner);
-                }
                 slot.insert(task);
             }
         }
@@ -349,24 +354,17 @@ impl InMemoryTaskStore {
         }
         Ok(())
     }
-}
-
-/// Keeps only the `n` most recent messages of a history.
-fn trim_history(task: &mut Task, n: usize) {
-    if let Some(history) = task.history.as_mut() {
-        let excess = history.len().saturating_sub(n);
-        history.drain(..excess);
-    }
-}
-
-#[async_trait]
-impl TaskStore for InMemoryTaskStore {
-    async fn insert(&self, task: Task) -> Result<(), StoreError> {
-        self.put(task, None)
-    }
 
     async fn insert_owned(&self, task: Task, owner: TaskOwner) -> Result<(), StoreError> {
-        self.put(task, Some(owner))
+        let id = task.id.clone();
+        self.insert(task).await?;
+        // Nobody outside knows the id before this returns, so the owner coming second
+        // is never seen missing. A task stored already ended may be gone again at once.
+        self.owners.insert(id.clone(), owner);
+        if !self.tasks.contains_key(&id) {
+            self.owners.remove(&id);
+        }
+        Ok(())
     }
 
     async fn owner(&self, id: &TaskId) -> Result<Option<TaskOwner>, StoreError> {
