@@ -236,3 +236,31 @@ async fn a_malformed_idempotency_key_is_invalid_params() {
     );
     edge.stop().await;
 }
+
+#[tokio::test]
+async fn two_sending_agents_with_the_same_key_get_two_tasks() {
+    let edge = secured_with(None).await;
+    let supervisor = edge.runtime.supervisor();
+    let from = |sender: &str| {
+        agentyard::SendRequest::new("echo", agentyard::Message::user_text(sender))
+            .from(sender)
+            .idempotency_key("job-9")
+    };
+    let a = supervisor
+        .send_and_wait(from("planner-a"))
+        .await
+        .expect("a");
+    let a_again = supervisor
+        .send_and_wait(from("planner-a"))
+        .await
+        .expect("a");
+    let b = supervisor
+        .send_and_wait(from("planner-b"))
+        .await
+        .expect("b");
+    assert_eq!(a_again.task.id, a.task.id);
+    assert!(a_again.deduplicated);
+    assert_ne!(b.task.id, a.task.id, "another sender's key is another key");
+    assert!(!b.deduplicated);
+    edge.stop().await;
+}
