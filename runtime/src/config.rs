@@ -6,7 +6,7 @@
 //!
 //! `agentyard.example.toml` at the root of the repository lists every key at its
 //! default, with a comment on each; copy it and change what you need. A short file
-//! that exposes two agents and turns on API keys:
+//! that exposes two agents (uncomment the last three lines to require an API key):
 //!
 //! ```toml
 //! [server]
@@ -15,9 +15,9 @@
 //! [agents]
 //! exposed = ["echo", "countdown"]      # the default agent follows: echo
 //!
-//! [[auth.api_keys]]                    # callers send `X-API-Key: <key>`
-//! name = "ops"
-//! key = "a-long-random-secret"
+//! # [[auth.api_keys]]                  # callers send `X-API-Key: <key>`
+//! # name = "ops"
+//! # key = "replace-with-a-long-random-secret"
 //! ```
 
 use std::collections::BTreeMap;

@@ -57,7 +57,10 @@ enum Command {
 const INTERRUPTED: u8 = 130;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return usage_error(&error),
+    };
     init_logs(cli.log_format);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
@@ -286,6 +289,32 @@ fn log_filter(env: Option<&str>) -> (EnvFilter, Option<String>) {
             unknown.join(", ")
         )),
     )
+}
+
+/// A command line clap refused: printed by clap as usual, or as a JSON log line when
+/// the command line asked for JSON logs (clap could not tell us, so it is looked for).
+fn usage_error(error: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let asked_json = {
+        let args: Vec<String> = std::env::args().collect();
+        args.iter().any(|arg| arg == "--log-format=json")
+            || args
+                .windows(2)
+                .any(|pair| pair[0] == "--log-format" && pair[1] == "json")
+    };
+    let informational = matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    if !asked_json || informational {
+        error.exit();
+    }
+    init_logs(LogFormat::Json);
+    let text = error.render().to_string();
+    tracing::error!(error = %text.trim(), "agentyard could not start");
+    ExitCode::from(2)
 }
 
 /// Reports an error with its causes and returns a failing exit code: as one

@@ -449,6 +449,20 @@ fn json_logs_cover_start_up_errors() {
 }
 
 #[test]
+fn json_logs_cover_a_refused_command_line() {
+    let output = Command::new(BIN)
+        .args(["--log-format", "json", "serve", "--bind", "localhost"])
+        .output()
+        .expect("runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let line = stderr.lines().last().expect("a line");
+    let json: serde_json::Value = serde_json::from_str(line).expect("a JSON log line");
+    let error = json["fields"]["error"].as_str().expect("an error field");
+    assert!(error.contains("HOST:PORT"), "{error}");
+}
+
+#[test]
 fn help_lists_the_serve_command_and_the_environment() {
     let output = Command::new(BIN).arg("--help").output().expect("runs");
     assert!(output.status.success());
