@@ -15,7 +15,7 @@
 //! - `load`: the closed-loop load generator the request/reply figures use.
 //! - `fixtures`: the echo agent, the raw echo actor, counters.
 //! - `stats`: medians, ranges, pairwise ratios, latency histograms.
-//! - `report`: rows, the printed table, the JSON file, the targets.
+//! - `report`: rows, the printed table, the JSON file, the performance targets.
 //! - `memory`: resident memory from `/proc/self/status`.
 //! - `options`: sizes and repeat counts, full and `--quick`.
 
