@@ -761,8 +761,9 @@ impl Supervisor {
     }
 
     /// Stops taking new sends, waits up to `deadline` for running tasks to finish, then
-    /// fails the rest (visibly: status `failed`, a message saying why) and stops every
-    /// session.
+    /// fails the rest, accepted-but-not-started ones included (visibly: status
+    /// `failed`, a message saying why; their streams get that final event), and stops
+    /// every session. Tasks waiting for input are left as they are.
     pub async fn shutdown(&self, deadline: Duration) {
         self.core.shutting_down.store(true, Ordering::SeqCst);
         self.core.tracker.close();
