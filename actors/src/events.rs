@@ -52,6 +52,11 @@ pub enum EventKind {
     /// A task produced (a chunk of) an artifact.
     #[serde(rename = "a2a.task.artifact")]
     TaskArtifact,
+    /// A push notification could not be delivered: its webhook refused it, its host
+    /// did not resolve or resolved to an address the operator does not allow, or every
+    /// attempt failed (the reason, with the webhook URL, is in the detail).
+    #[serde(rename = "a2a.push.failed")]
+    PushFailed,
 }
 
 impl EventKind {
@@ -68,6 +73,7 @@ impl EventKind {
             Self::PayloadFallback => "a2a.payload.fallback",
             Self::TaskStatus => "a2a.task.status",
             Self::TaskArtifact => "a2a.task.artifact",
+            Self::PushFailed => "a2a.push.failed",
         }
     }
 }

@@ -586,6 +586,23 @@ impl Supervisor {
         self.core.sessions.len()
     }
 
+    /// How many task handlers are running now: what a shutdown waits for.
+    #[must_use]
+    pub fn running_task_count(&self) -> usize {
+        self.core.tracker.len()
+    }
+
+    /// How many streams (`message/stream`, `tasks/resubscribe`, [`Supervisor::stream`])
+    /// follow a task that has not ended.
+    #[must_use]
+    pub fn stream_count(&self) -> usize {
+        self.core
+            .live
+            .iter()
+            .map(|live| live.channel.stream_count())
+            .sum()
+    }
+
     /// How many session actors have crashed and been dropped for a restart.
     #[must_use]
     pub fn restart_count(&self) -> u64 {
@@ -780,22 +797,27 @@ impl Supervisor {
     }
 
     /// Stops taking new sends, waits up to `deadline` for running tasks to finish, then
-    /// fails the rest (visibly: status `failed`, a message saying why) and stops every
-    /// session.
+    /// fails the rest, accepted-but-not-started ones included (visibly: status
+    /// `failed`, a message saying why; their streams get that final event), and stops
+    /// every session. Tasks waiting for input are left as they are.
     pub async fn shutdown(&self, deadline: Duration) {
         self.core.shutting_down.store(true, Ordering::SeqCst);
         self.core.tracker.close();
-        if tokio::time::timeout(deadline, self.core.tracker.wait())
-            .await
-            .is_err()
+        // Whether or not the handlers finished in time, what is still live and not
+        // waiting for input is failed: a handler cut short, or a send still queued.
+        let _ = tokio::time::timeout(deadline, self.core.tracker.wait()).await;
         {
-            let running: Vec<(TaskId, CancellationToken)> = self
+            let running: Vec<(TaskId, CancellationToken, Arc<TaskChannel>)> = self
                 .core
                 .live
                 .iter()
-                .map(|live| (live.key().clone(), live.cancel.clone()))
+                .map(|live| {
+                    let channel = Arc::clone(&live.channel);
+                    (live.key().clone(), live.cancel.clone(), channel)
+                })
                 .collect();
-            for (task_id, cancel) in running {
+            let mut followed = Vec::new();
+            for (task_id, cancel, channel) in running {
                 let Ok(Some(task)) = self.core.store.get(&task_id, Some(0)).await else {
                     continue;
                 };
@@ -814,7 +836,17 @@ impl Supervisor {
                 )
                 .await;
                 cancel.cancel();
+                followed.push(channel);
             }
+            // Give the streams of the tasks just failed a moment to take that final
+            // event before the caller closes the connections (bounded: a stalled
+            // client must not hold the shutdown).
+            let streams_done = async {
+                while followed.iter().any(|channel| channel.stream_count() > 0) {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+            };
+            let _ = tokio::time::timeout(Duration::from_secs(1), streams_done).await;
         }
         if let Some(actor) = self.core.actor.get() {
             actor.stop_children(Some(String::from("shutdown")));

@@ -50,6 +50,13 @@ impl TaskChannel {
             .subscribe()
     }
 
+    /// How many streams follow this task's updates now.
+    pub(crate) fn stream_count(&self) -> usize {
+        self.updates
+            .get()
+            .map_or(0, broadcast::Sender::receiver_count)
+    }
+
     /// The task's state from now on.
     pub(crate) fn watch(&self) -> watch::Receiver<TaskState> {
         self.state.subscribe()

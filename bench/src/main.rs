@@ -15,7 +15,7 @@
 //! - `load`: the closed-loop load generator the request/reply figures use.
 //! - `fixtures`: the echo agent, the raw echo actor, counters.
 //! - `stats`: medians, ranges, pairwise ratios, latency histograms.
-//! - `report`: rows, the printed table, the JSON file, the targets.
+//! - `report`: rows, the printed table, the JSON file, the performance targets.
 //! - `memory`: resident memory from `/proc/self/status`.
 //! - `options`: sizes and repeat counts, full and `--quick`.
 
@@ -188,12 +188,12 @@ async fn run(cli: Cli) -> Result<bool> {
     match cli.child {
         Some(ChildCommand::ChildSessions { side, sessions }) => {
             let phases = suites::sessions::measure(side, sessions).await?;
-            println!("{}", serde_json::to_string(&phases)?);
+            emit(&format!("{}\n", serde_json::to_string(&phases)?))?;
             return Ok(true);
         }
         Some(ChildCommand::ChildOverload { secs, run_secs }) => {
             let figures = suites::overload::measure(secs, run_secs).await?;
-            println!("{}", serde_json::to_string(&figures)?);
+            emit(&format!("{}\n", serde_json::to_string(&figures)?))?;
             return Ok(true);
         }
         None => {}
@@ -247,7 +247,7 @@ async fn run(cli: Cli) -> Result<bool> {
             ""
         },
     );
-    print!("{}", report.render(&header));
+    emit(&report.render(&header))?;
     let wall_secs = started.elapsed().as_secs_f64();
     let context = Context {
         program: env!("CARGO_PKG_NAME"),
@@ -261,11 +261,30 @@ async fn run(cli: Cli) -> Result<bool> {
         wall_secs,
     };
     report.write_json(&cli.json, &context)?;
-    println!(
-        "\nwall time {wall_secs:.0}s; figures written to {}",
+    emit(&format!(
+        "\nwall time {wall_secs:.0}s; figures written to {}\n",
         cli.json.display()
-    );
+    ))?;
     Ok(report.checks.iter().all(|check| check.ok))
+}
+
+/// Writes to stdout. A reader that has gone away (`agentyard-bench | head`) is not a
+/// failure: the rest of the output is dropped, the run finishes and writes its JSON
+/// file, and nothing panics (`print!` would, on the broken pipe).
+fn emit(text: &str) -> Result<()> {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(source) => Err(Error::Io {
+            what: String::from("writing to stdout"),
+            source,
+        }),
+        Ok(()) => Ok(()),
+    }
 }
 
 fn positive(flag: &str, value: f64) -> Result<f64> {

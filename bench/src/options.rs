@@ -27,7 +27,7 @@ pub(crate) struct Options {
 }
 
 impl Options {
-    /// The full measurement: 5 repeats after a warm-up, sizes from issue 5.
+    /// The full measurement: 5 repeats after a warm-up, at the sizes the targets name.
     pub(crate) fn full() -> Self {
         Self {
             repeats: 5,

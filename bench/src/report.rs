@@ -115,7 +115,7 @@ pub(crate) struct Check {
     pub(crate) ok: bool,
 }
 
-/// Where the runtime stands against one of the issue's targets.
+/// Where the runtime stands against one of the performance targets.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Target {
     pub(crate) target: &'static str,
@@ -158,7 +158,7 @@ impl Report {
         });
     }
 
-    /// Puts the issue's targets that rows decide ahead of those suites added
+    /// Puts the targets that rows decide ahead of those suites added
     /// themselves.
     pub(crate) fn evaluate_targets(&mut self) {
         let mut targets = Vec::new();
@@ -255,7 +255,7 @@ impl Report {
             }
         }
         if !self.targets.is_empty() {
-            let _ = writeln!(out, "\ntargets (issue 5):");
+            let _ = writeln!(out, "\ntargets:");
             for target in &self.targets {
                 let verdict = match target.met {
                     Some(true) => "met    ",

@@ -4,7 +4,7 @@
 //! Run it with:
 //!
 //! ```text
-//! cargo run -p agentyard-examples --example delegating_agents
+//! cargo run --release -p agentyard-examples --example delegating_agents
 //! ```
 //!
 //! What it shows:

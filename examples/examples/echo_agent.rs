@@ -4,7 +4,7 @@
 //! Run it with:
 //!
 //! ```text
-//! cargo run -p agentyard-examples --example echo_agent
+//! cargo run --release -p agentyard-examples --example echo_agent
 //! ```
 //!
 //! It prints the task's final state and the agent's reply, then shuts the runtime

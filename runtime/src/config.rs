@@ -4,57 +4,48 @@
 //! embedded defaults `agentyard serve` runs with when no file is given. Unknown keys
 //! and bad values fail at start with a message naming the key.
 //!
+//! `agentyard.example.toml` at the root of the repository lists every key at its
+//! default, with a comment on each; copy it and change what you need. A short file
+//! that exposes two agents (uncomment the last three lines to require an API key):
+//!
 //! ```toml
 //! [server]
-//! bind = "127.0.0.1:8080"              # where to listen
-//! public_url = "https://agents.example.com"  # the base URL cards advertise (default: http://<bind>)
-//! body_limit = 1048576                 # bytes; larger requests get HTTP 413
-//! request_timeout_secs = 30            # unary JSON-RPC calls
+//! bind = "localhost:8080"              # HOST:PORT; a name is resolved at start
 //!
 //! [agents]
-//! exposed = ["echo", "countdown", "ask", "planner"]
-//! default = "echo"                     # served at / and /.well-known/agent-card.json
+//! exposed = ["echo", "countdown"]      # the default agent follows: echo
 //!
-//! [auth]
-//! api_key_header = "X-API-Key"         # the header API keys travel in
-//!
-//! [[auth.api_keys]]                    # callers send `X-API-Key: <key>`
-//! name = "ops"
-//! key = "change-me"
-//!
-//! [[auth.bearer_tokens]]               # callers send `Authorization: Bearer <token>`
-//! name = "ci"
-//! token = "change-me-too"
-//!
-//! [limits]
-//! global = 10000
-//! global_queue = 10000
-//! agent = 1000
-//! agent_queue = 1000
-//! session = 1
-//! session_queue = 64
-//! idle_timeout_secs = 300
-//! finished_tasks = 10000               # ended tasks kept for tasks/get, oldest dropped
-//!
-//! [push]
-//! enabled = true
-//! allow_private_addresses = false      # webhooks to loopback/private hosts (SSRF guard)
-//!
-//! [policy]                             # see agentyard_policy::PolicyConfig
-//! default = "allow"
-//! hop_limit = 8
+//! # [[auth.api_keys]]                  # callers send `X-API-Key: <key>`
+//! # name = "ops"
+//! # key = "replace-with-a-long-random-secret"
 //! ```
 
-use std::net::SocketAddr;
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::Path;
 use std::time::Duration;
 
 use agentyard_actors::{InMemoryTaskStore, SupervisorConfig};
 use agentyard_policy::PolicyConfig;
-use serde::Deserialize;
+use agentyard_transport::a2a::AgentSkill;
+use serde::{Deserialize, Deserializer};
 
 #[cfg(test)]
 mod tests;
+
+impl ConfigError {
+    /// This error, said to be in the file at `path`.
+    #[must_use]
+    pub fn in_file(self, path: &Path) -> Self {
+        match self {
+            Self::InFile { .. } | Self::Read { .. } => self,
+            other => Self::InFile {
+                path: path.display().to_string(),
+                source: Box::new(other),
+            },
+        }
+    }
+}
 
 /// Why a configuration could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -72,6 +63,15 @@ pub enum ConfigError {
     /// The file is not valid TOML or a key has a bad value; the message names it.
     #[error("invalid config: {0}")]
     Parse(String),
+    /// A problem with the config file at `path`; the source says what.
+    #[error("config file {path}")]
+    InFile {
+        /// The file.
+        path: String,
+        /// What is wrong in it.
+        #[source]
+        source: Box<ConfigError>,
+    },
     /// A value is well-formed but does not make sense; the message names the key.
     #[error("invalid config: `{key}`: {problem}")]
     Invalid {
@@ -106,7 +106,9 @@ pub struct Config {
 #[serde(deny_unknown_fields, default)]
 #[non_exhaustive]
 pub struct ServerSection {
-    /// The address to listen on (default `127.0.0.1:8080`).
+    /// The address to listen on (default `127.0.0.1:8080`); written `HOST:PORT`, where
+    /// a host name (`localhost:8080`) is resolved once, at start.
+    #[serde(deserialize_with = "deserialize_bind")]
     pub bind: SocketAddr,
     /// The base URL agent cards advertise (default `http://<bind>`); set it when the
     /// server sits behind a proxy.
@@ -115,6 +117,9 @@ pub struct ServerSection {
     pub body_limit: usize,
     /// How long a unary JSON-RPC call may take, in seconds (default 30).
     pub request_timeout_secs: u64,
+    /// How long running tasks get to finish after the first Ctrl-C or SIGTERM, in
+    /// seconds (default 10); the tasks still running then end `failed`.
+    pub shutdown_grace_secs: u64,
 }
 
 impl Default for ServerSection {
@@ -124,6 +129,7 @@ impl Default for ServerSection {
             public_url: None,
             body_limit: 1024 * 1024,
             request_timeout_secs: 30,
+            shutdown_grace_secs: 10,
         }
     }
 }
@@ -135,8 +141,72 @@ impl Default for ServerSection {
 pub struct AgentsSection {
     /// The agents reachable over HTTP (default: every built-in but the planner's worker).
     pub exposed: Vec<String>,
-    /// The agent served at the root (default `echo`); must be exposed.
+    /// The agent served at the root; must be exposed. Unset, it follows from
+    /// `exposed`: `echo` when it is exposed, else the first exposed agent (see
+    /// [`AgentsSection::default_agent`]).
+    #[serde(default)]
     pub default: Option<String>,
+    /// Agents that offer an authenticated extended card: the card says
+    /// `supportsAuthenticatedExtendedCard`, and `agent/getAuthenticatedExtendedCard`
+    /// answers authenticated callers with the public card plus these skills.
+    pub extended_cards: BTreeMap<String, ExtendedCard>,
+}
+
+/// `[agents.extended_cards.<agent>]`: what an agent's authenticated extended card adds.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct ExtendedCard {
+    /// The skills only authenticated callers see (may be empty).
+    pub skills: Vec<SkillEntry>,
+}
+
+/// One skill of an extended card.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct SkillEntry {
+    /// Unique within the agent.
+    pub id: String,
+    /// A human-readable name.
+    pub name: String,
+    /// What the skill does.
+    pub description: String,
+    /// Keywords (default none).
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Example prompts (default none).
+    #[serde(default)]
+    pub examples: Vec<String>,
+}
+
+impl SkillEntry {
+    /// The skill as the card carries it.
+    #[must_use]
+    pub fn to_skill(&self) -> AgentSkill {
+        let mut skill = AgentSkill::new(&self.id, &self.name, &self.description);
+        skill.tags.clone_from(&self.tags);
+        if !self.examples.is_empty() {
+            skill.examples = Some(self.examples.clone());
+        }
+        skill
+    }
+}
+
+impl AgentsSection {
+    /// The agent served at the root: `default` when set, else `echo` when it is
+    /// exposed, else the first exposed agent; `None` only when nothing is exposed.
+    #[must_use]
+    pub fn default_agent(&self) -> Option<&str> {
+        if let Some(default) = &self.default {
+            return Some(default);
+        }
+        self.exposed
+            .iter()
+            .find(|name| *name == "echo")
+            .or_else(|| self.exposed.first())
+            .map(String::as_str)
+    }
 }
 
 impl Default for AgentsSection {
@@ -146,7 +216,8 @@ impl Default for AgentsSection {
                 .iter()
                 .map(|s| (*s).to_owned())
                 .collect(),
-            default: Some(String::from("echo")),
+            default: None,
+            extended_cards: BTreeMap::new(),
         }
     }
 }
@@ -162,6 +233,15 @@ pub struct AuthSection {
     pub api_keys: Vec<ApiKey>,
     /// Bearer tokens (`Authorization: Bearer …`).
     pub bearer_tokens: Vec<BearerToken>,
+}
+
+impl AuthSection {
+    /// Whether callers must present credentials: any API key or bearer token turns
+    /// authentication on for every JSON-RPC call.
+    #[must_use]
+    pub fn is_enabled(&self) -> bool {
+        !self.api_keys.is_empty() || !self.bearer_tokens.is_empty()
+    }
 }
 
 impl Default for AuthSection {
@@ -257,18 +337,56 @@ impl Default for PushSection {
     }
 }
 
+/// The form `--bind` and `server.bind` take, for error messages.
+const BIND_FORM: &str = "HOST:PORT, e.g. 127.0.0.1:8080, [::1]:8080 or localhost:8080";
+
+/// Reads a listening address written `HOST:PORT`. An IP address is taken as it is; a
+/// host name is resolved now (the first address wins), so `localhost:8080` works.
+///
+/// # Errors
+/// A message naming the text and the form expected.
+pub fn parse_bind(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    let bad = |why: &str| {
+        format!("`{text}` is not an address to listen on ({why}); expected {BIND_FORM}")
+    };
+    let Some((host, port)) = text.rsplit_once(':') else {
+        return Err(bad("no port"));
+    };
+    if host.is_empty() {
+        return Err(bad("no host"));
+    }
+    if port.parse::<u16>().is_err() {
+        return Err(bad("the port must be a number from 0 to 65535"));
+    }
+    match text.to_socket_addrs() {
+        Ok(mut addrs) => addrs
+            .next()
+            .ok_or_else(|| bad(&format!("`{host}` resolves to no address"))),
+        Err(error) => Err(bad(&format!("`{host}` does not resolve: {error}"))),
+    }
+}
+
+fn deserialize_bind<'de, D: Deserializer<'de>>(deserializer: D) -> Result<SocketAddr, D::Error> {
+    let text = String::deserialize(deserializer)?;
+    parse_bind(&text).map_err(serde::de::Error::custom)
+}
+
 impl Config {
-    /// Reads and checks a config file.
+    /// Reads and checks a config file. Every error names the file.
     ///
     /// # Errors
-    /// [`ConfigError::Read`] if the file cannot be read; [`ConfigError::Parse`] or
-    /// [`ConfigError::Invalid`] naming the bad key otherwise.
+    /// [`ConfigError::Read`] if the file cannot be read; otherwise
+    /// [`ConfigError::InFile`] around [`ConfigError::Parse`] or [`ConfigError::Invalid`]
+    /// naming the bad key.
     pub fn from_path(path: &Path) -> Result<Self, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
             path: path.display().to_string(),
             source,
         })?;
-        Self::from_toml(&text)
+        Self::from_toml(&text).map_err(|error| error.in_file(path))
     }
 
     /// Parses and checks a config from TOML text.
@@ -327,6 +445,27 @@ impl Config {
                 &format!("`{default}` is not in `agents.exposed`"),
             ));
         }
+        if self.server.shutdown_grace_secs > 24 * 60 * 60 {
+            return Err(invalid(
+                "server.shutdown_grace_secs",
+                "must be at most 86400 (a day)",
+            ));
+        }
+        for agent in self.agents.extended_cards.keys() {
+            let key = format!("agents.extended_cards.{agent}");
+            if !self.agents.exposed.contains(agent) {
+                return Err(invalid(
+                    &key,
+                    &format!("`{agent}` is not in `agents.exposed`"),
+                ));
+            }
+            if !self.auth.is_enabled() {
+                return Err(invalid(
+                    &key,
+                    "only authenticated callers get the extended card, and no credentials are configured: add `[[auth.api_keys]]` or `[[auth.bearer_tokens]]`",
+                ));
+            }
+        }
         if self.auth.api_key_header.is_empty() {
             return Err(invalid("auth.api_key_header", "must not be empty"));
         }
@@ -366,6 +505,12 @@ impl Config {
             }
         }
         Ok(())
+    }
+
+    /// How long running tasks get to finish after the first stop signal.
+    #[must_use]
+    pub fn shutdown_grace(&self) -> Duration {
+        Duration::from_secs(self.server.shutdown_grace_secs)
     }
 
     /// The supervisor settings the `[limits]` section describes.

@@ -1,26 +1,35 @@
 //! The `agentyard` command-line program.
 
+use std::io::IsTerminal as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use agentyard::config::parse_bind;
 use agentyard::serve::Server;
 use clap::{Parser, Subcommand, ValueEnum};
 use tracing_subscriber::EnvFilter;
 
 /// agentyard: an actor-based multi-agent runtime speaking A2A 0.3.0.
 #[derive(Debug, Parser)]
-#[command(name = "agentyard", version, about)]
+#[command(
+    name = "agentyard",
+    version,
+    about,
+    after_help = "Environment:\n  RUST_LOG  which log lines to write, e.g. `info` (the default), `debug`, \
+                  `agentyard=debug,info`\n  NO_COLOR  set to anything non-empty: no colour in \
+                  log lines (they have none anyway when stderr is not a terminal)"
+)]
 struct Cli {
-    /// Log lines as human-readable text or as JSON objects. The level comes from
-    /// `RUST_LOG` (default `info`).
+    /// Log lines as human-readable text or as JSON objects, start-up errors included.
+    /// The level comes from `RUST_LOG` (default `info`).
     #[arg(long, value_enum, default_value_t = LogFormat::Text, global = true)]
     log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum LogFormat {
     Text,
     Json,
@@ -32,31 +41,41 @@ enum Command {
     Serve {
         /// A TOML config file; without one the embedded defaults are used
         /// (127.0.0.1:8080, every built-in agent exposed, no authentication).
+        /// `agentyard.example.toml` lists every key.
         #[arg(long)]
         config: Option<PathBuf>,
-        /// The address to listen on, over the config file's `server.bind`
-        /// (`127.0.0.1:0` picks a free port).
-        #[arg(long)]
+        /// The address to listen on, HOST:PORT (`127.0.0.1:8080`, `[::1]:8080`,
+        /// `localhost:8080`), over the config file's `server.bind`; port 0 picks a
+        /// free port.
+        #[arg(long, value_parser = parse_bind)]
         bind: Option<SocketAddr>,
     },
 }
 
+/// The exit code of a program stopped by a second Ctrl-C or SIGTERM (128 + SIGINT, as
+/// shells report an interrupted program).
+const INTERRUPTED: u8 = 130;
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return usage_error(&error),
+    };
     init_logs(cli.log_format);
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
-        Err(error) => return fail(&error),
+        Err(error) => return fail(cli.log_format, &error),
     };
     match cli.command {
-        Command::Serve { config, bind } => runtime.block_on(serve(config, bind)),
+        Command::Serve { config, bind } => runtime.block_on(serve(cli.log_format, config, bind)),
     }
 }
 
-async fn serve(config: Option<PathBuf>, bind: Option<SocketAddr>) -> ExitCode {
+async fn serve(format: LogFormat, config: Option<PathBuf>, bind: Option<SocketAddr>) -> ExitCode {
+    let mut signals = StopSignals::listen();
     let server = match Server::start(config.as_deref(), bind).await {
         Ok(server) => server,
-        Err(error) => return fail(&error),
+        Err(error) => return fail(format, &error),
     };
     println!(
         "agentyard is serving A2A 0.3.0 on http://{}",
@@ -65,60 +84,252 @@ async fn serve(config: Option<PathBuf>, bind: Option<SocketAddr>) -> ExitCode {
     for (name, url) in server.card_urls() {
         println!("  {name:<20} {url}");
     }
+    let config_file = server.config_file().map_or_else(
+        || String::from("none (embedded defaults; see agentyard.example.toml)"),
+        |path| path.display().to_string(),
+    );
+    println!("config: {config_file}");
+    println!("auth:   {}", server.auth_summary());
+    println!("data:   {}", server.storage());
     println!("press Ctrl-C to stop");
-    shutdown_signal().await;
-    tracing::info!("shutting down");
-    server.stop().await;
-    ExitCode::SUCCESS
+
+    signals.next().await;
+    let load = server.load();
+    let grace = server.shutdown_grace();
+    tracing::info!(
+        running_tasks = load.running_tasks,
+        open_streams = load.open_streams,
+        grace_secs = grace.as_secs(),
+        "shutting down: waiting up to {}s for {} running task(s) and {} open stream(s); \
+         tasks still running then end `failed`; press Ctrl-C again to exit at once",
+        grace.as_secs(),
+        load.running_tasks,
+        load.open_streams,
+    );
+    tokio::select! {
+        () = server.stop() => {
+            tracing::info!("stopped");
+            ExitCode::SUCCESS
+        }
+        () = signals.next() => {
+            tracing::warn!("second stop signal: exiting at once; running tasks are cut off");
+            // Not a return: the runtime's worker threads may be inside agent code, and
+            // dropping the runtime would wait for them.
+            std::process::exit(i32::from(INTERRUPTED));
+        }
+    }
 }
 
 /// Ctrl-C, or SIGTERM where there is one (how service managers stop a process).
-async fn shutdown_signal() {
-    let ctrl_c = async {
+///
+/// Listening starts when this is made, before the banner is printed: a signal that
+/// arrives once the program has said it serves is always handled, never left to the
+/// default action, which kills the process without a word.
+struct StopSignals {
+    #[cfg(unix)]
+    interrupt: Option<tokio::signal::unix::Signal>,
+    #[cfg(unix)]
+    terminate: Option<tokio::signal::unix::Signal>,
+}
+
+impl StopSignals {
+    fn listen() -> Self {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let listen = |kind: SignalKind, name: &str| match signal(kind) {
+                Ok(signal) => Some(signal),
+                Err(error) => {
+                    tracing::error!(%error, "cannot listen for {name}");
+                    None
+                }
+            };
+            Self {
+                interrupt: listen(SignalKind::interrupt(), "Ctrl-C"),
+                terminate: listen(SignalKind::terminate(), "SIGTERM"),
+            }
+        }
+        #[cfg(not(unix))]
+        Self {}
+    }
+
+    /// The next Ctrl-C or SIGTERM.
+    async fn next(&mut self) {
+        #[cfg(unix)]
+        {
+            async fn recv(signal: Option<&mut tokio::signal::unix::Signal>) {
+                match signal {
+                    Some(signal) => {
+                        if signal.recv().await.is_none() {
+                            std::future::pending::<()>().await;
+                        }
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            }
+            tokio::select! {
+                () = recv(self.interrupt.as_mut()) => {}
+                () = recv(self.terminate.as_mut()) => {}
+            }
+        }
+        #[cfg(not(unix))]
         if let Err(error) = tokio::signal::ctrl_c().await {
             tracing::error!(%error, "cannot listen for Ctrl-C");
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(error) => {
-                tracing::error!(%error, "cannot listen for SIGTERM");
-                std::future::pending::<()>().await;
-            }
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = terminate => {}
     }
 }
 
+/// The level when `RUST_LOG` is unset or unusable.
+const DEFAULT_LOG: &str = "info";
+
+/// Log targets a `RUST_LOG` directive may name without a warning: this program's own
+/// crates and the libraries under it that log.
+const KNOWN_TARGETS: &[&str] = &[
+    "agentyard",
+    "axum",
+    "h2",
+    "hyper",
+    "hyper_util",
+    "ractor",
+    "reqwest",
+    "tokio",
+    "tower",
+    "tower_http",
+];
+
+/// Logs to stderr, in the chosen format, with colour only for a person at a terminal:
+/// never when stderr is piped or redirected, and never when `NO_COLOR` is set
+/// (<https://no-color.org>).
 fn init_logs(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let env = std::env::var("RUST_LOG").ok();
+    let (filter, warning) = log_filter(env.as_deref());
+    let color = std::io::stderr().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
+    let builder = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(color);
+    if let Some(warning) = warning {
+        // Written past the filter: a `RUST_LOG` naming only an unknown target would
+        // silence the very warning about it.
+        let warn = || tracing::warn!(rust_log = env.as_deref().unwrap_or_default(), "{warning}");
+        match format {
+            LogFormat::Text => tracing::subscriber::with_default(builder.finish(), warn),
+            LogFormat::Json => tracing::subscriber::with_default(builder.json().finish(), warn),
+        }
+    }
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        .with_ansi(color);
     match format {
         LogFormat::Text => builder.init(),
         LogFormat::Json => builder.json().init(),
     }
 }
 
-/// Prints an error with its causes and returns a failing exit code.
-fn fail(error: &dyn std::error::Error) -> ExitCode {
-    let mut text = format!("agentyard: {error}");
+/// The filter `RUST_LOG` asks for, and a warning when it is malformed (the default is
+/// used instead) or names a target nothing here logs under (which would silence the
+/// logs without a word).
+fn log_filter(env: Option<&str>) -> (EnvFilter, Option<String>) {
+    let Some(text) = env.map(str::trim).filter(|text| !text.is_empty()) else {
+        return (EnvFilter::new(DEFAULT_LOG), None);
+    };
+    let filter = match EnvFilter::builder().parse(text) {
+        Ok(filter) => filter,
+        Err(error) => {
+            return (
+                EnvFilter::new(DEFAULT_LOG),
+                Some(format!(
+                    "RUST_LOG is malformed ({error}); logging at `{DEFAULT_LOG}`. \
+                     Expected a level (error, warn, info, debug, trace, off) or \
+                     TARGET=LEVEL pairs, e.g. `agentyard=debug,info`"
+                )),
+            );
+        }
+    };
+    let unknown: Vec<&str> = text
+        .split(',')
+        .map(str::trim)
+        .filter(|directive| !directive.is_empty())
+        .filter_map(|directive| {
+            let target = directive
+                .split(['=', '['])
+                .next()
+                .unwrap_or_default()
+                .trim();
+            let is_level = matches!(
+                target.to_ascii_lowercase().as_str(),
+                "error" | "warn" | "info" | "debug" | "trace" | "off"
+            );
+            let known = target.is_empty()
+                || is_level
+                || KNOWN_TARGETS.iter().any(|known| {
+                    target == *known
+                        || target
+                            .strip_prefix(known)
+                            .is_some_and(|rest| rest.starts_with("::") || rest.starts_with('_'))
+                });
+            (!known).then_some(target)
+        })
+        .collect();
+    if unknown.is_empty() {
+        return (filter, None);
+    }
+    (
+        filter,
+        Some(format!(
+            "RUST_LOG names {} that nothing here logs under: {}; a directive without \
+             `=LEVEL` is a target, not a level. Levels: error, warn, info, debug, trace, off",
+            if unknown.len() == 1 {
+                "a target"
+            } else {
+                "targets"
+            },
+            unknown.join(", ")
+        )),
+    )
+}
+
+/// A command line clap refused: printed by clap as usual, or as a JSON log line when
+/// the command line asked for JSON logs (clap could not tell us, so it is looked for).
+fn usage_error(error: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    let asked_json = {
+        let args: Vec<String> = std::env::args().collect();
+        args.iter().any(|arg| arg == "--log-format=json")
+            || args
+                .windows(2)
+                .any(|pair| pair[0] == "--log-format" && pair[1] == "json")
+    };
+    let informational = matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    );
+    if !asked_json || informational {
+        error.exit();
+    }
+    init_logs(LogFormat::Json);
+    let text = error.render().to_string();
+    tracing::error!(error = %text.trim(), "agentyard could not start");
+    ExitCode::from(2)
+}
+
+/// Reports an error with its causes and returns a failing exit code: as one
+/// `agentyard: …` line for a person, or as a JSON log line under `--log-format json`.
+fn fail(format: LogFormat, error: &dyn std::error::Error) -> ExitCode {
+    let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
-        text.push_str(&format!(": {cause}"));
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
         source = cause.source();
     }
-    eprintln!("{text}");
+    match format {
+        LogFormat::Json => tracing::error!(error = %text, "agentyard could not start"),
+        LogFormat::Text => eprintln!("agentyard: {text}"),
+    }
     ExitCode::FAILURE
 }

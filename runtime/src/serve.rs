@@ -1,16 +1,13 @@
 //! `agentyard serve`: the runtime with the built-in agents behind the HTTP edge.
 
 use std::net::SocketAddr;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agentyard_actors::edge::{AgentSettings, Edge, EdgeAuth, EdgeConfig, EdgeError, PushConfig};
 
 use crate::config::{Config, ConfigError};
 use crate::{Runtime, builtin};
-
-/// How long running tasks get to finish when the server stops.
-const SHUTDOWN_DEADLINE: Duration = Duration::from_secs(10);
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -32,8 +29,18 @@ pub enum ServeError {
 pub struct Server {
     runtime: Runtime,
     edge: Edge,
-    exposed: Vec<String>,
-    default_agent: Option<String>,
+    config: Config,
+    config_file: Option<PathBuf>,
+}
+
+/// What a stop waits for, as the first stop signal reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Load {
+    /// Task handlers running now.
+    pub running_tasks: usize,
+    /// Streams following a task that has not ended.
+    pub open_streams: usize,
 }
 
 impl Server {
@@ -41,7 +48,7 @@ impl Server {
     /// applies `bind` over it, and starts the runtime and the edge.
     ///
     /// # Errors
-    /// [`ServeError::Config`] naming the bad key, or a start failure.
+    /// [`ServeError::Config`] naming the file and the bad key, or a start failure.
     pub async fn start(path: Option<&Path>, bind: Option<SocketAddr>) -> Result<Self, ServeError> {
         let mut config = match path {
             Some(path) => Config::from_path(path)?,
@@ -50,7 +57,14 @@ impl Server {
         if let Some(bind) = bind {
             config.server.bind = bind;
         }
-        Self::from_config(config).await
+        let mut server = Self::from_config(config)
+            .await
+            .map_err(|error| match (error, path) {
+                (ServeError::Config(error), Some(path)) => ServeError::Config(error.in_file(path)),
+                (error, _) => error,
+            })?;
+        server.config_file = path.map(Path::to_path_buf);
+        Ok(server)
     }
 
     /// Starts the runtime and the edge as `config` says.
@@ -83,9 +97,68 @@ impl Server {
         Ok(Self {
             runtime,
             edge,
-            exposed: config.agents.exposed,
-            default_agent: config.agents.default,
+            config,
+            config_file: None,
         })
+    }
+
+    /// The configuration the server runs with.
+    #[must_use]
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The config file that was read; `None` for the embedded defaults.
+    #[must_use]
+    pub fn config_file(&self) -> Option<&Path> {
+        self.config_file.as_deref()
+    }
+
+    /// Where tasks live, in words, for the start-up banner.
+    #[must_use]
+    pub fn storage(&self) -> String {
+        format!(
+            "in memory (lost when the program stops; the last {} ended tasks are kept)",
+            self.config.limits.finished_tasks
+        )
+    }
+
+    /// Whether callers must authenticate, in words, for the start-up banner.
+    #[must_use]
+    pub fn auth_summary(&self) -> String {
+        let auth = &self.config.auth;
+        if !auth.is_enabled() {
+            return String::from("off (every exposed agent is open to whoever reaches it)");
+        }
+        let plural = |n: usize, one: &str| {
+            if n == 1 {
+                format!("1 {one}")
+            } else {
+                format!("{n} {one}s")
+            }
+        };
+        format!(
+            "on ({} in `{}`, {})",
+            plural(auth.api_keys.len(), "API key"),
+            auth.api_key_header,
+            plural(auth.bearer_tokens.len(), "bearer token")
+        )
+    }
+
+    /// How long running tasks get to finish after the first stop signal.
+    #[must_use]
+    pub fn shutdown_grace(&self) -> Duration {
+        self.config.shutdown_grace()
+    }
+
+    /// What a stop would wait for now.
+    #[must_use]
+    pub fn load(&self) -> Load {
+        let supervisor = self.runtime.supervisor();
+        Load {
+            running_tasks: supervisor.running_task_count(),
+            open_streams: supervisor.stream_count(),
+        }
     }
 
     /// The address the server listens on.
@@ -98,13 +171,13 @@ impl Server {
     #[must_use]
     pub fn card_urls(&self) -> Vec<(String, String)> {
         let mut urls = Vec::new();
-        if let Some(default) = &self.default_agent {
+        if let Some(default) = self.config.agents.default_agent() {
             urls.push((
                 format!("{default} (default)"),
                 format!("{}/.well-known/agent-card.json", self.edge.base_url()),
             ));
         }
-        for name in &self.exposed {
+        for name in &self.config.agents.exposed {
             urls.push((name.clone(), self.edge.card_url(name)));
         }
         urls
@@ -116,10 +189,16 @@ impl Server {
         &self.runtime
     }
 
-    /// Stops the edge (open streams end), then shuts the runtime down gracefully.
+    /// Stops gracefully: new sends are refused at once, running tasks get the
+    /// configured grace period (`server.shutdown_grace_secs`), and those still running
+    /// then end `failed`, their open streams getting that final event; then the edge
+    /// stops listening and closes what is left.
+    ///
+    /// The runtime goes first so that streams are still connected when their tasks
+    /// end; stopping the edge first would cut them with no final event.
     pub async fn stop(self) {
+        self.runtime.shutdown(self.shutdown_grace()).await;
         self.edge.stop().await;
-        self.runtime.shutdown(SHUTDOWN_DEADLINE).await;
     }
 }
 
@@ -146,14 +225,23 @@ fn edge_config(config: &Config) -> EdgeConfig {
         .auth(auth)
         .body_limit(config.server.body_limit)
         .request_timeout(Duration::from_secs(config.server.request_timeout_secs))
-        .push(push)
-        // The echo agent answers with a plain Message, as simple A2A clients expect.
-        .agent_settings("echo", AgentSettings::default().answer_with_message(true));
+        .push(push);
+    for agent in &config.agents.exposed {
+        let mut settings = AgentSettings::default();
+        if agent == "echo" {
+            // The echo agent answers with a plain Message, as simple A2A clients expect.
+            settings = settings.answer_with_message(true);
+        }
+        if let Some(card) = config.agents.extended_cards.get(agent) {
+            settings = settings.extended_skills(card.skills.iter().map(|s| s.to_skill()).collect());
+        }
+        edge = edge.agent_settings(agent.clone(), settings);
+    }
     if let Some(url) = &config.server.public_url {
         edge = edge.public_url(url.clone());
     }
-    if let Some(default) = &config.agents.default {
-        edge = edge.default_agent(default.clone());
+    if let Some(default) = config.agents.default_agent() {
+        edge = edge.default_agent(default);
     }
     edge
 }

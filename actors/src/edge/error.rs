@@ -57,7 +57,7 @@ pub enum EdgeError {
         /// What is wrong with it.
         reason: String,
     },
-    /// A webhook URL whose host resolves to an address the operator does not allow
+    /// A webhook URL whose IP-literal host is an address the operator does not allow
     /// (loopback, private, link-local, metadata): server-side request forgery guard.
     #[error("webhook URL {url:?} is refused: {reason}")]
     WebhookRefused {

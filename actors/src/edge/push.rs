@@ -20,10 +20,15 @@
 //!   that keeps failing holds its worker for its retries (at most `attempts` ×
 //!   `request_timeout` plus the backoff).
 //! - **Retries.** A connection failure, a timeout, 408, 429 or a 5xx is retried with
-//!   exponential backoff up to `attempts` in all; any other answer, or an address the
-//!   guard refuses, ends the delivery at once (counted in [`PushStats::failed`]).
-//! - **SSRF.** See the guard in `ssrf`: webhook addresses are checked when set and
-//!   again at every delivery, by the client's resolver.
+//!   exponential backoff up to `attempts` in all; so is a host name that does not
+//!   resolve (DNS may come back). Any other answer, or an address the guard refuses,
+//!   ends the delivery at once. A delivery given up on is counted in
+//!   [`PushStats::failed`] and reported as an `a2a.push.failed` event naming the
+//!   webhook and the reason, so monitoring sees it.
+//! - **SSRF.** See the guard in `ssrf`: a webhook's form and IP-literal address are
+//!   checked when it is set, with no DNS lookup; a host name is resolved and checked
+//!   at every delivery, by the client's resolver, which connects only to the
+//!   addresses it checked.
 //! - **Lifetime.** A task's webhooks are kept for `retention` after the task ends (so
 //!   get and list still answer), then forgotten.
 
@@ -48,7 +53,7 @@ use tokio_util::task::TaskTracker;
 
 use self::ssrf::{GuardedResolver, Refused, WebhookGuard};
 use super::{EdgeError, PushConfig};
-use crate::events::{EventDetail, EventKind, Received};
+use crate::events::{Event, EventDetail, EventKind, Received};
 use crate::supervisor::Supervisor;
 
 /// The header a webhook finds the config's token in.
@@ -79,6 +84,9 @@ struct TaskWebhooks {
     last: Option<(agentyard_transport::a2a::TaskState, Option<String>)>,
     /// When the task was seen to end; the webhooks are forgotten `retention` later.
     ended_at: Option<Instant>,
+    /// The task's latest status event: whom a failed delivery's event is about (its
+    /// agent, entry point, conversation).
+    origin: Option<Arc<Event>>,
 }
 
 /// One status change to notify.
@@ -86,6 +94,7 @@ struct TaskWebhooks {
 struct Job {
     task_id: TaskId,
     status: TaskStatus,
+    origin: Option<Arc<Event>>,
 }
 
 #[derive(Debug, Default)]
@@ -196,15 +205,16 @@ impl PushNotifier {
         }
     }
 
-    /// Checks a webhook config without storing it: the URL (scheme, host, addresses,
-    /// resolving a host name), the authentication scheme, and header-safe token and
+    /// Checks a webhook config without storing it: the URL (scheme, host, no
+    /// credentials, an IP-literal host's address; a host name is not resolved here but
+    /// at every delivery), the authentication scheme, and header-safe token and
     /// credentials.
     ///
     /// # Errors
     /// [`EdgeError::InvalidWebhookUrl`], [`EdgeError::WebhookRefused`],
     /// [`EdgeError::UnsupportedAuthentication`], each naming the problem.
     pub async fn validate(&self, config: &PushNotificationConfig) -> Result<(), EdgeError> {
-        self.inner.guard.check(&config.url).await?;
+        self.inner.guard.parse(&config.url)?;
         if let Some(token) = &config.token
             && HeaderValue::from_str(token).is_err()
         {
@@ -324,15 +334,15 @@ impl PushNotifier {
     /// already queued. For a webhook set together with a send, so that status changes
     /// that happened before the webhook was stored are not lost.
     pub fn notify_current(&self, task: &Task) {
-        self.inner.offer(&task.id, &task.status);
+        self.inner.offer(&task.id, &task.status, None);
     }
 }
 
 impl Inner {
     /// Queues a job for this status change if the task has webhooks and the status is
     /// not the one queued last.
-    fn offer(&self, task_id: &TaskId, status: &TaskStatus) {
-        {
+    fn offer(&self, task_id: &TaskId, status: &TaskStatus, origin: Option<&Arc<Event>>) {
+        let origin = {
             let Some(mut entry) = self.webhooks.get_mut(task_id) else {
                 return;
             };
@@ -347,10 +357,15 @@ impl Inner {
             if status.state.is_terminal() && entry.ended_at.is_none() {
                 entry.ended_at = Some(Instant::now());
             }
-        }
+            if let Some(origin) = origin {
+                entry.origin = Some(Arc::clone(origin));
+            }
+            entry.origin.clone()
+        };
         let job = Job {
             task_id: task_id.clone(),
             status: status.clone(),
+            origin,
         };
         let queue = &self.queues[shard(task_id, self.queues.len())];
         if let Err(error) = queue.try_send(job) {
@@ -380,7 +395,7 @@ impl Inner {
             .collect();
         for task_id in tasks {
             match self.supervisor.get_task(&task_id, Some(0)).await {
-                Ok(task) => self.offer(&task_id, &task.status),
+                Ok(task) => self.offer(&task_id, &task.status, None),
                 Err(error) => tracing::debug!(%task_id, %error, "task of a webhook is gone"),
             }
         }
@@ -422,16 +437,62 @@ impl Inner {
         };
         let body = body.as_slice();
         let task_id = &task.id;
+        let origin = job.origin.as_ref();
         futures::future::join_all(
             webhooks
                 .iter()
-                .map(|webhook| self.deliver_to(task_id, webhook, body)),
+                .map(|webhook| self.deliver_to(task_id, origin, webhook, body)),
         )
         .await;
     }
 
+    /// Counts a delivery given up on and reports it on the event bus.
+    fn give_up(
+        &self,
+        task_id: &TaskId,
+        origin: Option<&Arc<Event>>,
+        webhook: &PushNotificationConfig,
+        reason: String,
+    ) {
+        self.counters.failed.fetch_add(1, Ordering::Relaxed);
+        let reason = format!("push notification to {} failed: {reason}", webhook.url);
+        self.supervisor.core().events.emit(|| {
+            let detail = EventDetail::Reason { reason };
+            match origin {
+                Some(origin) => Event {
+                    kind: EventKind::PushFailed,
+                    task_id: Some(task_id.clone()),
+                    timestamp: std::time::SystemTime::now(),
+                    detail,
+                    ..Event::clone(origin)
+                },
+                // A webhook set on a task that had already ended: no status event
+                // went by to say whose task it is.
+                None => Event {
+                    kind: EventKind::PushFailed,
+                    entry_point: agentyard_policy::EntryPoint::Http,
+                    from: None,
+                    to: Arc::from(""),
+                    context_id: None,
+                    task_id: Some(task_id.clone()),
+                    payload_type: None,
+                    intent: None,
+                    idempotency_key: None,
+                    timestamp: std::time::SystemTime::now(),
+                    detail,
+                },
+            }
+        });
+    }
+
     /// Delivers to one webhook, retrying with exponential backoff.
-    async fn deliver_to(&self, task_id: &TaskId, webhook: &PushNotificationConfig, body: &[u8]) {
+    async fn deliver_to(
+        &self,
+        task_id: &TaskId,
+        origin: Option<&Arc<Event>>,
+        webhook: &PushNotificationConfig,
+        body: &[u8],
+    ) {
         let attempts = self.config.attempts.max(1);
         let mut backoff = self.config.initial_backoff;
         for attempt in 1..=attempts {
@@ -442,15 +503,20 @@ impl Inner {
                     return;
                 }
                 Err(AttemptError::Permanent(reason)) => {
-                    self.counters.failed.fetch_add(1, Ordering::Relaxed);
                     tracing::warn!(%task_id, url = %webhook.url, attempt, %reason, "push notification refused; not retrying");
+                    self.give_up(task_id, origin, webhook, reason);
                     return;
                 }
                 Err(AttemptError::Retryable(reason)) => reason,
             };
             if attempt == attempts {
-                self.counters.failed.fetch_add(1, Ordering::Relaxed);
                 tracing::warn!(%task_id, url = %webhook.url, attempts, %reason, "push notification failed; giving up");
+                self.give_up(
+                    task_id,
+                    origin,
+                    webhook,
+                    format!("{reason} (after {attempts} attempts)"),
+                );
                 return;
             }
             self.counters.retried.fetch_add(1, Ordering::Relaxed);
@@ -590,7 +656,7 @@ async fn listen(inner: Arc<Inner>, mut subscription: crate::events::Subscription
                         continue;
                     }
                     if let EventDetail::Status { update } = &event.detail {
-                        inner.offer(&update.task_id, &update.status);
+                        inner.offer(&update.task_id, &update.status, Some(&event));
                     }
                 }
                 Some(Received::Lagged(missed)) => {

@@ -239,7 +239,7 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
     Ok(())
 }
 
-/// The HTTP targets, from the throughput rows.
+/// The HTTP targets, from the throughput rows.
 fn push_targets(report: &mut Report) {
     let ratio = |report: &Report, id: &str| {
         report

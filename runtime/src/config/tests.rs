@@ -4,7 +4,7 @@ use super::*;
 fn an_empty_file_is_the_embedded_default() {
     let config = Config::from_toml("").expect("empty is valid");
     assert_eq!(config.server.bind, SocketAddr::from(([127, 0, 0, 1], 8080)));
-    assert_eq!(config.agents.default.as_deref(), Some("echo"));
+    assert_eq!(config.agents.default_agent(), Some("echo"));
     assert!(config.agents.exposed.iter().any(|a| a == "countdown"));
     assert!(config.push.enabled);
     assert!(!config.push.allow_private_addresses);
@@ -105,4 +105,143 @@ fn an_unregistered_exposed_agent_is_named() {
         e.contains("agents.exposed[1]") && e.contains("nobody"),
         "{e}"
     );
+}
+
+#[test]
+fn the_example_file_parses_and_equals_the_defaults() {
+    let text = include_str!("../../../agentyard.example.toml");
+    let example = Config::from_toml(text).expect("the example file is valid");
+    assert_eq!(format!("{example:?}"), format!("{:?}", Config::default()));
+    // Copying the example must not turn authentication on.
+    assert!(!example.auth.is_enabled());
+}
+
+#[test]
+fn the_example_file_names_every_key_of_the_embedded_default() {
+    let text = include_str!("../../../agentyard.example.toml");
+    let example: toml::Table = toml::from_str(text).expect("TOML");
+    for (section, keys) in [
+        (
+            "server",
+            &[
+                "bind",
+                "body_limit",
+                "request_timeout_secs",
+                "shutdown_grace_secs",
+            ][..],
+        ),
+        ("agents", &["exposed"][..]),
+        ("auth", &["api_key_header"][..]),
+        (
+            "limits",
+            &[
+                "global",
+                "global_queue",
+                "agent",
+                "agent_queue",
+                "session",
+                "session_queue",
+                "idle_timeout_secs",
+                "finished_tasks",
+            ][..],
+        ),
+        ("push", &["enabled", "allow_private_addresses"][..]),
+        (
+            "policy",
+            &["default", "hop_limit", "max_tracked_senders"][..],
+        ),
+    ] {
+        for key in keys {
+            assert!(
+                example[section].get(*key).is_some(),
+                "{section}.{key} is missing from agentyard.example.toml"
+            );
+        }
+    }
+}
+
+#[test]
+fn exposed_alone_picks_the_default_agent() {
+    let config = Config::from_toml("[agents]\nexposed = [\"countdown\"]\n").expect("valid");
+    assert_eq!(config.agents.default_agent(), Some("countdown"));
+    let config = Config::from_toml("[agents]\nexposed = [\"ask\", \"echo\"]\n").expect("valid");
+    assert_eq!(config.agents.default_agent(), Some("echo"));
+    let config = Config::from_toml("[agents]\nexposed = []\n").expect("valid");
+    assert_eq!(config.agents.default_agent(), None);
+    let config = Config::from_toml("[agents]\nexposed = [\"ask\", \"echo\"]\ndefault = \"ask\"\n")
+        .expect("valid");
+    assert_eq!(config.agents.default_agent(), Some("ask"));
+}
+
+#[test]
+fn bind_takes_a_host_name() {
+    let config = Config::from_toml("[server]\nbind = \"localhost:9000\"\n").expect("valid");
+    assert!(
+        config.server.bind.ip().is_loopback(),
+        "{}",
+        config.server.bind
+    );
+    assert_eq!(config.server.bind.port(), 9000);
+    assert_eq!(
+        parse_bind("[::1]:0").expect("ip literal"),
+        "[::1]:0".parse::<SocketAddr>().expect("addr")
+    );
+}
+
+#[test]
+fn a_bad_bind_names_the_form_expected() {
+    for bad in [
+        "8080",
+        "localhost",
+        "localhost:http",
+        ":8080",
+        "127.0.0.1:99999",
+    ] {
+        let e = parse_bind(bad).expect_err(bad);
+        assert!(e.contains(bad) && e.contains("HOST:PORT"), "{e}");
+    }
+    let e = error_of("[server]\nbind = \"8080\"\n");
+    assert!(e.contains("bind") && e.contains("HOST:PORT"), "{e}");
+}
+
+#[test]
+fn a_parse_error_from_a_file_names_the_file() {
+    let dir = std::env::temp_dir().join(format!("agentyard-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("broken.toml");
+    std::fs::write(&path, "[server\nbind = 1\n").expect("write");
+    let error = Config::from_path(&path).expect_err("broken");
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    assert!(text.contains("broken.toml"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_extended_card_is_read_and_needs_credentials() {
+    let config = Config::from_toml(
+        r#"
+        [agents.extended_cards.echo]
+        skills = [{ id = "audit", name = "Audit", description = "d", tags = ["admin"] }]
+        [[auth.api_keys]]
+        name = "ops"
+        key = "k"
+        "#,
+    )
+    .expect("valid");
+    let skills = &config.agents.extended_cards["echo"].skills;
+    assert_eq!(skills[0].to_skill().tags, vec![String::from("admin")]);
+
+    let e = error_of("[agents.extended_cards.echo]\nskills = []\n");
+    assert!(
+        e.contains("agents.extended_cards.echo") && e.contains("auth"),
+        "{e}"
+    );
+    let e =
+        error_of("[agents.extended_cards.nobody]\n[[auth.api_keys]]\nname = \"a\"\nkey = \"k\"\n");
+    assert!(e.contains("agents.extended_cards.nobody"), "{e}");
 }

@@ -29,5 +29,7 @@ mod jsonrpc_errors;
 mod limits_reject_busy_under_a_burst_and_recover;
 mod panicking_agent_fails_only_its_task;
 mod passivation_keeps_history;
+mod push_webhooks_resolve_at_delivery;
+mod serve_extended_card;
 mod sessions_ten_thousand_are_spawned_and_answered;
 mod streaming_delivers_status_and_artifacts;

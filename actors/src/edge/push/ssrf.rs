@@ -7,11 +7,15 @@
 //! resolves to is classified, and only public unicast addresses pass unless the
 //! operator allows more ([`PushConfig`](crate::edge::PushConfig)).
 //!
-//! The check runs twice: when a config is set (the client gets -32602 naming the URL)
-//! and at every delivery, inside the HTTP client's DNS resolver
-//! ([`GuardedResolver`]), so that the addresses checked are the ones connected to and
-//! a host whose DNS changed after the set (DNS rebinding) is still refused. Redirects
-//! and proxies are off in the client for the same reason.
+//! When a config is set, only what needs no DNS is checked: the URL's form and an
+//! IP-literal host's address (the client gets -32602 naming the URL and, for an
+//! address the operator could allow, the key that allows it). A host name is resolved
+//! at every delivery, inside the HTTP client's DNS resolver ([`GuardedResolver`]),
+//! which hands the client only the addresses it allowed: the addresses checked are the
+//! ones connected to, so a host whose DNS changes between check and connect (DNS
+//! rebinding) is still refused. Redirects and proxies are off in the client for the
+//! same reason. A set never waits on DNS, and a host that does not resolve yet is a
+//! delivery failure (retried, then reported), not a refused config.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
@@ -173,7 +177,16 @@ impl WebhookGuard {
             AddressClass::Private => self.allow_private,
             AddressClass::Metadata | AddressClass::NotUnicast => false,
         };
-        (!allowed).then(|| format!("{ip} is {}", class.describe()))
+        (!allowed).then(|| {
+            let hint = match class {
+                AddressClass::Loopback | AddressClass::Private => {
+                    "; allowed only with `push.allow_private_addresses = true` in the config \
+                     file (`PushConfig::allow_loopback`/`allow_private_networks` in the library)"
+                }
+                _ => "",
+            };
+            format!("{ip} is {}{hint}", class.describe())
+        })
     }
 
     /// Parses a webhook URL and checks what can be checked without DNS: the scheme,
@@ -205,42 +218,6 @@ impl WebhookGuard {
             return Err(EdgeError::WebhookRefused {
                 url: raw.to_owned(),
                 reason,
-            });
-        }
-        Ok(url)
-    }
-
-    /// [`parse`](Self::parse), then resolves a host name and refuses the URL if any of
-    /// its addresses is refused (or if it does not resolve).
-    ///
-    /// # Errors
-    /// As [`parse`](Self::parse).
-    pub(crate) async fn check(&self, raw: &str) -> Result<Url, EdgeError> {
-        let url = self.parse(raw)?;
-        let Some(domain) = url.host_str() else {
-            return Ok(url);
-        };
-        if ip_literal(domain).is_some() || self.is_allowed_host(domain) {
-            return Ok(url);
-        }
-        let port = url.port_or_known_default().unwrap_or(80);
-        let addrs: Vec<SocketAddr> = tokio::net::lookup_host((domain, port))
-            .await
-            .map_err(|error| EdgeError::WebhookRefused {
-                url: raw.to_owned(),
-                reason: format!("host `{domain}` does not resolve: {error}"),
-            })?
-            .collect();
-        if addrs.is_empty() {
-            return Err(EdgeError::WebhookRefused {
-                url: raw.to_owned(),
-                reason: format!("host `{domain}` resolves to no address"),
-            });
-        }
-        if let Some(reason) = addrs.iter().find_map(|addr| self.refusal(addr.ip())) {
-            return Err(EdgeError::WebhookRefused {
-                url: raw.to_owned(),
-                reason: format!("host `{domain}` resolves to {reason}"),
             });
         }
         Ok(url)

@@ -97,16 +97,24 @@ fn the_operator_can_allow_loopback_or_private_networks_but_not_metadata() {
     assert!(refusal(&listed, "http://169.254.169.254/").is_none());
 }
 
-#[tokio::test]
-async fn a_host_name_is_checked_by_the_addresses_it_resolves_to() {
+#[test]
+fn a_host_name_is_not_resolved_when_set() {
     let g = guard(PushConfig::default());
-    let error = g
-        .check("http://localhost:9/hook")
-        .await
-        .expect_err("localhost is loopback");
-    assert!(error.to_string().contains("localhost"), "{error}");
-    let allowed = guard(PushConfig::default().allow_loopback(true));
-    assert!(allowed.check("http://localhost:9/hook").await.is_ok());
+    // Neither resolves to a public address now; both are left to the delivery.
+    assert!(g.parse("http://localhost:9/hook").is_ok());
+    assert!(g.parse("http://no-such-host.invalid/hook").is_ok());
+}
+
+#[test]
+fn a_refusal_names_the_key_that_allows_it() {
+    let g = guard(PushConfig::default());
+    for url in ["http://127.0.0.1/", "http://10.1.2.3/"] {
+        let reason = refusal(&g, url).expect("refused");
+        assert!(reason.contains("push.allow_private_addresses"), "{reason}");
+    }
+    // No key allows a metadata address, so none is named.
+    let reason = refusal(&g, "http://169.254.169.254/").expect("refused");
+    assert!(!reason.contains("allow_private_addresses"), "{reason}");
 }
 
 fn webhook(schemes: &[&str], credentials: Option<&str>) -> PushNotificationConfig {
