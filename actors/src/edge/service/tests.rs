@@ -1,4 +1,5 @@
 use std::sync::Arc;
+use std::time::Duration;
 
 use agentyard_policy::AllowAll;
 use agentyard_transport::a2a::{
@@ -244,6 +245,87 @@ async fn output_modes_the_agent_cannot_produce_are_refused() {
         },
     );
     result(&service, ctx("texty"), A2aRequest::SendMessage(accept)).await;
+}
+
+#[tokio::test]
+async fn output_modes_are_read_as_clients_write_them() {
+    let service = service().await;
+    let accepting = |modes: &[&str]| {
+        configured(
+            send("hi"),
+            MessageSendConfiguration {
+                accepted_output_modes: Some(modes.iter().map(|&m| m.to_owned()).collect()),
+                ..MessageSendConfiguration::default()
+            },
+        )
+    };
+    // The official samples' CLI client sends `["text"]`; entries that are not media
+    // types are ignored, the rest still count.
+    for modes in [
+        &["text"][..],
+        &["TEXT"],
+        &["not a media type", "text/plain"],
+        &["image/png", "text"],
+        &["a/b/c", ""],
+        &["*"],
+    ] {
+        result(
+            &service,
+            ctx("texty"),
+            A2aRequest::SendMessage(accepting(modes)),
+        )
+        .await;
+    }
+    for modes in [&["json"][..], &["image", "bad type"], &["application/json"]] {
+        let refused = error(
+            &service,
+            ctx("texty"),
+            A2aRequest::SendMessage(accepting(modes)),
+        )
+        .await;
+        assert_eq!(refused.code, -32005, "{modes:?}: {refused}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_blocking_send_past_the_request_timeout_answers_with_the_running_task() {
+    let service = service_with(EdgeConfig::default().request_timeout(Duration::from_secs(2))).await;
+    let started = tokio::time::Instant::now();
+    let value = result(
+        &service,
+        ctx("sleeper"),
+        A2aRequest::SendMessage(send("zz")),
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "answered within the timeout"
+    );
+    assert_eq!(value["kind"], "task", "{value}");
+    assert_eq!(value["status"]["state"], "working", "{value}");
+    let id = TaskId::new(value["id"].as_str().expect("an id"));
+    // The task goes on and can be followed.
+    let task = service
+        .supervisor()
+        .get_task(&id, Some(0))
+        .await
+        .expect("kept");
+    assert_eq!(task.status.state, TaskState::Working);
+    service.supervisor().cancel_task(&id).await.expect("cancel");
+}
+
+#[test]
+fn accepted_output_modes_become_media_ranges() {
+    assert_eq!(accepted_range("text").as_deref(), Some("text/*"));
+    assert_eq!(accepted_range("json").as_deref(), Some("application/json"));
+    assert_eq!(accepted_range("*").as_deref(), Some("*/*"));
+    assert_eq!(
+        accepted_range(" Text/Plain; charset=utf-8").as_deref(),
+        Some("text/plain")
+    );
+    for malformed in ["", " ", "text plain", "a/b/c", "/plain", "text/", "tëxt"] {
+        assert_eq!(accepted_range(malformed), None, "{malformed:?}");
+    }
 }
 
 #[tokio::test]
