@@ -113,11 +113,12 @@ impl Actor for EdgeActor {
                 return Err(error.into());
             }
         };
-        let router = server::app(Arc::new(service.clone()), server_config(&config));
+        let server_config = server_config(&config);
+        let router = server::app(Arc::new(service.clone()), server_config.clone());
         let shutdown = CancellationToken::new();
         let signal = shutdown.clone().cancelled_owned();
         let server = tokio::spawn(async move {
-            let result = server::serve(listener, router, signal).await;
+            let result = server::serve_with(listener, router, &server_config, signal).await;
             if let Err(error) = &result {
                 let _ = myself.cast(EdgeMsg::ServerExited(error.to_string()));
             }
@@ -212,6 +213,9 @@ fn server_config(config: &EdgeConfig) -> ServerConfig {
         .body_limit(config.body_limit)
         .request_timeout(config.request_timeout)
         .sse_keep_alive(config.sse_keep_alive)
+        .header_read_timeout(config.header_read_timeout)
+        .idle_timeout(config.idle_timeout)
+        .max_connections(config.max_connections)
         .auth(auth)
         .build()
 }

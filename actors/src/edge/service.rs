@@ -44,6 +44,10 @@ struct Inner {
     /// How long a blocking `message/send` waits for its task to settle before it
     /// answers with the task as it stands.
     blocking_wait: Duration,
+    /// Whether cards take their URLs from the request's `Host`: the server is bound
+    /// to an unspecified address (`0.0.0.0`, `::`) and no public URL is configured,
+    /// so the bound address is not one a client can reach.
+    cards_follow_host: bool,
 }
 
 /// The A2A methods of the exposed agents, answered by the supervisor: every call that
@@ -122,6 +126,7 @@ impl SupervisorService {
                 default_agent,
                 push,
                 blocking_wait: blocking_wait(config.request_timeout),
+                cards_follow_host: config.public_url.is_none() && config.bind.ip().is_unspecified(),
             }),
         })
     }
@@ -451,6 +456,14 @@ impl A2aService for SupervisorService {
             .agents
             .get(agent)
             .map(|exposed| exposed.card.clone())
+    }
+
+    fn card_at(&self, agent: &str, origin: &str) -> Option<AgentCard> {
+        let mut card = self.card(agent)?;
+        if self.inner.cards_follow_host {
+            card.url = card::agent_url(origin, agent);
+        }
+        Some(card)
     }
 
     fn default_agent(&self) -> Option<String> {
