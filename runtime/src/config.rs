@@ -10,6 +10,9 @@
 //! public_url = "https://agents.example.com"  # the base URL cards advertise (default: http://<bind>)
 //! body_limit = 1048576                 # bytes; larger requests get HTTP 413
 //! request_timeout_secs = 30            # unary JSON-RPC calls
+//! header_read_timeout_secs = 10        # a request head, from its first byte
+//! idle_timeout_secs = 75               # a connection with no request in flight
+//! max_connections = 4096               # open at once; more get HTTP 503 or wait
 //!
 //! [agents]
 //! exposed = ["echo", "countdown", "ask", "planner"]
@@ -115,6 +118,13 @@ pub struct ServerSection {
     pub body_limit: usize,
     /// How long a unary JSON-RPC call may take, in seconds (default 30).
     pub request_timeout_secs: u64,
+    /// How long a request head may take from its first byte, in seconds (default 10).
+    pub header_read_timeout_secs: u64,
+    /// How long a connection may stay open with no request in flight, in seconds
+    /// (default 75).
+    pub idle_timeout_secs: u64,
+    /// How many connections may be open at once (default 4096).
+    pub max_connections: usize,
 }
 
 impl Default for ServerSection {
@@ -124,6 +134,9 @@ impl Default for ServerSection {
             public_url: None,
             body_limit: 1024 * 1024,
             request_timeout_secs: 30,
+            header_read_timeout_secs: 10,
+            idle_timeout_secs: 75,
+            max_connections: 4096,
         }
     }
 }
@@ -308,8 +321,23 @@ impl Config {
         if self.server.body_limit == 0 {
             return Err(invalid("server.body_limit", "must be at least 1 byte"));
         }
-        if self.server.request_timeout_secs == 0 {
-            return Err(invalid("server.request_timeout_secs", "must be at least 1"));
+        for (key, value) in [
+            (
+                "server.request_timeout_secs",
+                self.server.request_timeout_secs,
+            ),
+            (
+                "server.header_read_timeout_secs",
+                self.server.header_read_timeout_secs,
+            ),
+            ("server.idle_timeout_secs", self.server.idle_timeout_secs),
+        ] {
+            if value == 0 {
+                return Err(invalid(key, "must be at least 1"));
+            }
+        }
+        if self.server.max_connections == 0 {
+            return Err(invalid("server.max_connections", "must be at least 1"));
         }
         if let Some(url) = &self.server.public_url
             && !(url.starts_with("http://") || url.starts_with("https://"))

@@ -106,3 +106,22 @@ fn an_unregistered_exposed_agent_is_named() {
         "{e}"
     );
 }
+
+#[test]
+fn connection_limits_are_read_and_zero_is_refused_by_name() {
+    let config = Config::from_toml(
+        "[server]\nheader_read_timeout_secs = 3\nidle_timeout_secs = 20\nmax_connections = 50\n",
+    )
+    .expect("valid");
+    assert_eq!(config.server.header_read_timeout_secs, 3);
+    assert_eq!(config.server.idle_timeout_secs, 20);
+    assert_eq!(config.server.max_connections, 50);
+    for key in [
+        "header_read_timeout_secs",
+        "idle_timeout_secs",
+        "max_connections",
+    ] {
+        let e = error_of(&format!("[server]\n{key} = 0\n"));
+        assert!(e.contains(&format!("server.{key}")), "{e}");
+    }
+}
