@@ -746,3 +746,36 @@ fn media_ranges_match_like_accept_headers() {
     assert!(!media_matches("text/plain", "application/json"));
     assert!(!media_matches("image/*", "text/plain"));
 }
+
+#[tokio::test]
+async fn cards_follow_the_host_only_when_bound_to_an_unspecified_address() {
+    let origin = "http://10.0.0.5:8080";
+    let wildcard =
+        service_with(EdgeConfig::default().bind("0.0.0.0:8080".parse().expect("addr"))).await;
+    assert_eq!(
+        wildcard.card_at("echo", origin).expect("exposed").url,
+        "http://10.0.0.5:8080/agents/echo"
+    );
+    assert!(wildcard.card_at("internal", origin).is_none());
+    let v6 = service_with(EdgeConfig::default().bind("[::]:8080".parse().expect("addr"))).await;
+    assert_eq!(
+        v6.card_at("echo", origin).expect("exposed").url,
+        "http://10.0.0.5:8080/agents/echo"
+    );
+    // A public URL, or an address clients can reach, is what cards say.
+    let public = service_with(
+        EdgeConfig::default()
+            .bind("0.0.0.0:8080".parse().expect("addr"))
+            .public_url("https://agents.example.com"),
+    )
+    .await;
+    assert_eq!(
+        public.card_at("echo", origin).expect("exposed").url,
+        "http://edge.test/agents/echo"
+    );
+    let loopback = service().await;
+    assert_eq!(
+        loopback.card_at("echo", origin).expect("exposed").url,
+        "http://edge.test/agents/echo"
+    );
+}
