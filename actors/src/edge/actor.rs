@@ -125,6 +125,13 @@ impl Actor for EdgeActor {
             result
         });
         tracing::info!(%local_addr, %base_url, agents = ?service_agents(&service), "HTTP edge listening");
+        if config.public_url.is_none() && local_addr.ip().is_unspecified() {
+            // No client can reach `0.0.0.0`: cards name the `Host` each client used.
+            tracing::info!(
+                "bound to an unspecified address without `public_url`: cards advertise the \
+                 Host each client connects to; set `public_url` behind a proxy"
+            );
+        }
         Ok(EdgeState {
             info: EdgeInfo {
                 local_addr,

@@ -779,3 +779,56 @@ async fn cards_follow_the_host_only_when_bound_to_an_unspecified_address() {
         "http://edge.test/agents/echo"
     );
 }
+
+/// A log sink for one test: every formatted line, in order.
+#[derive(Clone, Default)]
+struct Lines(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Lines {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_refused_send_is_logged_once_at_info_with_its_reason() {
+    let lines = Lines::default();
+    let sink = lines.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::INFO)
+        .with_ansi(false)
+        .with_writer(move || sink.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let service = service().await;
+    let refuse = configured(
+        send("hi"),
+        MessageSendConfiguration {
+            accepted_output_modes: Some(vec!["image/png".to_owned()]),
+            ..MessageSendConfiguration::default()
+        },
+    );
+    error(&service, ctx("texty"), A2aRequest::SendMessage(refuse)).await;
+    result(&service, ctx("echo"), A2aRequest::SendMessage(send("fine"))).await;
+    let text = String::from_utf8_lossy(&lines.0.lock().expect("not poisoned")).into_owned();
+    let refused: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("send refused"))
+        .collect();
+    assert_eq!(refused.len(), 1, "{text}");
+    assert!(refused[0].contains("INFO"), "{}", refused[0]);
+    assert!(
+        refused[0].contains("reason=\"output_mode_not_accepted\""),
+        "{}",
+        refused[0]
+    );
+    assert!(refused[0].contains("agent=texty"), "{}", refused[0]);
+}
