@@ -152,11 +152,13 @@ fn within_fd_limit(max_connections: usize) -> usize {
     };
     let allowed = limit.saturating_sub(FD_RESERVE).max(1);
     if max_connections > allowed {
-        tracing::warn!(
+        // Info, not a warning: with the common soft limit of 1,024 the default cap is
+        // lowered on every start, and that is the cap doing its job.
+        tracing::info!(
             max_connections,
             open_file_limit = limit,
             lowered_to = allowed,
-            "max_connections is above what the open-file limit (ulimit -n) allows; lowered"
+            "connection cap lowered to fit the open-file limit (ulimit -n)"
         );
         return allowed;
     }
