@@ -126,16 +126,14 @@ impl<S: A2aService> Call<S> {
         // request itself (bad params, a missing id): a client of `message/stream`
         // reads SSE, and the official Python client turns an `application/json`
         // answer into a content-type exception instead of the error.
-        let streaming = streaming_method(&value);
+        let named = named_method(&value);
+        let streaming = named.is_some_and(is_streaming);
         let call = match A2aCall::from_value(value) {
             Ok(call) => call,
             Err(rejected) => {
                 let error = &rejected.error;
                 tracing::debug!(code = error.code, message = %error.message, "request rejected");
-                return (
-                    streaming,
-                    answer_error(streaming.is_some(), rejected.id, rejected.error),
-                );
+                return (named, answer_error(streaming, rejected.id, rejected.error));
             }
         };
         let method = call.request.method();
@@ -298,14 +296,19 @@ pub(super) struct RequestLog {
     pub(super) method: Option<&'static str>,
 }
 
-/// The streaming method a request body names, if it names one, read before the
-/// request is checked so that its errors can be answered as a stream too.
-fn streaming_method(value: &Value) -> Option<&'static str> {
-    match value.get("method").and_then(Value::as_str)? {
-        method::SEND_STREAMING_MESSAGE => Some(method::SEND_STREAMING_MESSAGE),
-        method::TASK_RESUBSCRIPTION => Some(method::TASK_RESUBSCRIPTION),
-        _ => None,
-    }
+/// The A2A method a request body names, read before the request is checked, so
+/// that the errors of a streaming method are answered as a stream too, and the log
+/// line names the method of a request that was refused.
+fn named_method(value: &Value) -> Option<&'static str> {
+    let named = value.get("method").and_then(Value::as_str)?;
+    method::ALL.into_iter().find(|known| *known == named)
+}
+
+fn is_streaming(name: &str) -> bool {
+    matches!(
+        name,
+        method::SEND_STREAMING_MESSAGE | method::TASK_RESUBSCRIPTION
+    )
 }
 
 /// A JSON-RPC error: as JSON, or for a streaming method as an SSE stream of that
