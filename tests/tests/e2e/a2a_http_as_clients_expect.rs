@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use agentyard::policy::{Pattern, Rule, RulePolicy};
 use agentyard_actors::edge::EdgeAuth;
 use agentyard_tests::http::{PATIENCE, TestEdge, poll_until, text_message};
 use serde_json::{Value, json};
@@ -256,5 +257,32 @@ async fn half_sent_and_idle_connections_are_closed() {
         .expect("connect");
     closed(half).await;
     closed(silent).await;
+    edge.stop().await;
+}
+
+#[tokio::test]
+async fn a_stream_the_policy_refuses_is_one_sse_error_event() {
+    let policy = RulePolicy::builder()
+        .rule(
+            Rule::deny()
+                .to(Pattern::exact("chunks"))
+                .named("no chunks from outside"),
+        )
+        .build();
+    let edge = TestEdge::start_custom(TestEdge::config(), |runtime| runtime.policy(policy)).await;
+    let body = json!({"jsonrpc": "2.0", "id": 5, "method": "message/stream",
+                      "params": {"message": text_message("hi")}});
+    let (status, headers, events) = edge.sse_raw("chunks", body).await;
+    assert_eq!(status, 200);
+    assert!(
+        headers
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream")),
+        "{headers:?}"
+    );
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(code(&events[0]), -32010, "{events:?}");
+    assert_eq!(events[0]["error"]["data"]["reason"], "policy_rejected");
     edge.stop().await;
 }

@@ -124,7 +124,8 @@ pub(super) async fn accept_loop(
                     tracing::debug!(%peer, "over the connection limit: 503");
                     tokio::spawn(refuse_connection(tcp, limits, stop.clone(), slot));
                 }
-                // Raced with another over-cap connection for the last slot.
+                // Not reached: only this loop takes slots, and it waited above when
+                // none was free; closing is the safe answer all the same.
                 Err(_) => drop(tcp),
             },
         }
