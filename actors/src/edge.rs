@@ -18,7 +18,9 @@
 //! Made once at start from each descriptor (name, description, version, skills,
 //! input/output modes) and the configuration (provider, extra extensions, extended
 //! skills, security): `protocolVersion` "0.3.0", `preferredTransport` "JSONRPC",
-//! `url` = `{public_url}/agents/{name}`, `capabilities` {streaming: true,
+//! `url` = `{public_url}/agents/{name}` (without a public URL, the bound address; bound
+//! to `0.0.0.0` or `::`, which no client can reach, the `Host` the client sent),
+//! `capabilities` {streaming: true,
 //! pushNotifications: as configured, extensions: the handoff extension on every
 //! card, plus the agent's own}, `securitySchemes`/`security` from [`EdgeAuth`] (the
 //! same credentials the server checks).
