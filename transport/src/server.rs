@@ -74,7 +74,8 @@
 //!
 //! Every request gets one line at info, from tower-http's `TraceLayer`: the span
 //! `request` (HTTP `method`, `path`) and the event `request` with `agent` and
-//! `rpc_method` (for JSON-RPC calls), `status` and `duration_ms`. Inside it, each
+//! `rpc_method` (for JSON-RPC calls), `rpc_error` (the code, when the answer is a
+//! JSON-RPC error), `status` and `duration_ms`. Inside it, each
 //! JSON-RPC request runs in a span `a2a.jsonrpc` with the fields `agent`, `method`
 //! and `rpc_id`.
 
@@ -194,13 +195,16 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
 }
 
 /// The one line per request, at info: the request span names the HTTP method and
-/// path; this adds the agent and JSON-RPC method (for calls), the status and how
-/// long the answer took (for a stream, until it started).
+/// path; this adds the agent and JSON-RPC method (for calls), the code of the
+/// JSON-RPC error when the answer is one, the status and how long the answer took
+/// (for a stream, until it started).
 fn log_response(response: &axum::response::Response, latency: Duration, _span: &tracing::Span) {
     let call = response.extensions().get::<rpc::RequestLog>();
+    let error = response.extensions().get::<reply::ErrorCodeSent>();
     tracing::info!(
         agent = call.map(|c| c.agent.as_str()),
         rpc_method = call.and_then(|c| c.method),
+        rpc_error = error.map(|e| e.0),
         status = response.status().as_u16(),
         duration_ms = latency.as_secs_f64() * 1000.0,
         "request"

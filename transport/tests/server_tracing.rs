@@ -163,5 +163,7 @@ async fn each_request_gets_one_info_line_with_agent_method_status_and_duration()
     assert_eq!(field(0, "rpc_method"), "tasks/get", "{lines:#?}");
     assert_eq!(field(0, "status"), "200", "{lines:#?}");
     assert!(field(0, "duration_ms").parse::<f64>().is_ok(), "{lines:#?}");
+    assert!(!lines[0].contains_key("rpc_error"), "{lines:#?}");
     assert_eq!(field(1, "status"), "404", "{lines:#?}");
+    assert_eq!(field(1, "rpc_error"), "-32600", "{lines:#?}");
 }

@@ -43,8 +43,15 @@ pub(super) fn error(id: RequestId, error: JsonRpcError) -> Response {
 
 /// A JSON-RPC error response with an HTTP status of its own.
 pub(super) fn http_error(status: StatusCode, id: RequestId, error: JsonRpcError) -> Response {
-    json_body(status, &JsonRpcResponse::<Value>::error(id, error))
+    let code = ErrorCodeSent(error.code);
+    let mut response = json_body(status, &JsonRpcResponse::<Value>::error(id, error));
+    response.extensions_mut().insert(code);
+    response
 }
+
+/// The code of the JSON-RPC error a response carries, for the request's log line.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ErrorCodeSent(pub(super) i64);
 
 /// -32600 with `detail` appended to the standard message.
 pub(super) fn invalid_request(detail: impl std::fmt::Display) -> JsonRpcError {
