@@ -144,7 +144,10 @@ async fn a_blocking_send_past_the_request_timeout_answers_with_the_working_task(
         .await;
     let task = &response["result"];
     assert_eq!(task["kind"], "task", "{response}");
-    assert_eq!(task["status"]["state"], "working", "{response}");
+    // Still running: `working` once the agent has said so (`submitted` on a machine
+    // too busy to have started it within the timeout).
+    let state = task["status"]["state"].as_str().unwrap_or_default();
+    assert!(["working", "submitted"].contains(&state), "{response}");
     let id = task["id"].as_str().expect("the task's id").to_owned();
     // The task went on; once it may finish, tasks/get sees it completed.
     edge.open_gate(1);

@@ -190,8 +190,8 @@ async fn connections_over_the_cap_get_503_and_the_cap_frees_when_one_closes() {
 async fn a_stream_outlives_the_connection_timeouts_while_its_task_runs() {
     let server = TestServer::start(
         ServerConfig::builder()
-            .header_read_timeout(Duration::from_millis(50))
-            .idle_timeout(Duration::from_millis(50))
+            .header_read_timeout(SHORT)
+            .idle_timeout(SHORT)
             .sse_keep_alive(Duration::from_millis(10)),
     )
     .await;
@@ -208,7 +208,7 @@ async fn a_stream_outlives_the_connection_timeouts_while_its_task_runs() {
     let started = tokio::time::Instant::now();
     let mut body = Box::pin(response.bytes_stream());
     // Keep-alive comments keep coming well past both timeouts.
-    while started.elapsed() < Duration::from_millis(300) {
+    while started.elapsed() < SHORT * 3 {
         let chunk = within(body.next())
             .await
             .expect("the stream stays open")
