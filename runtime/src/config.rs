@@ -10,8 +10,8 @@
 //! public_url = "https://agents.example.com"  # the base URL cards advertise (default: http://<bind>)
 //! body_limit = 1048576                 # bytes; larger requests get HTTP 413
 //! request_timeout_secs = 30            # unary JSON-RPC calls
-//! header_read_timeout_secs = 10        # a request head, from its first byte
-//! idle_timeout_secs = 75               # a connection with no request in flight
+//! header_read_timeout_secs = 10        # a request head (a new connection's first, from connecting)
+//! idle_timeout_secs = 75               # a kept-alive connection with no request in flight
 //! max_connections = 4096               # open at once; more get HTTP 503 or wait
 //!
 //! [agents]
@@ -118,10 +118,11 @@ pub struct ServerSection {
     pub body_limit: usize,
     /// How long a unary JSON-RPC call may take, in seconds (default 30).
     pub request_timeout_secs: u64,
-    /// How long a request head may take from its first byte, in seconds (default 10).
+    /// How long a request head may take from its first byte (a new connection's first
+    /// head, from connecting), in seconds (default 10).
     pub header_read_timeout_secs: u64,
-    /// How long a connection may stay open with no request in flight, in seconds
-    /// (default 75).
+    /// How long a kept-alive connection may stay open with no request in flight, in
+    /// seconds (default 75).
     pub idle_timeout_secs: u64,
     /// How many connections may be open at once (default 4096).
     pub max_connections: usize,

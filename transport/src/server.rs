@@ -248,7 +248,8 @@ where
 /// `config` bounds the connections (the router's own limits were set by [`app`]):
 ///
 /// - a request head must arrive within [`header_read_timeout`](ServerConfig::header_read_timeout)
-///   of its first byte, and a connection with no request in flight is closed after
+///   of its first byte (the first one within that time of the connection's accept),
+///   and a kept-alive connection with no request in flight is closed after
 ///   [`idle_timeout`](ServerConfig::idle_timeout), so half-sent requests and silent
 ///   connections cannot pile up;
 /// - a connection that is busy (an SSE stream, say) has no connection timeout, but

@@ -21,8 +21,8 @@ use agentyard_transport::server::ServerConfig;
 /// | `body_limit` | 1 MiB |
 /// | `request_timeout` | 30 s (a stream is bounded only in how long it takes to start) |
 /// | `sse_keep_alive` | 15 s |
-/// | `header_read_timeout` | 10 s (a request head, from its first byte) |
-/// | `idle_timeout` | 75 s (a connection with no request in flight) |
+/// | `header_read_timeout` | 10 s (a request head, from its first byte; a new connection's first, from the accept) |
+/// | `idle_timeout` | 75 s (a kept-alive connection with no request in flight) |
 /// | `max_connections` | 4,096 (more get HTTP 503, or wait) |
 /// | `shutdown_grace` | 5 s |
 /// | `push` | on, see [`PushConfig`] |
@@ -67,11 +67,11 @@ pub struct EdgeConfig {
     pub request_timeout: Duration,
     /// How long an SSE stream may stay silent before a keep-alive comment is sent.
     pub sse_keep_alive: Duration,
-    /// How long a request head may take, from its first byte, before the connection
-    /// is closed.
+    /// How long a request head may take, from its first byte (a new connection's
+    /// first head, from the accept), before the connection is closed.
     pub header_read_timeout: Duration,
-    /// How long a connection may stay open with no request in flight (and a client
-    /// may leave the server's writes unread) before it is closed.
+    /// How long a kept-alive connection may stay open with no request in flight (and
+    /// a client may leave the server's writes unread) before it is closed.
     pub idle_timeout: Duration,
     /// How many connections may be open at once; a few more get HTTP 503, the rest
     /// wait until one closes.

@@ -11,8 +11,8 @@ use std::time::Duration;
 /// | [`body_limit`](ServerConfigBuilder::body_limit) | 1 MiB | a JSON-RPC request body; larger ones get HTTP 413 |
 /// | [`request_timeout`](ServerConfigBuilder::request_timeout) | 30 s | reading a body, and a unary call until the service answers; also how long a streaming call may take to *start* its stream (the stream itself then runs as long as it has events) |
 /// | [`sse_keep_alive`](ServerConfigBuilder::sse_keep_alive) | 15 s | silence on an SSE stream before a `:` comment line is sent, so proxies keep it open |
-/// | [`header_read_timeout`](ServerConfigBuilder::header_read_timeout) | 10 s | a request head, from its first byte; a client that overstays is disconnected |
-/// | [`idle_timeout`](ServerConfigBuilder::idle_timeout) | 75 s | a connection with no request in flight (keep-alive), and a client that reads nothing the server writes |
+/// | [`header_read_timeout`](ServerConfigBuilder::header_read_timeout) | 10 s | a request head, from its first byte (the first head, from the accept); a client that overstays is disconnected |
+/// | [`idle_timeout`](ServerConfigBuilder::idle_timeout) | 75 s | a kept-alive connection with no request in flight, and a client that reads nothing the server writes |
 /// | [`max_connections`](ServerConfigBuilder::max_connections) | 4,096 | connections open at once; more get HTTP 503 or wait (see [`serve_with`](super::serve_with)) |
 /// | [`auth`](ServerConfigBuilder::auth) | no credentials | who can call agents whose card requires authentication (nobody, by default) |
 ///
@@ -87,7 +87,8 @@ impl ServerConfig {
         self.sse_keep_alive
     }
 
-    /// How long a request head may take, from its first byte.
+    /// How long a request head may take, from its first byte (a new connection's
+    /// first head, from the accept).
     #[must_use]
     pub const fn header_read_timeout(&self) -> Duration {
         self.header_read_timeout
@@ -154,8 +155,8 @@ impl ServerConfigBuilder {
         self
     }
 
-    /// How long a request head may take, from its first byte, before the connection
-    /// is closed (default 10 s).
+    /// How long a request head may take, from its first byte (a new connection's
+    /// first head, from the accept), before the connection is closed (default 10 s).
     pub const fn header_read_timeout(mut self, timeout: Duration) -> Self {
         self.config.header_read_timeout = timeout;
         self

@@ -7,8 +7,10 @@
 //! tell a slow head from an idle connection. Each connection here has a watchdog that
 //! knows which of the three a connection is in:
 //!
-//! - **idle** (no request yet, or the last response written): closed after
-//!   `idle_timeout`;
+//! - **new** (accepted, no request yet): closed after `header_read_timeout`, so a
+//!   client that connects and sends nothing holds the connection no longer than one
+//!   that sends half a head;
+//! - **idle** (kept alive after a response): closed after `idle_timeout`;
 //! - **reading a head** (bytes of a request arrived, the request has not reached the
 //!   router): closed after `header_read_timeout`, counted from the first byte;
 //! - **busy** (a request is being answered, an SSE stream included): no connection
@@ -357,6 +359,9 @@ struct Phase {
     idle_since: Instant,
     /// Since the first byte of a request head, while it is being read.
     head_since: Option<Instant>,
+    /// Whether a request has reached the service: until then the connection is new,
+    /// and its first head is due within the header-read timeout of the accept.
+    served: bool,
     /// Since when a write has been waiting for the client to read.
     write_blocked_since: Option<Instant>,
 }
@@ -376,6 +381,7 @@ impl Activity {
                 in_flight: 0,
                 idle_since: Instant::now(),
                 head_since: None,
+                served: false,
                 write_blocked_since: None,
             }),
             changed: Notify::new(),
@@ -391,6 +397,7 @@ impl Activity {
         let mut phase = self.lock();
         phase.in_flight += 1;
         phase.head_since = None;
+        phase.served = true;
         drop(phase);
         InFlight(Arc::clone(self))
     }
@@ -429,6 +436,10 @@ impl Activity {
         }
         match phase.head_since {
             Some(since) => Some((since + limits.header_read_timeout, "request head")),
+            None if !phase.served => Some((
+                phase.idle_since + limits.header_read_timeout,
+                "no first request",
+            )),
             None => Some((phase.idle_since + limits.idle_timeout, "idle")),
         }
     }

@@ -96,11 +96,11 @@ async fn half_a_request_head_is_cut_off_after_the_header_read_timeout() {
 }
 
 #[tokio::test]
-async fn a_connection_that_sends_nothing_is_closed_after_the_idle_timeout() {
+async fn a_connection_that_sends_nothing_is_closed_after_the_header_read_timeout() {
     let server = TestServer::start(
         ServerConfig::builder()
-            .header_read_timeout(NEVER)
-            .idle_timeout(SHORT),
+            .header_read_timeout(SHORT)
+            .idle_timeout(NEVER),
     )
     .await;
     let mut tcp = TcpStream::connect(address(&server)).await.expect("connect");
