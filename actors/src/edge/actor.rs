@@ -50,7 +50,8 @@ pub struct EdgeState {
 pub struct EdgeInfo {
     /// The address the server is bound to.
     pub local_addr: SocketAddr,
-    /// The base URL of every card (the public URL, or `http://{local_addr}`).
+    /// The base URL of every card (the public URL, or `http://{local_addr}`; bound to
+    /// an unspecified address, cards use the `Host` each client sent instead).
     pub base_url: String,
     /// The service answering the calls.
     pub service: SupervisorService,
@@ -287,7 +288,8 @@ impl Edge {
         self.info.local_addr
     }
 
-    /// The base URL of every card, without a trailing slash.
+    /// The base URL of every card, without a trailing slash (bound to `0.0.0.0` or
+    /// `::` without a public URL, cards use the `Host` each client sent instead).
     #[must_use]
     pub fn base_url(&self) -> &str {
         &self.info.base_url
