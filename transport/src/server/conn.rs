@@ -149,7 +149,7 @@ const FD_RESERVE: usize = 128 + OVERFLOW_SLOTS;
 /// The connection cap, lowered to what the process's open-file limit allows: past
 /// it, `accept` fails with "Too many open files" for everyone, which is what the cap
 /// is there to prevent.
-fn within_fd_limit(max_connections: usize) -> usize {
+pub(super) fn within_fd_limit(max_connections: usize) -> usize {
     let Some(limit) = open_file_limit() else {
         return max_connections;
     };
@@ -170,7 +170,7 @@ fn within_fd_limit(max_connections: usize) -> usize {
 
 /// The soft limit on open files, where the system tells it without `unsafe`
 /// (Linux's `/proc/self/limits`).
-fn open_file_limit() -> Option<usize> {
+pub(super) fn open_file_limit() -> Option<usize> {
     let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
     let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
     line.trim_start_matches("Max open files")
