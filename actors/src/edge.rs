@@ -18,7 +18,9 @@
 //! Made once at start from each descriptor (name, description, version, skills,
 //! input/output modes) and the configuration (provider, extra extensions, extended
 //! skills, security): `protocolVersion` "0.3.0", `preferredTransport` "JSONRPC",
-//! `url` = `{public_url}/agents/{name}`, `capabilities` {streaming: true,
+//! `url` = `{public_url}/agents/{name}` (without a public URL, the bound address; bound
+//! to `0.0.0.0` or `::`, which no client can reach, the `Host` the client sent),
+//! `capabilities` {streaming: true,
 //! pushNotifications: as configured, extensions: the handoff extension on every
 //! card, plus the agent's own}, `securitySchemes`/`security` from [`EdgeAuth`] (the
 //! same credentials the server checks).
@@ -43,8 +45,14 @@
 //!   0 = none). An agent marked [`AgentSettings::answer_with_message`] answers a
 //!   blocking send whose task *completed with a reply* with that reply **Message**
 //!   instead (it carries the taskId and contextId); any other outcome still answers
-//!   with the Task. `acceptedOutputModes` that accept none of the agent's output
-//!   modes, or a part whose media type the agent does not accept, is -32005.
+//!   with the Task. A blocking send whose task has not settled just before the
+//!   request timeout answers with the Task as it stands (`working`, say): the task
+//!   goes on, to be followed with `tasks/get` or `tasks/resubscribe`.
+//!   `acceptedOutputModes` is read as clients write it: a bare token is the range of
+//!   its type (`text` is `text/*`, `json` is `application/json`), entries that are
+//!   not media types are ignored, and -32005 comes only when every well-formed entry
+//!   misses the agent's output modes; a part whose media type the agent does not
+//!   accept is -32005 too. Every refused send is logged at info, with its reason.
 //!   `configuration.pushNotificationConfig` is stored as soon as the task exists,
 //!   and the task's status at that moment is notified at once so nothing is missed.
 //! - `message/stream`: the task first, then every status and artifact update, the

@@ -120,6 +120,14 @@ pub struct ServerSection {
     /// How long running tasks get to finish after the first Ctrl-C or SIGTERM, in
     /// seconds (default 10); the tasks still running then end `failed`.
     pub shutdown_grace_secs: u64,
+    /// How long a request head may take from its first byte (a new connection's first
+    /// head, from connecting), in seconds (default 10).
+    pub header_read_timeout_secs: u64,
+    /// How long a kept-alive connection may stay open with no request in flight, in
+    /// seconds (default 75).
+    pub idle_timeout_secs: u64,
+    /// How many connections may be open at once (default 4096).
+    pub max_connections: usize,
 }
 
 impl Default for ServerSection {
@@ -130,6 +138,9 @@ impl Default for ServerSection {
             body_limit: 1024 * 1024,
             request_timeout_secs: 30,
             shutdown_grace_secs: 10,
+            header_read_timeout_secs: 10,
+            idle_timeout_secs: 75,
+            max_connections: 4096,
         }
     }
 }
@@ -426,8 +437,23 @@ impl Config {
         if self.server.body_limit == 0 {
             return Err(invalid("server.body_limit", "must be at least 1 byte"));
         }
-        if self.server.request_timeout_secs == 0 {
-            return Err(invalid("server.request_timeout_secs", "must be at least 1"));
+        for (key, value) in [
+            (
+                "server.request_timeout_secs",
+                self.server.request_timeout_secs,
+            ),
+            (
+                "server.header_read_timeout_secs",
+                self.server.header_read_timeout_secs,
+            ),
+            ("server.idle_timeout_secs", self.server.idle_timeout_secs),
+        ] {
+            if value == 0 {
+                return Err(invalid(key, "must be at least 1"));
+            }
+        }
+        if self.server.max_connections == 0 {
+            return Err(invalid("server.max_connections", "must be at least 1"));
         }
         if let Some(url) = &self.server.public_url
             && !(url.starts_with("http://") || url.starts_with("https://"))

@@ -225,6 +225,9 @@ fn edge_config(config: &Config) -> EdgeConfig {
         .auth(auth)
         .body_limit(config.server.body_limit)
         .request_timeout(Duration::from_secs(config.server.request_timeout_secs))
+        .header_read_timeout(Duration::from_secs(config.server.header_read_timeout_secs))
+        .idle_timeout(Duration::from_secs(config.server.idle_timeout_secs))
+        .max_connections(config.server.max_connections)
         .push(push);
     for agent in &config.agents.exposed {
         let mut settings = AgentSettings::default();

@@ -329,6 +329,36 @@ impl TestEdge {
         sse_data(&text)
     }
 
+    /// POSTs a JSON-RPC request to a streaming method and reads the whole answer:
+    /// the status, the headers and the JSON of every SSE `data:` field (an
+    /// `application/json` answer, which a streaming client cannot read, gives none).
+    pub async fn sse_raw(
+        &self,
+        agent: &str,
+        request: Value,
+    ) -> (StatusCode, HeaderMap, Vec<Value>) {
+        let mut response = self
+            .http
+            .post(self.agent_url(agent))
+            .header("content-type", "application/json")
+            .header("accept", "text/event-stream")
+            .body(request.to_string())
+            .send()
+            .await
+            .expect("the server answers");
+        let status = response.status();
+        let headers = response.headers().clone();
+        let mut text = String::new();
+        while let Some(chunk) = tokio::time::timeout(PATIENCE, response.chunk())
+            .await
+            .expect("the stream goes on or ends in time")
+            .expect("a chunk")
+        {
+            text.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        (status, headers, sse_data(&text))
+    }
+
     /// Stops the edge, then the runtime.
     pub async fn stop(self) {
         self.edge.stop().await;

@@ -1,8 +1,9 @@
 //! The HTTP server: A2A 0.3.0 JSON-RPC over HTTP for the agents an [`A2aService`]
 //! exposes.
 //!
-//! [`app`] builds an axum [`Router`] around any [`A2aService`]; [`serve`] runs it on
-//! a listener until a shutdown signal. Tests drive the router without a socket
+//! [`app`] builds an axum [`Router`] around any [`A2aService`]; [`serve_with`] runs it
+//! on a listener until a shutdown signal, with the connection limits of a
+//! [`ServerConfig`] ([`serve`] with the default ones). Tests drive the router without a socket
 //! (`tower::ServiceExt::oneshot`).
 //!
 //! # Routes
@@ -16,7 +17,11 @@
 //! | `GET /agents` | a JSON array of every exposed agent's card |
 //!
 //! Cards are public. An agent that is not exposed (or a missing default agent) gets
-//! HTTP 404, as does any other path.
+//! HTTP 404, as does any other path. Any method but `POST` on an agent's endpoint
+//! gets HTTP 405 with `Allow: POST` and a body that says how to call it (404 when
+//! there is no such agent). Cards come from [`A2aService::card_at`] with the origin
+//! the request's `Host` names, so a service bound to `0.0.0.0` can advertise an
+//! address the client reached rather than one it cannot.
 //!
 //! # A JSON-RPC request, step by step
 //!
@@ -54,20 +59,34 @@
 //!    A unary method answered with a stream, or the reverse, gets -32603. A client
 //!    that disconnects drops the stream, which the service sees as a drop.
 //!
-//! Errors that are not JSON-RPC errors in the protocol's sense (404, 401, 408, 413,
-//! 415) still carry a JSON-RPC error response as body (code -32600 and a message
-//! naming the problem), so a JSON-RPC client can show it.
+//! The streaming methods (`message/stream`, `tasks/resubscribe`) answer *every*
+//! JSON-RPC error as a stream: `Content-Type: text/event-stream`, one `data:` event
+//! holding the error response, then the stream closes. That covers errors in the
+//! request itself (bad params, a missing id) as soon as its `method` can be read, as
+//! SSE clients expect; a body that is not JSON at all gets a JSON answer.
 //!
-//! Each JSON-RPC request runs in a tracing span `a2a.jsonrpc` with the fields
-//! `agent`, `method` and `rpc_id`.
+//! Errors that are not JSON-RPC errors in the protocol's sense (401, 404, 405, 408,
+//! 413, 415) still carry a JSON-RPC error response as body (code -32600), its
+//! message led by the status (`Unauthorized: ...`, `Payload Too Large: ...`) and
+//! naming the problem, so a JSON-RPC client can show it.
+//!
+//! # Logs
+//!
+//! Every request gets one line at info, from tower-http's `TraceLayer`: the span
+//! `request` (HTTP `method`, `path`) and the event `request` with `agent` and
+//! `rpc_method` (for JSON-RPC calls), `rpc_error` (the code, when the answer is a
+//! JSON-RPC error), `status` and `duration_ms`. Inside it, each
+//! JSON-RPC request runs in a span `a2a.jsonrpc` with the fields `agent`, `method`
+//! and `rpc_id`.
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::routing::{get, post};
-use axum::serve::ListenerExt as _;
 use tokio_util::sync::CancellationToken;
+use tower_http::trace::TraceLayer;
 
 use crate::service::A2aService;
 #[cfg(doc)]
@@ -76,6 +95,7 @@ use crate::service::CallContext;
 mod auth;
 mod cards;
 mod config;
+mod conn;
 mod extensions;
 mod reply;
 mod rpc;
@@ -134,14 +154,20 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
         config: Arc::new(config),
     };
     Router::new()
-        .route("/", post(rpc::default_agent::<S>))
+        .route(
+            "/",
+            post(rpc::default_agent::<S>).fallback(cards::default_wrong_method::<S>),
+        )
         .route(
             "/.well-known/agent-card.json",
             get(cards::default_card::<S>),
         )
         .route("/.well-known/agent.json", get(cards::default_card::<S>))
         .route("/agents", get(cards::list::<S>))
-        .route("/agents/{name}", post(rpc::named_agent::<S>))
+        .route(
+            "/agents/{name}",
+            post(rpc::named_agent::<S>).fallback(cards::agent_wrong_method::<S>),
+        )
         .route(
             "/agents/{name}/.well-known/agent-card.json",
             get(cards::agent_card::<S>),
@@ -152,13 +178,41 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
         )
         .fallback(cards::no_route)
         .with_state(state)
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(|request: &axum::http::Request<axum::body::Body>| {
+                    tracing::info_span!(
+                        "request",
+                        method = %request.method(),
+                        path = %request.uri().path(),
+                    )
+                })
+                .on_request(())
+                .on_response(log_response)
+                // A 5xx is in the one line already, with its status.
+                .on_failure(()),
+        )
 }
 
-/// Serves `router` on `listener` until `shutdown` completes, then shuts down
-/// gracefully: it stops accepting connections, ends open SSE streams (a client sees
-/// the stream close and can resubscribe later), lets unary calls in flight finish
-/// (each is bounded by the request timeout), and returns once every connection has
-/// closed. Accepted connections get `TCP_NODELAY`, so streamed events go out at once.
+/// The one line per request, at info: the request span names the HTTP method and
+/// path; this adds the agent and JSON-RPC method (for calls), the code of the
+/// JSON-RPC error when the answer is one, the status and how long the answer took
+/// (for a stream, until it started).
+fn log_response(response: &axum::response::Response, latency: Duration, _span: &tracing::Span) {
+    let call = response.extensions().get::<rpc::RequestLog>();
+    let error = response.extensions().get::<reply::ErrorCodeSent>();
+    tracing::info!(
+        agent = call.map(|c| c.agent.as_str()),
+        rpc_method = call.and_then(|c| c.method),
+        rpc_error = error.map(|e| e.0),
+        status = response.status().as_u16(),
+        duration_ms = latency.as_secs_f64() * 1000.0,
+        "request"
+    );
+}
+
+/// Serves `router` on `listener` with the connection limits of
+/// [`ServerConfig::default`]; see [`serve_with`].
 ///
 /// ```no_run
 /// # use std::sync::Arc;
@@ -182,29 +236,68 @@ pub async fn serve<F>(
 where
     F: Future<Output = ()> + Send + 'static,
 {
-    let token = CancellationToken::new();
-    let router = router.layer(axum::Extension(ShutdownSignal(token.clone())));
-    let signal = async move {
-        shutdown.await;
-        tracing::info!("shutting down: no new connections, closing streams");
-        token.cancel();
-    };
-    axum::serve(no_delay(listener), router)
-        .with_graceful_shutdown(signal)
-        .await
+    serve_with(listener, router, &ServerConfig::default(), shutdown).await
 }
 
-/// The listener with `TCP_NODELAY` set on every accepted connection. Without it each
-/// SSE event after the first waits for the client's delayed ACK (Nagle): a four-event
-/// stream took 44 ms on loopback.
-fn no_delay(
+/// Serves `router` on `listener` until `shutdown` completes, then shuts down
+/// gracefully: it stops accepting connections, ends open SSE streams (a client sees
+/// the stream close and can resubscribe later), lets unary calls in flight finish
+/// (each is bounded by the request timeout), and returns once every connection has
+/// closed. Accepted connections get `TCP_NODELAY`, so streamed events go out at once.
+///
+/// `config` bounds the connections (the router's own limits were set by [`app`]):
+///
+/// - a request head must arrive within [`header_read_timeout`](ServerConfig::header_read_timeout)
+///   of its first byte (the first one within that time of the connection's accept),
+///   and a kept-alive connection with no request in flight is closed after
+///   [`idle_timeout`](ServerConfig::idle_timeout), so half-sent requests and silent
+///   connections cannot pile up;
+/// - a connection that is busy (an SSE stream, say) has no connection timeout, but
+///   one whose client accepts no bytes for `idle_timeout` while the server has
+///   something to write is closed, which ends its stream;
+/// - at most [`max_connections`](ServerConfig::max_connections) are open at once
+///   (lowered, with a warning, to what the open-file limit allows); a few more get
+///   HTTP 503 with `Retry-After`, and past those new connections wait in the listen
+///   backlog until one closes. An accept error (out of file descriptors) pauses the
+///   loop briefly rather than spinning.
+///
+/// # Errors
+///
+/// An I/O error from the listener that ends serving.
+pub async fn serve_with<F>(
     listener: tokio::net::TcpListener,
-) -> impl axum::serve::Listener<Io = tokio::net::TcpStream, Addr = std::net::SocketAddr> {
-    listener.tap_io(|tcp| {
-        if let Err(error) = tcp.set_nodelay(true) {
-            tracing::debug!(%error, "could not set TCP_NODELAY");
+    router: Router,
+    config: &ServerConfig,
+    shutdown: F,
+) -> std::io::Result<()>
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let token = CancellationToken::new();
+    let router = router.layer(axum::Extension(ShutdownSignal(token.clone())));
+    let stop = token.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            () = shutdown => {
+                tracing::info!("shutting down: no new connections, closing streams");
+                token.cancel();
+            }
+            // Serving ended on its own: nothing to signal.
+            () = token.cancelled() => {}
         }
-    })
+    });
+    let result = conn::accept_loop(listener, router, config, stop.clone()).await;
+    stop.cancel();
+    result
+}
+
+/// Sets `TCP_NODELAY` on an accepted connection. Without it each SSE event after the
+/// first waits for the client's delayed ACK (Nagle): a four-event stream took 44 ms
+/// on loopback.
+fn set_nodelay(tcp: &tokio::net::TcpStream) {
+    if let Err(error) = tcp.set_nodelay(true) {
+        tracing::debug!(%error, "could not set TCP_NODELAY");
+    }
 }
 
 #[cfg(test)]

@@ -106,6 +106,16 @@ pub trait A2aService: Send + Sync + 'static {
     /// (the server then answers HTTP 404, as if it did not exist).
     fn card(&self, agent: &str) -> Option<AgentCard>;
 
+    /// The public card of an exposed agent as served to a client that reached the
+    /// server at `origin` (`http://{Host}`, from the request's `Host` header, checked
+    /// to be a host and port). A service whose own base URL is not one clients can
+    /// reach (bound to `0.0.0.0` with no public URL) puts its card's URLs under
+    /// `origin`; by default the card is [`card`](Self::card)'s, unchanged.
+    fn card_at(&self, agent: &str, origin: &str) -> Option<AgentCard> {
+        let _ = origin;
+        self.card(agent)
+    }
+
     /// The name of the agent served at the root (`/` and `/.well-known/agent-card.json`).
     fn default_agent(&self) -> Option<String>;
 

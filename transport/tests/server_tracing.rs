@@ -43,9 +43,10 @@ use tracing_subscriber::registry::LookupSpan;
 
 type Fields = BTreeMap<String, String>;
 
-/// Collects the fields of every closed `a2a.jsonrpc` span.
+/// Collects the fields of every closed `a2a.jsonrpc` span, and of every info event
+/// named `request` (the per-request log line).
 #[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<Fields>>>);
+struct Capture(Arc<Mutex<Vec<Fields>>>, Arc<Mutex<Vec<Fields>>>);
 
 struct Visitor<'a>(&'a mut Fields);
 
@@ -78,6 +79,16 @@ where
             && let Some(fields) = span.extensions_mut().get_mut::<Fields>()
         {
             values.record(&mut Visitor(fields));
+        }
+    }
+
+    fn on_event(&self, event: &tracing::Event<'_>, _ctx: Context<'_, S>) {
+        let mut fields = Fields::new();
+        event.record(&mut Visitor(&mut fields));
+        if *event.metadata().level() == tracing::Level::INFO
+            && fields.get("message").map(String::as_str) == Some("request")
+        {
+            self.1.lock().expect("not poisoned").push(fields);
         }
     }
 
@@ -132,4 +143,27 @@ async fn each_request_gets_a_span_with_method_rpc_id_and_agent() {
             "{fields:?}"
         );
     }
+}
+
+#[tokio::test]
+async fn each_request_gets_one_info_line_with_agent_method_status_and_duration() {
+    let capture = Capture::default();
+    let subscriber = tracing_subscriber::registry().with(capture.clone());
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let get = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": "t"}});
+    call("/agents/open", get).await;
+    let missing = json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/get", "params": {"id": "t"}});
+    call("/agents/hidden", missing).await;
+
+    let lines = capture.1.lock().expect("not poisoned").clone();
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+    let field = |i: usize, name: &str| lines[i].get(name).cloned().unwrap_or_default();
+    assert_eq!(field(0, "agent"), "open", "{lines:#?}");
+    assert_eq!(field(0, "rpc_method"), "tasks/get", "{lines:#?}");
+    assert_eq!(field(0, "status"), "200", "{lines:#?}");
+    assert!(field(0, "duration_ms").parse::<f64>().is_ok(), "{lines:#?}");
+    assert!(!lines[0].contains_key("rpc_error"), "{lines:#?}");
+    assert_eq!(field(1, "status"), "404", "{lines:#?}");
+    assert_eq!(field(1, "rpc_error"), "-32600", "{lines:#?}");
 }

@@ -50,7 +50,8 @@ pub struct EdgeState {
 pub struct EdgeInfo {
     /// The address the server is bound to.
     pub local_addr: SocketAddr,
-    /// The base URL of every card (the public URL, or `http://{local_addr}`).
+    /// The base URL of every card (the public URL, or `http://{local_addr}`; bound to
+    /// an unspecified address, cards use the `Host` each client sent instead).
     pub base_url: String,
     /// The service answering the calls.
     pub service: SupervisorService,
@@ -113,17 +114,25 @@ impl Actor for EdgeActor {
                 return Err(error.into());
             }
         };
-        let router = server::app(Arc::new(service.clone()), server_config(&config));
+        let server_config = server_config(&config);
+        let router = server::app(Arc::new(service.clone()), server_config.clone());
         let shutdown = CancellationToken::new();
         let signal = shutdown.clone().cancelled_owned();
         let server = tokio::spawn(async move {
-            let result = server::serve(listener, router, signal).await;
+            let result = server::serve_with(listener, router, &server_config, signal).await;
             if let Err(error) = &result {
                 let _ = myself.cast(EdgeMsg::ServerExited(error.to_string()));
             }
             result
         });
         tracing::info!(%local_addr, %base_url, agents = ?service_agents(&service), "HTTP edge listening");
+        if config.public_url.is_none() && local_addr.ip().is_unspecified() {
+            // No client can reach `0.0.0.0`: cards name the `Host` each client used.
+            tracing::info!(
+                "bound to an unspecified address without `public_url`: cards advertise the \
+                 Host each client connects to; set `public_url` behind a proxy"
+            );
+        }
         Ok(EdgeState {
             info: EdgeInfo {
                 local_addr,
@@ -212,6 +221,9 @@ fn server_config(config: &EdgeConfig) -> ServerConfig {
         .body_limit(config.body_limit)
         .request_timeout(config.request_timeout)
         .sse_keep_alive(config.sse_keep_alive)
+        .header_read_timeout(config.header_read_timeout)
+        .idle_timeout(config.idle_timeout)
+        .max_connections(config.max_connections)
         .auth(auth)
         .build()
 }
@@ -276,7 +288,8 @@ impl Edge {
         self.info.local_addr
     }
 
-    /// The base URL of every card, without a trailing slash.
+    /// The base URL of every card, without a trailing slash (bound to `0.0.0.0` or
+    /// `::` without a public URL, cards use the `Host` each client sent instead).
     #[must_use]
     pub fn base_url(&self) -> &str {
         &self.info.base_url

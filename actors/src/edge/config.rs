@@ -6,13 +6,14 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 use agentyard_transport::a2a::{AgentExtension, AgentProvider, AgentSkill};
+use agentyard_transport::server::ServerConfig;
 
 /// The HTTP edge's settings. Every field has a default ([`EdgeConfig::default`]):
 ///
 /// | setting | default |
 /// |---|---|
 /// | `bind` | `127.0.0.1:0` (loopback, an ephemeral port) |
-/// | `public_url` | `http://{bound address}` |
+/// | `public_url` | `http://{bound address}`; bound to `0.0.0.0` (or `::`), the `Host` a client used |
 /// | `agents` | every agent whose descriptor is `exposed` |
 /// | `default_agent` | the only exposed agent, if there is exactly one |
 /// | `provider` | none |
@@ -20,6 +21,9 @@ use agentyard_transport::a2a::{AgentExtension, AgentProvider, AgentSkill};
 /// | `body_limit` | 1 MiB |
 /// | `request_timeout` | 30 s (a stream is bounded only in how long it takes to start) |
 /// | `sse_keep_alive` | 15 s |
+/// | `header_read_timeout` | 10 s (a request head, from its first byte; a new connection's first, from the accept) |
+/// | `idle_timeout` | 75 s (a kept-alive connection with no request in flight) |
+/// | `max_connections` | 4,096 (more get HTTP 503, or wait) |
 /// | `shutdown_grace` | 5 s |
 /// | `push` | on, see [`PushConfig`] |
 ///
@@ -39,7 +43,9 @@ pub struct EdgeConfig {
     pub bind: SocketAddr,
     /// The base URL clients reach the server at, without a trailing slash (behind a
     /// proxy it differs from the bound address). Card URLs are
-    /// `{public_url}/agents/{name}`.
+    /// `{public_url}/agents/{name}`. Without it, cards name the bound address, or,
+    /// bound to `0.0.0.0` (or `::`), which no client can reach, the `Host` the client
+    /// sent.
     pub public_url: Option<String>,
     /// Which exposed agents this edge serves; `None` serves every agent whose
     /// descriptor is `exposed`. Naming an agent that is not registered or not exposed
@@ -61,6 +67,15 @@ pub struct EdgeConfig {
     pub request_timeout: Duration,
     /// How long an SSE stream may stay silent before a keep-alive comment is sent.
     pub sse_keep_alive: Duration,
+    /// How long a request head may take, from its first byte (a new connection's
+    /// first head, from the accept), before the connection is closed.
+    pub header_read_timeout: Duration,
+    /// How long a kept-alive connection may stay open with no request in flight (and
+    /// a client may leave the server's writes unread) before it is closed.
+    pub idle_timeout: Duration,
+    /// How many connections may be open at once; a few more get HTTP 503, the rest
+    /// wait until one closes.
+    pub max_connections: usize,
     /// How long open connections (streams included) get to finish when the edge
     /// stops, before they are cut.
     pub shutdown_grace: Duration,
@@ -81,6 +96,9 @@ impl Default for EdgeConfig {
             body_limit: 1024 * 1024,
             request_timeout: Duration::from_secs(30),
             sse_keep_alive: Duration::from_secs(15),
+            header_read_timeout: ServerConfig::DEFAULT_HEADER_READ_TIMEOUT,
+            idle_timeout: ServerConfig::DEFAULT_IDLE_TIMEOUT,
+            max_connections: ServerConfig::DEFAULT_MAX_CONNECTIONS,
             shutdown_grace: Duration::from_secs(5),
             push: PushConfig::default(),
         }
@@ -160,6 +178,27 @@ impl EdgeConfig {
     #[must_use]
     pub fn sse_keep_alive(mut self, interval: Duration) -> Self {
         self.sse_keep_alive = interval;
+        self
+    }
+
+    /// Sets how long a request head may take, from its first byte.
+    #[must_use]
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.header_read_timeout = timeout;
+        self
+    }
+
+    /// Sets how long a connection may stay open with no request in flight.
+    #[must_use]
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = timeout;
+        self
+    }
+
+    /// Sets how many connections may be open at once.
+    #[must_use]
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.max_connections = connections;
         self
     }
 

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use agentyard_policy::EntryPoint;
 use agentyard_transport::a2a::{
@@ -44,6 +45,13 @@ struct Inner {
     agents: BTreeMap<String, Exposed>,
     default_agent: Option<String>,
     push: Option<PushNotifier>,
+    /// How long a blocking `message/send` waits for its task to settle before it
+    /// answers with the task as it stands.
+    blocking_wait: Duration,
+    /// Whether cards take their URLs from the request's `Host`: the server is bound
+    /// to an unspecified address (`0.0.0.0`, `::`) and no public URL is configured,
+    /// so the bound address is not one a client can reach.
+    cards_follow_host: bool,
 }
 
 /// The A2A methods of the exposed agents, answered by the supervisor: every call that
@@ -121,6 +129,8 @@ impl SupervisorService {
                 agents,
                 default_agent,
                 push,
+                blocking_wait: blocking_wait(config.request_timeout),
+                cards_follow_host: config.public_url.is_none() && config.bind.ip().is_unspecified(),
             }),
         })
     }
@@ -171,11 +181,13 @@ impl SupervisorService {
             A2aRequest::SendMessage(params) => self
                 .send_message(agent, &context, params)
                 .await
+                .inspect_err(|error| log_refused(agent, &context, "message/send", error))
                 .and_then(to_value)
                 .map(Reply::Result),
             A2aRequest::SendStreamingMessage(params) => self
                 .stream_message(agent, &context, params)
                 .await
+                .inspect_err(|error| log_refused(agent, &context, "message/stream", error))
                 .map(Reply::Stream),
             A2aRequest::GetTask(params) => {
                 self.check_owner(&context, &params.id).await?;
@@ -455,21 +467,25 @@ impl SupervisorService {
         let history_length = params.history_length();
         let activated = context.has_extension(HANDOFF_EXTENSION_URI);
         let (request, webhook) = self.prepare(agent, context, params).await?;
-        let mut task = if blocking && webhook.is_none() {
-            // The common case, and the cheap one: wait on the task's state alone.
-            self.inner
-                .supervisor
-                .send_and_wait(request)
-                .await
-                .map_err(|e| rpc_error::from_runtime(&e))?
-                .task
-        } else if blocking {
-            // A webhook must be stored as soon as the task exists, before it settles:
-            // follow the task's stream to register it in between.
+        let mut task = if blocking {
+            // The task's stream, not `send_and_wait`: it yields the task (and its id)
+            // at once, so a send that outlives the wait still answers with the task as
+            // it stands, and a webhook is stored as soon as the task exists, before it
+            // settles.
             let Started { task, mut updates } = self.start(request, webhook).await?;
+            let wait = self.inner.blocking_wait;
             // Drained to the end: the stream ends after the update marked final (the
             // task ended or stopped for input).
-            while updates.next().await.is_some() {}
+            let drained =
+                tokio::time::timeout(wait, async { while updates.next().await.is_some() {} }).await;
+            if drained.is_err() {
+                tracing::info!(
+                    agent = %agent.name,
+                    task_id = %task.id,
+                    ?wait,
+                    "blocking message/send answered before its task settled; the task goes on"
+                );
+            }
             let mut settled = self.task(&task.id).await?;
             carry_deduplicated(&task, &mut settled);
             settled
@@ -517,6 +533,14 @@ impl A2aService for SupervisorService {
             .agents
             .get(agent)
             .map(|exposed| exposed.card.clone())
+    }
+
+    fn card_at(&self, agent: &str, origin: &str) -> Option<AgentCard> {
+        let mut card = self.card(agent)?;
+        if self.inner.cards_follow_host {
+            card.url = card::agent_url(origin, agent);
+        }
+        Some(card)
     }
 
     fn default_agent(&self) -> Option<String> {
@@ -628,6 +652,36 @@ fn carry_deduplicated(from: &Task, to: &mut Task) {
     }
 }
 
+/// How long a blocking send waits, inside the server's `request_timeout`: a little
+/// less, so the task as it stands is answered before the server gives up on the call
+/// (which would answer -32603 and lose the task's id).
+fn blocking_wait(request_timeout: Duration) -> Duration {
+    let margin = (request_timeout / 10).min(Duration::from_millis(250));
+    request_timeout.saturating_sub(margin)
+}
+
+/// One line per refused send, with what refused it: the policy, a limit, bad params.
+/// The refusal is decided in the runtime or here; this is where it becomes the
+/// client's error, so this is where it is logged, once.
+fn log_refused(agent: &Exposed, context: &CallContext, method: &str, error: &JsonRpcError) {
+    let reason = error
+        .data
+        .as_ref()
+        .and_then(|data| data.get("reason"))
+        .and_then(Value::as_str)
+        .unwrap_or("unspecified");
+    tracing::info!(
+        agent = %agent.name,
+        method,
+        rpc_id = %context.request_id,
+        principal = context.principal.as_ref().map(|p| p.name.as_str()),
+        code = error.code,
+        reason,
+        message = %error.message,
+        "send refused"
+    );
+}
+
 fn to_value(value: impl serde::Serialize) -> Result<Value, JsonRpcError> {
     serde_json::to_value(value).map_err(|error| {
         tracing::error!(%error, "cannot serialize a result");
@@ -656,7 +710,33 @@ pub(crate) fn media_matches(range: &str, media: &str) -> bool {
     }
 }
 
-/// -32005 when the client accepts none of the agent's output modes.
+/// An `acceptedOutputModes` entry as a media range, the way clients write them: a
+/// media type or range as it stands (`text/plain`, `text/*`, `*/*`), and a bare token
+/// as the range of its top-level type (`text` is `text/*`, `*` is `*/*`), except `json`,
+/// which is `application/json`. Anything else (empty, spaces, several slashes, odd
+/// characters) is not a media type: `None`, and the entry is ignored.
+pub(crate) fn accepted_range(entry: &str) -> Option<String> {
+    let essence = entry.split(';').next().unwrap_or("").trim();
+    let token = |t: &str| {
+        !t.is_empty()
+            && t.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-*".contains(&b))
+    };
+    match essence.split_once('/') {
+        Some((kind, sub)) if token(kind) && token(sub) => Some(essence.to_ascii_lowercase()),
+        Some(_) => None,
+        None if essence == "*" => Some("*/*".to_owned()),
+        None if essence.eq_ignore_ascii_case("json") => Some("application/json".to_owned()),
+        None if token(essence) => Some(format!("{}/*", essence.to_ascii_lowercase())),
+        None => None,
+    }
+}
+
+/// -32005 when every well-formed entry of `acceptedOutputModes` misses all of the
+/// agent's output modes. Entries are read with [`accepted_range`]: the official
+/// samples' CLI client sends `["text"]`, which must reach a `text/plain` agent.
+/// With no well-formed entry at all the client has said nothing that can be checked,
+/// so the send goes ahead.
 fn check_output_modes(
     agent: &Exposed,
     configuration: &MessageSendConfiguration,
@@ -664,9 +744,10 @@ fn check_output_modes(
     let Some(accepted) = configuration.accepted_output_modes.as_deref() else {
         return Ok(());
     };
-    if accepted.is_empty()
+    let ranges: Vec<String> = accepted.iter().filter_map(|a| accepted_range(a)).collect();
+    if ranges.is_empty()
         || agent.output_modes.is_empty()
-        || accepted
+        || ranges
             .iter()
             .any(|a| agent.output_modes.iter().any(|o| media_matches(a, o)))
     {

@@ -128,6 +128,9 @@ fn the_example_file_names_every_key_of_the_embedded_default() {
                 "body_limit",
                 "request_timeout_secs",
                 "shutdown_grace_secs",
+                "header_read_timeout_secs",
+                "idle_timeout_secs",
+                "max_connections",
             ][..],
         ),
         ("agents", &["exposed"][..]),
@@ -244,4 +247,23 @@ fn an_extended_card_is_read_and_needs_credentials() {
     let e =
         error_of("[agents.extended_cards.nobody]\n[[auth.api_keys]]\nname = \"a\"\nkey = \"k\"\n");
     assert!(e.contains("agents.extended_cards.nobody"), "{e}");
+}
+
+#[test]
+fn connection_limits_are_read_and_zero_is_refused_by_name() {
+    let config = Config::from_toml(
+        "[server]\nheader_read_timeout_secs = 3\nidle_timeout_secs = 20\nmax_connections = 50\n",
+    )
+    .expect("valid");
+    assert_eq!(config.server.header_read_timeout_secs, 3);
+    assert_eq!(config.server.idle_timeout_secs, 20);
+    assert_eq!(config.server.max_connections, 50);
+    for key in [
+        "header_read_timeout_secs",
+        "idle_timeout_secs",
+        "max_connections",
+    ] {
+        let e = error_of(&format!("[server]\n{key} = 0\n"));
+        assert!(e.contains(&format!("server.{key}")), "{e}");
+    }
 }

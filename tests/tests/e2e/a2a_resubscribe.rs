@@ -96,10 +96,14 @@ async fn an_ended_task_yields_the_task_and_the_stream_ends() {
 async fn resubscribing_to_an_unknown_task_is_32001() {
     let edge = TestEdge::start().await;
     let client = edge.client("echo").await;
-    let error = client
+    // The error comes as the stream's one event, as SSE clients expect it.
+    let stream = client
         .resubscribe(TaskIdParams::new("ghost-task"))
         .await
-        .expect_err("no such task");
+        .expect("the answer is a stream");
+    let events: Vec<_> = stream.collect().await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    let error = events[0].as_ref().expect_err("no such task");
     assert_eq!(error.json_rpc_error().map(|e| e.code), Some(-32001));
     edge.stop().await;
 }

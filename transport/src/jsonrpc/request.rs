@@ -161,8 +161,9 @@ impl A2aCall {
     ///
     /// A [`RequestError`] carrying the id to answer with (`null` when it
     /// could not be read) and the error object: -32700 for a body that is
-    /// not JSON, -32600 for a malformed envelope or a missing or `null` id,
-    /// -32601 for an unknown method, -32602 for params that do not fit.
+    /// not JSON, -32600 for a malformed envelope, -32601 for an unknown
+    /// method, -32602 for params that do not fit, and -32600 for a missing or
+    /// `null` id on a request that is otherwise fine.
     pub fn decode(body: &[u8]) -> Result<Self, RequestError> {
         Self::from_jsonrpc(JsonRpcRequest::from_slice(body)?)
     }
@@ -181,25 +182,40 @@ impl A2aCall {
     ///
     /// # Errors
     ///
-    /// -32600 if the id is missing or `null` (A2A defines no notifications,
-    /// and its schema requires a string or integer id); otherwise what
-    /// [`A2aRequest::from_jsonrpc`] reports.
+    /// What [`A2aRequest::from_jsonrpc`] reports (-32601, -32602), answered with
+    /// the request's id, or `null` when it has none; then -32600 if the id is
+    /// missing or `null` (A2A defines no notifications, and its schema requires a
+    /// string or integer id).
     pub fn from_jsonrpc(request: JsonRpcRequest) -> Result<Self, RequestError> {
+        // The method and params are checked before the id, as the official SDK
+        // servers do: a client that forgot the id learns first what else is wrong
+        // (-32601, -32602 with `"id": null`). A well-formed request without an id
+        // still gets -32600 rather than an answer: the Python SDK server runs it and
+        // answers with `"id": null`, but JSON-RPC 2.0 (section 4.1) forbids replying
+        // to a notification, and a call whose answer the client cannot correlate
+        // should not start a task.
+        let typed = A2aRequest::from_jsonrpc(&request.method, request.params);
         let id = match request.id {
             Some(RequestId::Null) | None => {
-                let error = JsonRpcError::invalid_request();
-                let message = format!(
-                    "{}: `id` must be a string or an integer (A2A has no notifications)",
-                    error.message
-                );
+                let error = match typed {
+                    Err(error) => error,
+                    Ok(_) => {
+                        let error = JsonRpcError::invalid_request();
+                        let message = format!(
+                            "{}: `id` must be a string or an integer (A2A has no notifications)",
+                            error.message
+                        );
+                        error.with_message(message)
+                    }
+                };
                 return Err(RequestError {
                     id: RequestId::Null,
-                    error: error.with_message(message),
+                    error,
                 });
             }
             Some(id) => id,
         };
-        match A2aRequest::from_jsonrpc(&request.method, request.params) {
+        match typed {
             Ok(request) => Ok(Self { id, request }),
             Err(error) => Err(RequestError { id, error }),
         }

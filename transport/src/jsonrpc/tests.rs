@@ -76,3 +76,39 @@ fn a_notification_keeps_its_missing_id_apart_from_a_null_id() {
             .expect("valid");
     assert_eq!(null_id.id, Some(RequestId::Null));
 }
+
+#[test]
+fn a_request_without_an_id_gets_its_method_and_params_checked_first() {
+    let unknown = A2aCall::from_value(json!({"jsonrpc": "2.0", "method": "tasks/frobnicate"}))
+        .expect_err("unknown method");
+    assert_eq!(unknown.id, RequestId::Null);
+    assert_eq!(unknown.error.code, -32601, "{}", unknown.error);
+    let bad_params = A2aCall::from_value(
+        json!({"jsonrpc": "2.0", "id": null, "method": "tasks/get", "params": {"id": 7}}),
+    )
+    .expect_err("bad params");
+    assert_eq!(bad_params.id, RequestId::Null);
+    assert_eq!(bad_params.error.code, -32602, "{}", bad_params.error);
+    let well_formed = A2aCall::from_value(
+        json!({"jsonrpc": "2.0", "method": "tasks/get", "params": {"id": "t-1"}}),
+    )
+    .expect_err("no id");
+    assert_eq!(well_formed.error.code, -32600, "{}", well_formed.error);
+    assert!(
+        well_formed.error.message.contains("`id`"),
+        "{}",
+        well_formed.error
+    );
+    for envelope in [
+        json!({"jsonrpc": "1.0", "method": "tasks/frobnicate"}),
+        json!({"jsonrpc": "2.0", "method": 7}),
+        json!({"jsonrpc": "2.0", "id": 1.5, "method": "tasks/frobnicate"}),
+    ] {
+        let rejected = A2aCall::from_value(envelope.clone()).expect_err("bad envelope");
+        assert_eq!(
+            rejected.error.code, -32600,
+            "{envelope}: {}",
+            rejected.error
+        );
+    }
+}

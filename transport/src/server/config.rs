@@ -11,6 +11,9 @@ use std::time::Duration;
 /// | [`body_limit`](ServerConfigBuilder::body_limit) | 1 MiB | a JSON-RPC request body; larger ones get HTTP 413 |
 /// | [`request_timeout`](ServerConfigBuilder::request_timeout) | 30 s | reading a body, and a unary call until the service answers; also how long a streaming call may take to *start* its stream (the stream itself then runs as long as it has events) |
 /// | [`sse_keep_alive`](ServerConfigBuilder::sse_keep_alive) | 15 s | silence on an SSE stream before a `:` comment line is sent, so proxies keep it open |
+/// | [`header_read_timeout`](ServerConfigBuilder::header_read_timeout) | 10 s | a request head, from its first byte (the first head, from the accept); a client that overstays is disconnected |
+/// | [`idle_timeout`](ServerConfigBuilder::idle_timeout) | 75 s | a kept-alive connection with no request in flight, and a client that reads nothing the server writes |
+/// | [`max_connections`](ServerConfigBuilder::max_connections) | 4,096 | connections open at once; more get HTTP 503 or wait (see [`serve_with`](super::serve_with)) |
 /// | [`auth`](ServerConfigBuilder::auth) | no credentials | who can call agents whose card requires authentication (nobody, by default) |
 ///
 /// ```
@@ -31,6 +34,9 @@ pub struct ServerConfig {
     body_limit: usize,
     request_timeout: Duration,
     sse_keep_alive: Duration,
+    header_read_timeout: Duration,
+    idle_timeout: Duration,
+    max_connections: usize,
     auth: AuthConfig,
 }
 
@@ -45,6 +51,16 @@ impl ServerConfig {
     /// 15 s: below the idle timeouts of common proxies and load balancers (often 30 to
     /// 60 s).
     pub const DEFAULT_SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
+    /// 10 s: a client on a slow link sends a request head (a few hundred bytes) in
+    /// well under a second; one that takes longer holds a connection for nothing.
+    pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+    /// 75 s: longer than the idle timeouts of common load balancers (often 60 s), so
+    /// that the balancer, not the server, closes an idle pooled connection and never
+    /// sends a request on one the server is closing.
+    pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(75);
+    /// 4,096: far more than a busy client pool needs, and few enough that idle
+    /// connections cannot exhaust the process's file descriptors.
+    pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 
     /// A builder starting from the defaults.
     pub fn builder() -> ServerConfigBuilder {
@@ -71,6 +87,26 @@ impl ServerConfig {
         self.sse_keep_alive
     }
 
+    /// How long a request head may take, from its first byte (a new connection's
+    /// first head, from the accept).
+    #[must_use]
+    pub const fn header_read_timeout(&self) -> Duration {
+        self.header_read_timeout
+    }
+
+    /// How long a connection may stay open with no request in flight, and how long
+    /// a client may leave the server's writes unread.
+    #[must_use]
+    pub const fn idle_timeout(&self) -> Duration {
+        self.idle_timeout
+    }
+
+    /// How many connections may be open at once.
+    #[must_use]
+    pub const fn max_connections(&self) -> usize {
+        self.max_connections
+    }
+
     /// The credentials the server accepts.
     #[must_use]
     pub const fn auth(&self) -> &AuthConfig {
@@ -84,6 +120,9 @@ impl Default for ServerConfig {
             body_limit: Self::DEFAULT_BODY_LIMIT,
             request_timeout: Self::DEFAULT_REQUEST_TIMEOUT,
             sse_keep_alive: Self::DEFAULT_SSE_KEEP_ALIVE,
+            header_read_timeout: Self::DEFAULT_HEADER_READ_TIMEOUT,
+            idle_timeout: Self::DEFAULT_IDLE_TIMEOUT,
+            max_connections: Self::DEFAULT_MAX_CONNECTIONS,
             auth: AuthConfig::new(),
         }
     }
@@ -113,6 +152,26 @@ impl ServerConfigBuilder {
     /// How often an idle SSE stream gets a keep-alive comment (default 15 s).
     pub const fn sse_keep_alive(mut self, interval: Duration) -> Self {
         self.config.sse_keep_alive = interval;
+        self
+    }
+
+    /// How long a request head may take, from its first byte (a new connection's
+    /// first head, from the accept), before the connection is closed (default 10 s).
+    pub const fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.config.header_read_timeout = timeout;
+        self
+    }
+
+    /// How long a connection may stay open with no request in flight, and how long a
+    /// client may leave the server's writes unread, before it is closed (default 75 s).
+    pub const fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.config.idle_timeout = timeout;
+        self
+    }
+
+    /// How many connections may be open at once (default 4,096; at least 1).
+    pub const fn max_connections(mut self, connections: usize) -> Self {
+        self.config.max_connections = connections;
         self
     }
 

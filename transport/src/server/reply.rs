@@ -43,8 +43,15 @@ pub(super) fn error(id: RequestId, error: JsonRpcError) -> Response {
 
 /// A JSON-RPC error response with an HTTP status of its own.
 pub(super) fn http_error(status: StatusCode, id: RequestId, error: JsonRpcError) -> Response {
-    json_body(status, &JsonRpcResponse::<Value>::error(id, error))
+    let code = ErrorCodeSent(error.code);
+    let mut response = json_body(status, &JsonRpcResponse::<Value>::error(id, error));
+    response.extensions_mut().insert(code);
+    response
 }
+
+/// The code of the JSON-RPC error a response carries, for the request's log line.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ErrorCodeSent(pub(super) i64);
 
 /// -32600 with `detail` appended to the standard message.
 pub(super) fn invalid_request(detail: impl std::fmt::Display) -> JsonRpcError {
@@ -53,21 +60,32 @@ pub(super) fn invalid_request(detail: impl std::fmt::Display) -> JsonRpcError {
     error.with_message(message)
 }
 
+/// -32600 for a request refused at the HTTP level, its message led by the status's
+/// own words (`Not Found: ...`, `Payload Too Large: ...`), so that each refusal
+/// names its cause rather than reading as a payload validation error.
+pub(super) fn http_problem(status: StatusCode, detail: impl std::fmt::Display) -> JsonRpcError {
+    let reason = status.canonical_reason().unwrap_or("HTTP error");
+    JsonRpcError::invalid_request().with_message(format!("{reason}: {detail}"))
+}
+
 /// HTTP 404 for an agent nobody may reach from outside.
 pub(super) fn agent_not_found(agent: &str) -> Response {
-    http_error(
-        StatusCode::NOT_FOUND,
-        RequestId::Null,
-        invalid_request(format!("no agent `{agent}` is exposed here")),
-    )
+    not_found(format!(
+        "no agent `{agent}` is served here; GET /agents lists the agents"
+    ))
 }
 
 /// HTTP 404 for the root routes when no default agent is configured.
 pub(super) fn no_default_agent() -> Response {
+    not_found("this server has no default agent; agents are at /agents/{name}")
+}
+
+/// HTTP 404 with a JSON-RPC error body naming what was not found.
+pub(super) fn not_found(detail: impl std::fmt::Display) -> Response {
     http_error(
         StatusCode::NOT_FOUND,
         RequestId::Null,
-        invalid_request("this server has no default agent; use /agents/{name}"),
+        http_problem(StatusCode::NOT_FOUND, detail),
     )
 }
 
@@ -92,7 +110,8 @@ pub(super) fn unauthorized(agent: &str, id: RequestId, rejected: &Unauthorized) 
         (false, false) => format!("agent `{agent}` requires authentication: present {options}"),
     };
     let schemes: Vec<&str> = rejected.challenges.iter().map(Challenge::scheme).collect();
-    let error = invalid_request(detail).with_data(json!({ "schemes": schemes }));
+    let error =
+        http_problem(StatusCode::UNAUTHORIZED, detail).with_data(json!({ "schemes": schemes }));
     let mut response = http_error(StatusCode::UNAUTHORIZED, id, error);
     let headers = response.headers_mut();
     if rejected.challenges.is_empty() {

@@ -19,7 +19,7 @@ use tracing::{Instrument as _, Span, field};
 use super::reply::{self, invalid_request};
 use super::{AppState, EXTENSIONS_HEADER, ShutdownSignal, auth, extensions};
 use crate::a2a::AgentCard;
-use crate::jsonrpc::{A2aCall, A2aRequest, JsonRpcError, JsonRpcResponse, RequestId};
+use crate::jsonrpc::{A2aCall, A2aRequest, JsonRpcError, JsonRpcResponse, RequestId, method};
 use crate::service::{A2aService, CallContext, EventStream, Principal, Reply};
 
 /// `POST /`: JSON-RPC for the default agent.
@@ -47,6 +47,7 @@ async fn handle<S: A2aService>(state: AppState<S>, agent: String, request: Reque
         return reply::agent_not_found(&agent);
     };
     let (parts, body) = request.into_parts();
+    let log_agent = agent.clone();
     let activated = extensions::activate(&card, extensions::requested(&parts.headers));
     let span = tracing::info_span!(
         "a2a.jsonrpc",
@@ -63,7 +64,11 @@ async fn handle<S: A2aService>(state: AppState<S>, agent: String, request: Reque
         activated,
         span: span.clone(),
     };
-    let mut response = call.run(parts, body).instrument(span).await;
+    let (method, mut response) = call.run(parts, body).instrument(span).await;
+    response.extensions_mut().insert(RequestLog {
+        agent: log_agent,
+        method,
+    });
     if !echo.is_empty()
         && let Ok(value) = HeaderValue::from_str(&echo)
     {
@@ -86,39 +91,66 @@ struct Call<S> {
 }
 
 impl<S: A2aService> Call<S> {
-    async fn run(self, parts: Parts, body: Body) -> Response {
+    /// Runs the call; also returns its JSON-RPC method, once it is known, for the
+    /// request's log line.
+    async fn run(self, parts: Parts, body: Body) -> (Option<&'static str>, Response) {
         let config = &self.state.config;
         let principal = match auth::authenticate(&self.card, config.auth(), &parts.headers) {
             Ok(principal) => principal,
             Err(rejected) => {
                 tracing::debug!(bad_credential = rejected.bad_credential, "unauthenticated");
-                return reply::unauthorized(&self.agent, RequestId::Null, &rejected);
+                return (
+                    None,
+                    reply::unauthorized(&self.agent, RequestId::Null, &rejected),
+                );
             }
         };
         if let Err(detail) = check_content_type(&parts.headers) {
-            return unsupported_media_type(&detail);
+            return (None, unsupported_media_type(&detail));
         }
         let (limit, timeout) = (config.body_limit(), config.request_timeout());
         let body = match read_body(body, &parts.headers, limit, timeout).await {
             Ok(body) => body,
-            Err(error) => return error.into_response(limit, timeout),
+            Err(error) => return (None, error.into_response(limit, timeout)),
         };
-        let call = match A2aCall::decode(&body) {
+        let value: Value = match serde_json::from_slice(&body) {
+            Ok(value) => value,
+            Err(error) => {
+                let error = JsonRpcError::parse_error()
+                    .with_message(format!("Invalid JSON payload: {error}"));
+                tracing::debug!(code = error.code, message = %error.message, "request rejected");
+                return (None, reply::error(RequestId::Null, error));
+            }
+        };
+        // The streaming methods answer every error as a stream, even one in the
+        // request itself (bad params, a missing id): a client of `message/stream`
+        // reads SSE, and the official Python client turns an `application/json`
+        // answer into a content-type exception instead of the error.
+        let named = named_method(&value);
+        let streaming = named.is_some_and(is_streaming);
+        let call = match A2aCall::from_value(value) {
             Ok(call) => call,
             Err(rejected) => {
                 let error = &rejected.error;
                 tracing::debug!(code = error.code, message = %error.message, "request rejected");
-                return reply::error(rejected.id, rejected.error);
+                return (named, answer_error(streaming, rejected.id, rejected.error));
             }
         };
-        self.span.record("method", call.request.method());
+        let method = call.request.method();
+        self.span.record("method", method);
         self.span.record("rpc_id", field::display(&call.id));
         if let Err(error) = self.check_call(&call.request) {
             tracing::debug!(code = error.code, message = %error.message, "request rejected");
-            return reply::error(call.id, error);
+            return (
+                Some(method),
+                answer_error(call.request.is_streaming(), call.id, error),
+            );
         }
         if matches!(call.request, A2aRequest::GetAuthenticatedExtendedCard) {
-            return self.extended_card(call.id, principal.as_ref());
+            return (
+                Some(method),
+                self.extended_card(call.id, principal.as_ref()),
+            );
         }
         let mut context = CallContext::new(self.agent.clone(), call.id.clone());
         context.principal = principal;
@@ -127,7 +159,7 @@ impl<S: A2aService> Call<S> {
             .headers
             .get("idempotency-key")
             .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
-        self.dispatch(context, call).await
+        (Some(method), self.dispatch(context, call).await)
     }
 
     /// What the card demands of every call: required extensions, and the optional
@@ -213,7 +245,8 @@ impl<S: A2aService> Call<S> {
         match reply {
             Err(_elapsed) => {
                 tracing::warn!(?timeout, "the agent did not answer in time");
-                reply::error(
+                answer_error(
+                    streaming,
                     id,
                     JsonRpcError::internal_error().with_message(format!(
                         "agent `{}` did not answer `{method}` within {timeout:?}",
@@ -227,7 +260,7 @@ impl<S: A2aService> Call<S> {
                     message = %error.message,
                     "the service answered with an error"
                 );
-                reply::error(id, error)
+                answer_error(streaming, id, error)
             }
             Ok(Ok(Reply::Result(result))) if !streaming => reply::success(id, result),
             Ok(Ok(Reply::Stream(events))) if streaming => {
@@ -245,7 +278,8 @@ impl<S: A2aService> Call<S> {
                 } else {
                     "a single result"
                 };
-                reply::error(
+                answer_error(
+                    streaming,
                     id,
                     JsonRpcError::internal_error().with_message(format!(
                         "agent `{}` answered `{method}` with the wrong kind of reply \
@@ -256,6 +290,42 @@ impl<S: A2aService> Call<S> {
             }
         }
     }
+}
+
+/// What the request's log line says about a JSON-RPC call, handed to the trace
+/// layer in the response's extensions.
+#[derive(Clone, Debug)]
+pub(super) struct RequestLog {
+    pub(super) agent: String,
+    pub(super) method: Option<&'static str>,
+}
+
+/// The A2A method a request body names, read before the request is checked, so
+/// that the errors of a streaming method are answered as a stream too, and the log
+/// line names the method of a request that was refused.
+fn named_method(value: &Value) -> Option<&'static str> {
+    let named = value.get("method").and_then(Value::as_str)?;
+    method::ALL.into_iter().find(|known| *known == named)
+}
+
+fn is_streaming(name: &str) -> bool {
+    matches!(
+        name,
+        method::SEND_STREAMING_MESSAGE | method::TASK_RESUBSCRIPTION
+    )
+}
+
+/// A JSON-RPC error: as JSON, or for a streaming method as an SSE stream of that
+/// one error, which then closes (what the official SDK servers send).
+fn answer_error(streaming: bool, id: RequestId, error: JsonRpcError) -> Response {
+    if !streaming {
+        return reply::error(id, error);
+    }
+    let event = frame(&JsonRpcResponse::<Value>::error(id, error));
+    Sse::new(futures::stream::once(std::future::ready(
+        Ok::<_, Infallible>(event),
+    )))
+    .into_response()
 }
 
 /// Accepts `application/json` and `+json` media types, with any parameters.
@@ -293,7 +363,7 @@ fn unsupported_media_type(detail: &str) -> Response {
     reply::http_error(
         StatusCode::UNSUPPORTED_MEDIA_TYPE,
         RequestId::Null,
-        invalid_request(detail),
+        reply::http_problem(StatusCode::UNSUPPORTED_MEDIA_TYPE, detail),
     )
 }
 
@@ -314,20 +384,25 @@ impl BodyError {
         let (status, error) = match self {
             Self::TooLarge => (
                 StatusCode::PAYLOAD_TOO_LARGE,
-                invalid_request(format!(
-                    "the request body exceeds the limit of {limit} bytes"
-                ))
+                reply::http_problem(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("the request body exceeds the limit of {limit} bytes"),
+                )
                 .with_data(json!({ "limit": limit })),
             ),
             Self::TooSlow => (
                 StatusCode::REQUEST_TIMEOUT,
-                invalid_request(format!(
-                    "the request body did not arrive within {timeout:?}"
-                )),
+                reply::http_problem(
+                    StatusCode::REQUEST_TIMEOUT,
+                    format!("the request body did not arrive within {timeout:?}"),
+                ),
             ),
             Self::Read(error) => (
                 StatusCode::BAD_REQUEST,
-                invalid_request(format!("the request body could not be read: {error}")),
+                reply::http_problem(
+                    StatusCode::BAD_REQUEST,
+                    format!("the request body could not be read: {error}"),
+                ),
             ),
         };
         reply::http_error(status, RequestId::Null, error)

@@ -189,14 +189,17 @@ async fn a_stream_error_arrives_as_a_json_rpc_error_and_ends_it() {
 }
 
 #[tokio::test]
-async fn a_stream_refused_with_a_json_answer_is_an_error_at_once() {
+async fn a_refused_stream_is_one_error_event() {
     let server = server().await;
     let client = client(&server, "plain", ClientOptions::new()).await;
-    let error = client
+    let stream = client
         .send_message_stream(send("go"))
         .await
-        .expect_err("refused");
-    assert_json_rpc(&error, ErrorCode::UnsupportedOperation);
+        .expect("the refusal comes as a stream");
+    let events: Vec<_> = within(stream.collect::<Vec<_>>()).await;
+    assert_eq!(events.len(), 1, "{events:#?}");
+    let error = events[0].as_ref().expect_err("an error");
+    assert_json_rpc(error, ErrorCode::UnsupportedOperation);
 }
 
 #[tokio::test]

@@ -8,5 +8,6 @@ mod client_roundtrip;
 mod jsonrpc_decoding;
 mod mock;
 mod schema_conformance;
+mod server_connections;
 mod server_router;
 mod server_sse;

@@ -125,6 +125,14 @@ impl A2aService for MockService {
         Some(card)
     }
 
+    /// Cards under the origin the client used, as a server bound to `0.0.0.0`
+    /// does.
+    fn card_at(&self, agent: &str, origin: &str) -> Option<AgentCard> {
+        let mut card = self.card(agent)?;
+        card.url = card.url.replacen(&self.base_url, origin, 1);
+        Some(card)
+    }
+
     fn default_agent(&self) -> Option<String> {
         Some("open".to_owned())
     }
@@ -147,6 +155,8 @@ impl A2aService for MockService {
     ///   stream; `fail` answers -32004; anything else a completed task holding the
     ///   message and the call context.
     /// - `message/stream`: `forever` sends the task and then nothing, never ending;
+    ///   `flood` sends the task and then 64 KiB artifact chunks without end; `slow`
+    ///   never starts its stream;
     ///   `final-then-hang` sends the task and a final status and then never ends;
     ///   `error` sends the task and then an error; `wrong-kind` answers with a single
     ///   result; anything else: task, working, an artifact, completed (final), and
@@ -172,9 +182,18 @@ impl A2aService for MockService {
                 let first: StreamEvent = task.clone().into();
                 let events: EventStream = match params.message.text().as_str() {
                     "wrong-kind" => return Ok(result(&task)),
+                    "slow" => std::future::pending().await,
                     "forever" => futures::stream::iter([Ok(first)])
                         .chain(futures::stream::pending())
                         .boxed(),
+                    "flood" => {
+                        let chunk = "x".repeat(64 * 1024);
+                        futures::stream::iter([Ok(first)])
+                            .chain(futures::stream::repeat_with(move || {
+                                Ok(artifact("t-1", &chunk))
+                            }))
+                            .boxed()
+                    }
                     "final-then-hang" => futures::stream::iter([
                         Ok(first),
                         Ok(status("t-1", TaskState::Completed, true)),
@@ -341,16 +360,15 @@ impl TestServer {
             .expect("an ephemeral port");
         let base = format!("http://{}", listener.local_addr().expect("a local address"));
         let service = MockService::new(&base);
-        let router =
-            agentyard_transport::server::app(Arc::clone(&service), config.auth(auth()).build());
+        let config = config.auth(auth()).build();
+        let router = agentyard_transport::server::app(Arc::clone(&service), config.clone());
         let (shutdown, signal) = tokio::sync::oneshot::channel::<()>();
-        let handle = tokio::spawn(agentyard_transport::server::serve(
-            listener,
-            router,
-            async move {
+        let handle = tokio::spawn(async move {
+            agentyard_transport::server::serve_with(listener, router, &config, async move {
                 let _ = signal.await;
-            },
-        ));
+            })
+            .await
+        });
         Self {
             base,
             service,

@@ -121,6 +121,45 @@ async fn rpc_to(path: &str, headers: &[(&str, &str)], body: String) -> Answer {
     send(router(), post_with(path, headers, body)).await
 }
 
+/// Posts `body` and reads the answer as an SSE stream: asserts the content type, and
+/// returns the data of every event.
+async fn sse_to(path: &str, body: String) -> Vec<Value> {
+    let response = router()
+        .oneshot(post(path, body))
+        .await
+        .expect("the router is infallible");
+    assert_eq!(response.status(), StatusCode::OK);
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("a readable body");
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(
+        content_type.starts_with("text/event-stream"),
+        "{content_type}: {text}"
+    );
+    text.lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(|data| serde_json::from_str(data).expect("JSON data"))
+        .collect()
+}
+
+/// The one event of an SSE answer, asserted to be the error `code` with `id`.
+fn one_error(events: &[Value], code: i64, id: &Value) -> String {
+    assert_eq!(events.len(), 1, "{events:#?}");
+    assert_eq!(events[0]["error"]["code"], code, "{events:#?}");
+    assert_eq!(&events[0]["id"], id, "{events:#?}");
+    events[0]["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
 // ---------------------------------------------------------------- cards
 
 #[tokio::test]
@@ -181,6 +220,112 @@ async fn an_unexposed_agent_is_not_found_on_every_route() {
     for request in not_found {
         let answer = send(router(), request).await;
         answer.assert_error(StatusCode::NOT_FOUND, -32600, &Value::Null, &["hidden"]);
+    }
+}
+
+#[tokio::test]
+async fn an_agents_url_asked_with_get_is_405_saying_how_to_call_it() {
+    for (path, agent) in [
+        ("/agents/open", "open"),
+        ("/agents/plain", "plain"),
+        ("/", "open"),
+    ] {
+        let answer = send(router(), get(path)).await;
+        answer.assert_error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            -32600,
+            &Value::Null,
+            &["Method Not Allowed", "POST", "JSON-RPC", agent],
+        );
+        assert_eq!(answer.header("allow"), Some("POST"));
+        assert_eq!(
+            answer.body["error"]["data"]["example"]["method"],
+            "message/send"
+        );
+    }
+    let delete = Request::delete("/agents/open")
+        .body(Body::empty())
+        .expect("a valid request");
+    assert_eq!(
+        send(router(), delete).await.status,
+        StatusCode::METHOD_NOT_ALLOWED
+    );
+    // No such agent: 404, whatever the method.
+    let answer = send(router(), get("/agents/hidden")).await;
+    answer.assert_error(
+        StatusCode::NOT_FOUND,
+        -32600,
+        &Value::Null,
+        &["Not Found", "hidden"],
+    );
+}
+
+#[tokio::test]
+async fn http_level_errors_each_name_their_own_cause() {
+    let unauthorized = rpc_to("/agents/secure", &[], send_text(json!(1), "hi")).await;
+    let not_found = send(router(), post("/agents/hidden", send_text(json!(1), "hi"))).await;
+    let too_large = send(
+        router_with(ServerConfig::builder().body_limit(8)),
+        post("/agents/open", send_text(json!(1), "hi")),
+    )
+    .await;
+    let unsupported = send(
+        router(),
+        Request::post("/agents/open")
+            .header("content-type", "text/plain")
+            .body(Body::from(send_text(json!(1), "hi")))
+            .expect("a valid request"),
+    )
+    .await;
+    for (answer, status, lead) in [
+        (unauthorized, StatusCode::UNAUTHORIZED, "Unauthorized: "),
+        (not_found, StatusCode::NOT_FOUND, "Not Found: "),
+        (
+            too_large,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "Payload Too Large: ",
+        ),
+        (
+            unsupported,
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Unsupported Media Type: ",
+        ),
+    ] {
+        assert_eq!(answer.status, status);
+        let message = answer.body["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with(lead), "{status}: {message}");
+        assert!(!message.contains("validation error"), "{status}: {message}");
+    }
+}
+
+#[tokio::test]
+async fn cards_are_served_at_the_host_the_client_used() {
+    let request = Request::get("/agents/plain/.well-known/agent-card.json")
+        .header("host", "agents.internal:9000")
+        .body(Body::empty())
+        .expect("a valid request");
+    let answer = send(router(), request).await;
+    assert_eq!(
+        answer.body["url"],
+        "http://agents.internal:9000/agents/plain"
+    );
+    let request = Request::get("/agents")
+        .header("host", "10.1.2.3:8080")
+        .body(Body::empty())
+        .expect("a valid request");
+    let answer = send(router(), request).await;
+    assert_eq!(answer.body[3]["url"], "http://10.1.2.3:8080/agents/plain");
+    // A Host that is not a host and port is not used.
+    for host in ["user@evil.test", "a b", "/path"] {
+        let request = Request::get("/agents/plain/.well-known/agent-card.json")
+            .header("host", host)
+            .body(Body::empty())
+            .expect("a valid request");
+        let answer = send(router(), request).await;
+        assert_eq!(
+            answer.body["url"], "http://agents.test/agents/plain",
+            "{host}"
+        );
     }
 }
 
@@ -301,14 +446,72 @@ async fn a_streaming_method_answered_with_a_result_is_an_internal_error() {
         json!({"message": {"kind": "message", "messageId": "m", "role": "user",
                            "parts": [{"kind": "text", "text": "wrong-kind"}]}}),
     );
-    let answer = rpc_to("/agents/open", &[], body).await;
-    answer.assert_error(
-        StatusCode::OK,
-        -32603,
-        &json!(2),
-        &["wrong kind of reply", "a stream"],
+    let message = one_error(&sse_to("/agents/open", body).await, -32603, &json!(2));
+    assert!(message.contains("wrong kind of reply"), "{message}");
+    assert!(message.contains("a stream"), "{message}");
+}
+
+#[tokio::test]
+async fn every_error_of_a_streaming_method_comes_as_one_sse_event() {
+    let message = json!({"kind": "message", "messageId": "m", "role": "user",
+                         "parts": [{"kind": "text", "text": "hi"}]});
+    // Bad params, for both streaming methods.
+    let body = rpc(
+        json!(1),
+        "message/stream",
+        json!({"message": {"kind": "message"}}),
     );
-    assert_eq!(answer.header("content-type"), Some("application/json"));
+    one_error(&sse_to("/agents/open", body).await, -32602, &json!(1));
+    let body = rpc(json!(2), "tasks/resubscribe", json!({"id": 7}));
+    one_error(&sse_to("/agents/open", body).await, -32602, &json!(2));
+    // No id: the params are fine, so -32600, with a null id.
+    let body =
+        json!({"jsonrpc": "2.0", "method": "message/stream", "params": {"message": message}});
+    one_error(
+        &sse_to("/agents/open", body.to_string()).await,
+        -32600,
+        &Value::Null,
+    );
+    // A capability the agent lacks.
+    let body = rpc(json!(3), "tasks/resubscribe", json!({"id": "t-1"}));
+    one_error(&sse_to("/agents/plain", body).await, -32004, &json!(3));
+    // A required extension not activated.
+    let body = rpc(json!(4), "message/stream", json!({"message": message}));
+    one_error(&sse_to("/agents/strict", body).await, -32600, &json!(4));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stream_that_does_not_start_in_time_is_one_sse_error_event() {
+    let router = router_with(ServerConfig::builder().request_timeout(Duration::from_secs(3)));
+    let body = rpc(
+        json!(9),
+        "message/stream",
+        json!({"message": {"kind": "message", "messageId": "m", "role": "user",
+                           "parts": [{"kind": "text", "text": "slow"}]}}),
+    );
+    let response = router
+        .oneshot(post("/agents/open", body))
+        .await
+        .expect("the router is infallible");
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok()),
+        Some("text/event-stream")
+    );
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .expect("a readable body");
+    let text = String::from_utf8_lossy(&bytes);
+    let events: Vec<Value> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("data: "))
+        .map(|data| serde_json::from_str(data).expect("JSON data"))
+        .collect();
+    let message = one_error(&events, -32603, &json!(9));
+    assert!(message.contains("did not answer"), "{message}");
 }
 
 #[tokio::test(start_paused = true)]
@@ -326,8 +529,24 @@ async fn a_call_that_outlives_the_request_timeout_gets_an_internal_error() {
 #[tokio::test]
 async fn streaming_on_an_agent_without_the_capability_is_unsupported() {
     let body = rpc(json!(1), "tasks/resubscribe", json!({"id": "t-1"}));
-    let answer = rpc_to("/agents/plain", &[], body).await;
-    answer.assert_error(StatusCode::OK, -32004, &json!(1), &["streaming", "plain"]);
+    let message = one_error(&sse_to("/agents/plain", body).await, -32004, &json!(1));
+    assert!(
+        message.contains("streaming") && message.contains("plain"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn a_request_without_an_id_gets_its_method_and_params_checked_first() {
+    let body = json!({"jsonrpc": "2.0", "method": "tasks/frobnicate", "params": {}});
+    let answer = rpc_to("/agents/open", &[], body.to_string()).await;
+    answer.assert_error(StatusCode::OK, -32601, &Value::Null, &["tasks/frobnicate"]);
+    let body = json!({"jsonrpc": "2.0", "method": "tasks/get", "params": {"id": 5}});
+    let answer = rpc_to("/agents/open", &[], body.to_string()).await;
+    answer.assert_error(StatusCode::OK, -32602, &Value::Null, &["id"]);
+    let body = json!({"jsonrpc": "2.0", "method": "tasks/get", "params": {"id": "t-1"}});
+    let answer = rpc_to("/agents/open", &[], body.to_string()).await;
+    answer.assert_error(StatusCode::OK, -32600, &Value::Null, &["`id`"]);
 }
 
 #[tokio::test]

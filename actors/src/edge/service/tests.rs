@@ -1,4 +1,5 @@
 use std::sync::Arc;
+use std::time::Duration;
 
 use agentyard_policy::AllowAll;
 use agentyard_transport::a2a::{
@@ -244,6 +245,87 @@ async fn output_modes_the_agent_cannot_produce_are_refused() {
         },
     );
     result(&service, ctx("texty"), A2aRequest::SendMessage(accept)).await;
+}
+
+#[tokio::test]
+async fn output_modes_are_read_as_clients_write_them() {
+    let service = service().await;
+    let accepting = |modes: &[&str]| {
+        configured(
+            send("hi"),
+            MessageSendConfiguration {
+                accepted_output_modes: Some(modes.iter().map(|&m| m.to_owned()).collect()),
+                ..MessageSendConfiguration::default()
+            },
+        )
+    };
+    // The official samples' CLI client sends `["text"]`; entries that are not media
+    // types are ignored, the rest still count.
+    for modes in [
+        &["text"][..],
+        &["TEXT"],
+        &["not a media type", "text/plain"],
+        &["image/png", "text"],
+        &["a/b/c", ""],
+        &["*"],
+    ] {
+        result(
+            &service,
+            ctx("texty"),
+            A2aRequest::SendMessage(accepting(modes)),
+        )
+        .await;
+    }
+    for modes in [&["json"][..], &["image", "bad type"], &["application/json"]] {
+        let refused = error(
+            &service,
+            ctx("texty"),
+            A2aRequest::SendMessage(accepting(modes)),
+        )
+        .await;
+        assert_eq!(refused.code, -32005, "{modes:?}: {refused}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_blocking_send_past_the_request_timeout_answers_with_the_running_task() {
+    let service = service_with(EdgeConfig::default().request_timeout(Duration::from_secs(2))).await;
+    let started = tokio::time::Instant::now();
+    let value = result(
+        &service,
+        ctx("sleeper"),
+        A2aRequest::SendMessage(send("zz")),
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "answered within the timeout"
+    );
+    assert_eq!(value["kind"], "task", "{value}");
+    assert_eq!(value["status"]["state"], "working", "{value}");
+    let id = TaskId::new(value["id"].as_str().expect("an id"));
+    // The task goes on and can be followed.
+    let task = service
+        .supervisor()
+        .get_task(&id, Some(0))
+        .await
+        .expect("kept");
+    assert_eq!(task.status.state, TaskState::Working);
+    service.supervisor().cancel_task(&id).await.expect("cancel");
+}
+
+#[test]
+fn accepted_output_modes_become_media_ranges() {
+    assert_eq!(accepted_range("text").as_deref(), Some("text/*"));
+    assert_eq!(accepted_range("json").as_deref(), Some("application/json"));
+    assert_eq!(accepted_range("*").as_deref(), Some("*/*"));
+    assert_eq!(
+        accepted_range(" Text/Plain; charset=utf-8").as_deref(),
+        Some("text/plain")
+    );
+    for malformed in ["", " ", "text plain", "a/b/c", "/plain", "text/", "tëxt"] {
+        assert_eq!(accepted_range(malformed), None, "{malformed:?}");
+    }
 }
 
 #[tokio::test]
@@ -845,4 +927,90 @@ async fn a_repeated_idempotency_key_returns_the_first_task_marked() {
     assert_eq!(mark(&first), None);
     assert_ne!(bobs.id, first.id, "another principal's key is another key");
     assert_eq!(mark(&bobs), None);
+}
+
+#[tokio::test]
+async fn cards_follow_the_host_only_when_bound_to_an_unspecified_address() {
+    let origin = "http://10.0.0.5:8080";
+    let wildcard =
+        service_with(EdgeConfig::default().bind("0.0.0.0:8080".parse().expect("addr"))).await;
+    assert_eq!(
+        wildcard.card_at("echo", origin).expect("exposed").url,
+        "http://10.0.0.5:8080/agents/echo"
+    );
+    assert!(wildcard.card_at("internal", origin).is_none());
+    let v6 = service_with(EdgeConfig::default().bind("[::]:8080".parse().expect("addr"))).await;
+    assert_eq!(
+        v6.card_at("echo", origin).expect("exposed").url,
+        "http://10.0.0.5:8080/agents/echo"
+    );
+    // A public URL, or an address clients can reach, is what cards say.
+    let public = service_with(
+        EdgeConfig::default()
+            .bind("0.0.0.0:8080".parse().expect("addr"))
+            .public_url("https://agents.example.com"),
+    )
+    .await;
+    assert_eq!(
+        public.card_at("echo", origin).expect("exposed").url,
+        "http://edge.test/agents/echo"
+    );
+    let loopback = service().await;
+    assert_eq!(
+        loopback.card_at("echo", origin).expect("exposed").url,
+        "http://edge.test/agents/echo"
+    );
+}
+
+/// A log sink for one test: every formatted line, in order.
+#[derive(Clone, Default)]
+struct Lines(Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Lines {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_refused_send_is_logged_once_at_info_with_its_reason() {
+    let lines = Lines::default();
+    let sink = lines.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::INFO)
+        .with_ansi(false)
+        .with_writer(move || sink.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let service = service().await;
+    let refuse = configured(
+        send("hi"),
+        MessageSendConfiguration {
+            accepted_output_modes: Some(vec!["image/png".to_owned()]),
+            ..MessageSendConfiguration::default()
+        },
+    );
+    error(&service, ctx("texty"), A2aRequest::SendMessage(refuse)).await;
+    result(&service, ctx("echo"), A2aRequest::SendMessage(send("fine"))).await;
+    let text = String::from_utf8_lossy(&lines.0.lock().expect("not poisoned")).into_owned();
+    let refused: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("send refused"))
+        .collect();
+    assert_eq!(refused.len(), 1, "{text}");
+    assert!(refused[0].contains("INFO"), "{}", refused[0]);
+    assert!(
+        refused[0].contains("reason=\"output_mode_not_accepted\""),
+        "{}",
+        refused[0]
+    );
+    assert!(refused[0].contains("agent=texty"), "{}", refused[0]);
 }

@@ -1,0 +1,517 @@
+//! The accept loop and the life of each connection: how long a client may take to
+//! send a request head, how long a keep-alive connection may sit idle, and how many
+//! connections may be open at once.
+//!
+//! hyper's own `header_read_timeout` is not used: its timer starts whenever the
+//! connection waits for a request head, idle keep-alive time included, so it cannot
+//! tell a slow head from an idle connection. Each connection here has a watchdog that
+//! knows which of the three a connection is in:
+//!
+//! - **new** (accepted, no request yet): closed after `header_read_timeout`, so a
+//!   client that connects and sends nothing holds the connection no longer than one
+//!   that sends half a head;
+//! - **idle** (kept alive after a response): closed after `idle_timeout`;
+//! - **reading a head** (bytes of a request arrived, the request has not reached the
+//!   router): closed after `header_read_timeout`, counted from the first byte;
+//! - **busy** (a request is being answered, an SSE stream included): no connection
+//!   timeout; the request timeout bounds the call, and a stream lives while its
+//!   service stream does. A busy connection that has accepted no bytes for
+//!   `idle_timeout` while the server has something to write (a client that stopped
+//!   reading, keep-alive comments included) is closed, which drops its stream.
+
+use std::convert::Infallible;
+use std::io;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::header::{CONNECTION, CONTENT_TYPE, RETRY_AFTER};
+use axum::http::{HeaderValue, Request, Response, StatusCode};
+use http_body_util::BodyExt as _;
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+use tower::Service as _;
+
+use super::ServerConfig;
+
+/// How many connections over the cap may be held at once just to be told 503. Past
+/// that, the loop stops accepting until a connection closes, and new clients wait in
+/// the listen backlog: an overload never turns into an accept-error loop.
+const OVERFLOW_SLOTS: usize = 64;
+
+/// The longest pause after an accept error (the process out of file descriptors,
+/// say), so the loop neither spins nor stays deaf for long.
+const MAX_ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
+
+/// The connection limits of [`ServerConfig`], copied out for the accept loop.
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    header_read_timeout: Duration,
+    idle_timeout: Duration,
+}
+
+/// Accepts connections on `listener` and serves each with `router` until `stop` is
+/// cancelled, then shuts every connection down gracefully and returns when all have
+/// closed.
+pub(super) async fn accept_loop(
+    listener: TcpListener,
+    router: Router,
+    config: &ServerConfig,
+    stop: CancellationToken,
+) -> io::Result<()> {
+    let limits = Limits {
+        header_read_timeout: config.header_read_timeout(),
+        idle_timeout: config.idle_timeout(),
+    };
+    let capacity = within_fd_limit(config.max_connections().max(1));
+    let open = Arc::new(Semaphore::new(capacity));
+    let overflow = Arc::new(Semaphore::new(OVERFLOW_SLOTS));
+    let mut backoff = Duration::ZERO;
+    loop {
+        // At the cap with every overflow slot taken: stop accepting until a
+        // connection closes.
+        let waiting = if open.available_permits() == 0 && overflow.available_permits() == 0 {
+            tracing::debug!(
+                max_connections = capacity,
+                "connection limit reached; new connections wait"
+            );
+            let permit = tokio::select! {
+                () = stop.cancelled() => break,
+                permit = Arc::clone(&open).acquire_owned() => permit,
+            };
+            permit.ok()
+        } else {
+            None
+        };
+        let (tcp, peer) = tokio::select! {
+            () = stop.cancelled() => break,
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => {
+                    backoff = Duration::ZERO;
+                    accepted
+                }
+                Err(error) if is_connection_error(&error) => continue,
+                Err(error) => {
+                    backoff = (backoff * 2).clamp(Duration::from_millis(10), MAX_ACCEPT_BACKOFF);
+                    tracing::warn!(%error, pause = ?backoff, "accept failed; pausing");
+                    tokio::select! {
+                        () = stop.cancelled() => break,
+                        () = tokio::time::sleep(backoff) => continue,
+                    }
+                }
+            },
+        };
+        super::set_nodelay(&tcp);
+        let permit = waiting.or_else(|| Arc::clone(&open).try_acquire_owned().ok());
+        match permit {
+            Some(permit) => {
+                tokio::spawn(serve_connection(
+                    tcp,
+                    router.clone(),
+                    limits,
+                    stop.clone(),
+                    permit,
+                ));
+            }
+            None => match Arc::clone(&overflow).try_acquire_owned() {
+                Ok(slot) => {
+                    tracing::debug!(%peer, "over the connection limit: 503");
+                    tokio::spawn(refuse_connection(tcp, limits, stop.clone(), slot));
+                }
+                // Not reached: only this loop takes slots, and it waited above when
+                // none was free; closing is the safe answer all the same.
+                Err(_) => drop(tcp),
+            },
+        }
+    }
+    drop(listener);
+    // Every connection holds a permit until it closes: when all are back, all closed.
+    let all = u32::try_from(capacity).unwrap_or(u32::MAX);
+    let _closed = open.acquire_many(all).await;
+    let _refused = overflow
+        .acquire_many(u32::try_from(OVERFLOW_SLOTS).unwrap_or(u32::MAX))
+        .await;
+    Ok(())
+}
+
+/// File descriptors kept free of connections, for the task store, webhooks, logs and
+/// the over-the-cap 503s.
+const FD_RESERVE: usize = 128 + OVERFLOW_SLOTS;
+
+/// The connection cap, lowered to what the process's open-file limit allows: past
+/// it, `accept` fails with "Too many open files" for everyone, which is what the cap
+/// is there to prevent.
+pub(super) fn within_fd_limit(max_connections: usize) -> usize {
+    let Some(limit) = open_file_limit() else {
+        return max_connections;
+    };
+    let allowed = limit.saturating_sub(FD_RESERVE).max(1);
+    if max_connections > allowed {
+        // Info, not a warning: with the common soft limit of 1,024 the default cap is
+        // lowered on every start, and that is the cap doing its job.
+        tracing::info!(
+            max_connections,
+            open_file_limit = limit,
+            lowered_to = allowed,
+            "connection cap lowered to fit the open-file limit (ulimit -n)"
+        );
+        return allowed;
+    }
+    max_connections
+}
+
+/// The soft limit on open files, where the system tells it without `unsafe`
+/// (Linux's `/proc/self/limits`).
+pub(super) fn open_file_limit() -> Option<usize> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits.lines().find(|l| l.starts_with("Max open files"))?;
+    line.trim_start_matches("Max open files")
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Errors of one connection that failed before it was accepted; the listener is
+/// fine and the next accept goes ahead at once.
+fn is_connection_error(error: &io::Error) -> bool {
+    matches!(
+        error.kind(),
+        io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+    )
+}
+
+/// Serves one connection with the router, under its watchdog.
+async fn serve_connection(
+    tcp: TcpStream,
+    router: Router,
+    limits: Limits,
+    stop: CancellationToken,
+    _permit: OwnedSemaphorePermit,
+) {
+    let activity = Arc::new(Activity::new());
+    let service = {
+        let activity = Arc::clone(&activity);
+        hyper::service::service_fn(move |request: Request<Incoming>| {
+            let guard = activity.begin_request();
+            let mut router = router.clone();
+            async move {
+                let response = router.call(request.map(Body::new)).await?;
+                // The request counts as in flight until its body is dropped: written
+                // to the end, or the client gone. An SSE stream is in flight for as
+                // long as it runs.
+                Ok::<_, Infallible>(response.map(|body| {
+                    Body::new(body.map_frame(move |frame| {
+                        let _in_flight = &guard;
+                        frame
+                    }))
+                }))
+            }
+        })
+    };
+    let io = TokioIo::new(Watched {
+        io: tcp,
+        activity: Arc::clone(&activity),
+    });
+    let connection = hyper::server::conn::http1::Builder::new()
+        .keep_alive(true)
+        .serve_connection(io, service);
+    watch(connection, &activity, limits, stop).await;
+}
+
+/// Answers a connection over the cap with 503 and closes it.
+async fn refuse_connection(
+    tcp: TcpStream,
+    limits: Limits,
+    stop: CancellationToken,
+    _slot: OwnedSemaphorePermit,
+) {
+    // A refused client gets no keep-alive time: idle is as short as a head may take.
+    let limits = Limits {
+        idle_timeout: limits.header_read_timeout,
+        ..limits
+    };
+    let activity = Arc::new(Activity::new());
+    let service = {
+        let activity = Arc::clone(&activity);
+        hyper::service::service_fn(move |_request: Request<Incoming>| {
+            let guard = activity.begin_request();
+            async move {
+                drop(guard);
+                Ok::<_, Infallible>(over_capacity())
+            }
+        })
+    };
+    let io = TokioIo::new(Watched {
+        io: tcp,
+        activity: Arc::clone(&activity),
+    });
+    let connection = hyper::server::conn::http1::Builder::new()
+        .keep_alive(false)
+        .serve_connection(io, service);
+    watch(connection, &activity, limits, stop).await;
+}
+
+/// The 503 for a connection over the cap, with a JSON-RPC error body.
+fn over_capacity() -> Response<Body> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {
+            "code": -32603,
+            "message": "Service Unavailable: the server has as many open connections as it \
+                        allows (`max_connections`); retry shortly",
+        },
+    });
+    let mut response = Response::new(Body::from(body.to_string()));
+    *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+    let headers = response.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    headers.insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    headers.insert(CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
+/// What a hyper connection offers the watchdog, whatever its service.
+trait Graceful: Future<Output = hyper::Result<()>> {
+    fn shut_down(self: Pin<&mut Self>);
+}
+
+impl<I, S> Graceful for hyper::server::conn::http1::Connection<I, S>
+where
+    hyper::server::conn::http1::Connection<I, S>: Future<Output = hyper::Result<()>>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+    S: hyper::service::HttpService<Incoming>,
+    S::ResBody: 'static,
+    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    fn shut_down(self: Pin<&mut Self>) {
+        self.graceful_shutdown();
+    }
+}
+
+/// Drives a connection to its end, closing it when the client overstays a limit, and
+/// shutting it down gracefully when `stop` is cancelled.
+async fn watch<C: Graceful>(
+    connection: C,
+    activity: &Activity,
+    limits: Limits,
+    stop: CancellationToken,
+) {
+    let mut connection = std::pin::pin!(connection);
+    let mut stopping = false;
+    loop {
+        let deadline = activity.deadline(limits);
+        let expired = async {
+            match deadline {
+                Some((at, _)) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        let stopped = async {
+            if stopping {
+                std::future::pending().await
+            } else {
+                stop.cancelled().await;
+            }
+        };
+        tokio::select! {
+            result = connection.as_mut() => {
+                if let Err(error) = result {
+                    tracing::debug!(%error, "connection ended with an error");
+                }
+                return;
+            }
+            () = activity.changed.notified() => {}
+            () = stopped => {
+                stopping = true;
+                connection.as_mut().shut_down();
+            }
+            () = expired => {
+                // The phase may have moved on since the deadline was taken.
+                if let Some((at, phase)) = activity.deadline(limits)
+                    && at <= Instant::now()
+                {
+                    tracing::debug!(phase, "closing a connection that overstayed its limit");
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Where a connection stands, as its watchdog sees it.
+#[derive(Debug)]
+struct Phase {
+    /// Requests being answered (their response bodies not yet dropped).
+    in_flight: usize,
+    /// Since when the connection has had nothing in flight.
+    idle_since: Instant,
+    /// Since the first byte of a request head, while it is being read.
+    head_since: Option<Instant>,
+    /// Whether a request has reached the service: until then the connection is new,
+    /// and its first head is due within the header-read timeout of the accept.
+    served: bool,
+    /// Since when a write has been waiting for the client to read.
+    write_blocked_since: Option<Instant>,
+}
+
+/// A connection's phase, shared by its I/O, its service and its watchdog.
+#[derive(Debug)]
+struct Activity {
+    phase: Mutex<Phase>,
+    /// Wakes the watchdog when a deadline may have come closer.
+    changed: Notify,
+}
+
+impl Activity {
+    fn new() -> Self {
+        Self {
+            phase: Mutex::new(Phase {
+                in_flight: 0,
+                idle_since: Instant::now(),
+                head_since: None,
+                served: false,
+                write_blocked_since: None,
+            }),
+            changed: Notify::new(),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Phase> {
+        self.phase.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A request reached the service; it is in flight until the guard drops.
+    fn begin_request(self: &Arc<Self>) -> InFlight {
+        let mut phase = self.lock();
+        phase.in_flight += 1;
+        phase.head_since = None;
+        phase.served = true;
+        drop(phase);
+        InFlight(Arc::clone(self))
+    }
+
+    /// Bytes arrived: on an idle connection, a request head has begun.
+    fn read(&self) {
+        let mut phase = self.lock();
+        if phase.in_flight == 0 && phase.head_since.is_none() {
+            phase.head_since = Some(Instant::now());
+            drop(phase);
+            self.changed.notify_one();
+        }
+    }
+
+    /// A write went out (`true`) or had to wait for the client (`false`).
+    fn wrote(&self, progressed: bool) {
+        let mut phase = self.lock();
+        if progressed {
+            phase.write_blocked_since = None;
+        } else if phase.write_blocked_since.is_none() {
+            phase.write_blocked_since = Some(Instant::now());
+            drop(phase);
+            self.changed.notify_one();
+        }
+    }
+
+    /// When the connection must be closed if nothing changes, and which limit that
+    /// is; `None` while a request is in flight and its writes go out.
+    fn deadline(&self, limits: Limits) -> Option<(Instant, &'static str)> {
+        let phase = self.lock();
+        if let Some(since) = phase.write_blocked_since {
+            return Some((since + limits.idle_timeout, "write stalled"));
+        }
+        if phase.in_flight > 0 {
+            return None;
+        }
+        match phase.head_since {
+            Some(since) => Some((since + limits.header_read_timeout, "request head")),
+            None if !phase.served => Some((
+                phase.idle_since + limits.header_read_timeout,
+                "no first request",
+            )),
+            None => Some((phase.idle_since + limits.idle_timeout, "idle")),
+        }
+    }
+}
+
+/// One request in flight on a connection.
+struct InFlight(Arc<Activity>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut phase = self.0.lock();
+        phase.in_flight = phase.in_flight.saturating_sub(1);
+        if phase.in_flight == 0 {
+            phase.idle_since = Instant::now();
+            phase.head_since = None;
+            drop(phase);
+            self.0.changed.notify_one();
+        }
+    }
+}
+
+/// A TCP stream that reports reads and stalled writes to its connection's activity.
+struct Watched {
+    io: TcpStream,
+    activity: Arc<Activity>,
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut self.io).poll_read(cx, buf);
+        if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            self.activity.read();
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.io).poll_write(cx, buf);
+        self.activity.wrote(polled.is_ready());
+        polled
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let polled = Pin::new(&mut self.io).poll_write_vectored(cx, bufs);
+        self.activity.wrote(polled.is_ready());
+        polled
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.io).poll_shutdown(cx)
+    }
+}
