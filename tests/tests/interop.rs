@@ -107,8 +107,12 @@ impl Server {
             base: String::new(),
             log,
         };
+        let mut stdout = BufReader::new(stdout);
         let mut first = String::new();
-        let read = BufReader::new(stdout).read_line(&mut first);
+        let read = stdout.read_line(&mut first);
+        // Keep reading what it prints: with the pipe closed, the server's next
+        // `println!` would fail (it panics on a broken pipe).
+        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
         assert!(
             read.is_ok_and(|n| n > 0),
             "`agentyard serve` printed nothing: {}",
