@@ -33,11 +33,13 @@ fn root() -> PathBuf {
         .to_path_buf()
 }
 
-/// Where the setup put the Python venv: `$CARGO_TARGET_DIR/interop`, as setup.sh.
+/// Where the setup put the Python venv: `$CARGO_TARGET_DIR/interop`, a relative one
+/// taken from the workspace root, as setup.sh does.
 fn interop_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map_or_else(|| root().join("target"), PathBuf::from)
-        .join("interop")
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| "target".into(), PathBuf::from);
+    // `join` keeps an absolute path as it is.
+    root().join(target).join("interop")
 }
 
 /// The `agentyard` binary `cargo test --workspace` built beside this test binary
@@ -61,12 +63,14 @@ fn binary() -> Result<PathBuf, String> {
     }
 }
 
-/// Says why the suite cannot run: a failure when CI requires it, else a skip.
+/// The remedy for a missing SDK install.
+const SET_UP: &str = "set it up with `tests/interop/setup.sh` (see tests/interop/README.md)";
+
+/// Says why the suite cannot run (and what to do): a failure when CI requires it,
+/// else a skip.
 fn unavailable(client: &str, why: &str) {
     let required = std::env::var("AGENTYARD_INTEROP").is_ok_and(|v| v == "require");
-    let message = format!(
-        "interop ({client}): {why}; set it up with `tests/interop/setup.sh` (see tests/interop/README.md)"
-    );
+    let message = format!("interop ({client}): {why}");
     assert!(!required, "{message} [AGENTYARD_INTEROP=require]");
     // Straight to stderr, past the test harness's capture: a skip must be seen in a
     // plain `cargo test` run, where a passing test's output is hidden.
@@ -215,7 +219,10 @@ fn python_sdk_drives_the_server() {
     };
     // Written by setup.sh only once the SDK is installed.
     if !venv.join(".agentyard-installed").is_file() || !python.is_file() {
-        return unavailable("python", &format!("no a2a-sdk venv at {}", venv.display()));
+        return unavailable(
+            "python",
+            &format!("no a2a-sdk venv at {}; {SET_UP}", venv.display()),
+        );
     }
     let bin = match binary() {
         Ok(bin) => bin,
@@ -231,12 +238,12 @@ fn js_sdk_drives_the_server() {
     if !js.join("node_modules/@a2a-js/sdk/package.json").is_file() {
         return unavailable(
             "js",
-            &format!("no @a2a-js/sdk in {}/node_modules", js.display()),
+            &format!("no @a2a-js/sdk in {}/node_modules; {SET_UP}", js.display()),
         );
     }
     let node = PathBuf::from("node");
     if Command::new(&node).arg("--version").output().is_err() {
-        return unavailable("js", "`node` is not on PATH");
+        return unavailable("js", &format!("`node` is not on PATH; {SET_UP}"));
     }
     let bin = match binary() {
         Ok(bin) => bin,
