@@ -263,9 +263,18 @@ const cases = {
         ],
       });
     };
-    const client = await connect("countdown");
+    // The SDK hides response headers; a fetch of our own sees them.
+    const echoed = [];
+    const fetchImpl = async (...args) => {
+      const response = await fetch(...args);
+      echoed.push(response.headers.get("x-a2a-extensions"));
+      return response;
+    };
+    const client = await connect("countdown", { fetchImpl });
     const activated = { serviceParameters: ServiceParameters.create(withA2AExtensions(HANDOFF)) };
     const task = await client.sendMessage({ message: delegation() }, activated);
+    check(echoed.length === 1 && echoed[0] === HANDOFF,
+      `the activated extension is echoed: ${echoed}`);
     check(task.kind === "task" && task.status.state === "completed", `state ${task.status?.state}`);
     check(task.metadata?.[HANDOFF]?.payloadType === "task_delegation",
       `the task is marked: ${JSON.stringify(task.metadata)}`);

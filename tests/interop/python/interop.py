@@ -74,15 +74,15 @@ def text_of(message):
     return "".join(p.root.text for p in message.parts if isinstance(p.root, TextPart))
 
 
-def http():
+def http(event_hooks=None):
     # Blocking sends wait for the agent; httpx's 5 s default is too short for that.
-    return httpx.AsyncClient(timeout=httpx.Timeout(30.0))
+    return httpx.AsyncClient(timeout=httpx.Timeout(30.0), event_hooks=event_hooks)
 
 
 async def connect(agent, *, base=BASE, polling=False, streaming=True, modes=None,
-                  interceptors=None, extensions=None, push=None):
+                  interceptors=None, extensions=None, push=None, event_hooks=None):
     config = ClientConfig(
-        httpx_client=http(),
+        httpx_client=http(event_hooks),
         polling=polling,
         streaming=streaming,
         accepted_output_modes=modes or [],
@@ -338,8 +338,17 @@ def delegation(**fields):
 
 
 async def case_extensions():
-    client = await connect("countdown", streaming=False, extensions=[HANDOFF])
+    # The SDK hides response headers; its httpx client's hook sees them.
+    echoed = []
+
+    async def record(response):
+        if response.request.method == "POST":
+            echoed.append(response.headers.get("x-a2a-extensions"))
+
+    client = await connect("countdown", streaming=False, extensions=[HANDOFF],
+                           event_hooks={"response": [record]})
     task = await last_event(client, text_message("", parts=delegation()))
+    check(echoed == [HANDOFF], f"the activated extension is echoed: {echoed}")
     check(isinstance(task, Task), f"a Task: {task!r}")
     check(task.status.state == TaskState.completed, f"state {task.status.state}")
     marker = (task.metadata or {}).get(HANDOFF)
