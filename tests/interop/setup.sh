@@ -19,9 +19,17 @@ if [[ -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
 else
     echo "interop: installing a2a-sdk into $venv"
     rm -rf "$venv"
-    "$python" -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-        -r "$here/python/requirements.txt"
+    pip_args=(install --quiet --disable-pip-version-check -r "$here/python/requirements.txt")
+    if "$python" -m venv "$venv"; then
+        "$venv/bin/python" -m pip "${pip_args[@]}"
+    else
+        # A system Python without ensurepip (Debian's python3 without python3-venv):
+        # a venv without pip, filled by the system's pip (`--python`, pip >= 22.3).
+        echo "interop: no ensurepip; filling a venv without pip from $python's pip"
+        rm -rf "$venv"
+        "$python" -m venv --without-pip "$venv"
+        "$python" -m pip --python "$venv/bin/python" "${pip_args[@]}"
+    fi
     printf '%s' "$want" > "$stamp"
 fi
 
