@@ -1,0 +1,253 @@
+//! The official A2A clients against the `agentyard` program: the Python SDK
+//! (`a2a-sdk` 0.3.x) and the JS SDK (`@a2a-js/sdk` 0.3.x) drive `agentyard serve` —
+//! cards, send, stream, get, cancel, resubscribe, errors on streams, input-required,
+//! push to a local webhook, API-key auth, the handoff extension, the samples'
+//! `acceptedOutputModes`, a non-blocking send to a busy conversation. The cases live
+//! in `tests/interop/{python,js}`; this harness starts the servers, runs each script
+//! and fails with its output.
+//!
+//! The SDKs are installed by `tests/interop/setup.sh` (`.ci/run` calls it). Without
+//! them the tests say they were skipped and why, unless `AGENTYARD_INTEROP=require`
+//! (set by `.ci/run`), where a missing setup fails: CI never skips silently.
+//!
+//! A test binary of its own, not a module of `e2e`: cargo runs test binaries one
+//! after the other, so the clients' calls do not compete for the CPU with the e2e
+//! tests, and it links nothing but std.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The API key of the server that wants one.
+const API_KEY: &str = "interop-key-4f1c";
+/// How long one client script may run before it is killed (the cases take ~15 s).
+const SCRIPT_DEADLINE: Duration = Duration::from_secs(120);
+
+/// The workspace root: the scripts and the setup's installs are found from it.
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("the tests crate sits in the workspace")
+        .to_path_buf()
+}
+
+/// Where the setup put the Python venv: `$CARGO_TARGET_DIR/interop`, a relative one
+/// taken from the workspace root, as setup.sh does.
+fn interop_dir() -> PathBuf {
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| "target".into(), PathBuf::from);
+    // `join` keeps an absolute path as it is.
+    root().join(target).join("interop")
+}
+
+/// The `agentyard` binary `cargo test --workspace` built beside this test binary
+/// (`target/debug/deps/interop-…` → `target/debug/agentyard`). Another package's
+/// binary has no `CARGO_BIN_EXE_…`, and building it from here would fight cargo for
+/// the target directory's lock.
+fn binary() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("no current exe: {e}"))?;
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .ok_or("the test binary is not in target/<profile>/deps")?;
+    let bin = profile_dir.join(format!("agentyard{}", std::env::consts::EXE_SUFFIX));
+    if bin.is_file() {
+        Ok(bin)
+    } else {
+        Err(format!(
+            "{} is not built (run `cargo test --workspace`, or `cargo build -p agentyard` first)",
+            bin.display()
+        ))
+    }
+}
+
+/// The remedy for a missing SDK install.
+const SET_UP: &str = "set it up with `tests/interop/setup.sh` (see tests/interop/README.md)";
+
+/// Says why the suite cannot run (and what to do): a failure when CI requires it,
+/// else a skip.
+fn unavailable(client: &str, why: &str) {
+    let required = std::env::var("AGENTYARD_INTEROP").is_ok_and(|v| v == "require");
+    let message = format!("interop ({client}): {why}");
+    assert!(!required, "{message} [AGENTYARD_INTEROP=require]");
+    // Straight to stderr, past the test harness's capture: a skip must be seen in a
+    // plain `cargo test` run, where a passing test's output is hidden.
+    let _ = writeln!(std::io::stderr(), "skipped: {message}");
+}
+
+/// A running `agentyard serve`, killed when dropped so no server outlives a test.
+struct Server {
+    child: Child,
+    base: String,
+    log: PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Starts the binary on a free loopback port with `config`, and reads the base
+    /// URL from the first line it prints.
+    fn start(bin: &Path, dir: &Path, name: &str, config: &str) -> Self {
+        let path = dir.join(format!("{name}.toml"));
+        std::fs::write(&path, config).expect("write the config");
+        let log = dir.join(format!("{name}.log"));
+        let mut child = Command::new(bin)
+            .args(["serve", "--bind", "127.0.0.1:0", "--config"])
+            .arg(&path)
+            .stdout(Stdio::piped())
+            .stderr(File::create(&log).expect("create the server log"))
+            .spawn()
+            .expect("the binary starts");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut server = Self {
+            child,
+            base: String::new(),
+            log,
+        };
+        let mut stdout = BufReader::new(stdout);
+        let mut first = String::new();
+        let read = stdout.read_line(&mut first);
+        // Keep reading what it prints: with the pipe closed, the server's next
+        // `println!` would fail (it panics on a broken pipe).
+        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+        assert!(
+            read.is_ok_and(|n| n > 0),
+            "`agentyard serve` printed nothing: {}",
+            server.log_tail()
+        );
+        server.base = first.trim_end().rsplit(' ').next().unwrap_or("").to_owned();
+        assert!(
+            server.base.starts_with("http://127.0.0.1:"),
+            "unexpected banner: {first}"
+        );
+        server
+    }
+
+    /// The end of the server's log, to show beside a failure.
+    fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(30)..].join("\n")
+    }
+}
+
+/// A scratch directory of this test process for configs and logs.
+fn scratch(client: &str) -> PathBuf {
+    let dir = interop_dir()
+        .join("run")
+        .join(format!("{client}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("create the scratch directory");
+    dir
+}
+
+/// Starts the two servers the scripts talk to and runs `program args`, failing with
+/// its output (and the servers' logs) unless it exits 0.
+fn drive(client: &str, program: &Path, args: &[PathBuf], bin: &Path) {
+    let dir = scratch(client);
+    // Webhooks go to the script's receiver on 127.0.0.1, which the SSRF guard refuses
+    // unless told otherwise.
+    let open = Server::start(
+        bin,
+        &dir,
+        "open",
+        "[push]\nallow_private_addresses = true\n",
+    );
+    let keyed = Server::start(
+        bin,
+        &dir,
+        "auth",
+        &format!("[[auth.api_keys]]\nname = \"interop\"\nkey = \"{API_KEY}\"\n"),
+    );
+    let out_path = dir.join("client.out");
+    let out = File::create(&out_path).expect("create the output file");
+    let mut child = Command::new(program)
+        .args(args)
+        .env("AGENTYARD_URL", &open.base)
+        .env("AGENTYARD_AUTH_URL", &keyed.base)
+        .env("AGENTYARD_API_KEY", API_KEY)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone().expect("clone the output file"))
+        .stderr(out)
+        .spawn()
+        .unwrap_or_else(|e| panic!("{} does not start: {e}", program.display()));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait for the client") {
+            break Some(status);
+        }
+        if started.elapsed() > SCRIPT_DEADLINE {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let output = std::fs::read_to_string(&out_path).unwrap_or_default();
+    match status {
+        Some(status) if status.success() => {
+            // Shown with --nocapture: which cases ran and how long each took.
+            println!("{output}");
+            drop((open, keyed));
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        _ => panic!(
+            "the {client} client failed ({}):\n{output}\n--- open server log ---\n{}\n--- auth server log ---\n{}",
+            status.map_or_else(
+                || format!("killed after {SCRIPT_DEADLINE:?}"),
+                |s| s.to_string()
+            ),
+            open.log_tail(),
+            keyed.log_tail(),
+        ),
+    }
+}
+
+#[test]
+fn python_sdk_drives_the_server() {
+    let venv = interop_dir().join("venv");
+    let python = if cfg!(windows) {
+        venv.join("Scripts").join("python.exe")
+    } else {
+        venv.join("bin").join("python")
+    };
+    // Written by setup.sh only once the SDK is installed.
+    if !venv.join(".agentyard-installed").is_file() || !python.is_file() {
+        return unavailable(
+            "python",
+            &format!("no a2a-sdk venv at {}; {SET_UP}", venv.display()),
+        );
+    }
+    let bin = match binary() {
+        Ok(bin) => bin,
+        Err(why) => return unavailable("python", &why),
+    };
+    let script = root().join("tests/interop/python/interop.py");
+    drive("python", &python, &[script], &bin);
+}
+
+#[test]
+fn js_sdk_drives_the_server() {
+    let js = root().join("tests/interop/js");
+    if !js.join("node_modules/@a2a-js/sdk/package.json").is_file() {
+        return unavailable(
+            "js",
+            &format!("no @a2a-js/sdk in {}/node_modules; {SET_UP}", js.display()),
+        );
+    }
+    let node = PathBuf::from("node");
+    if Command::new(&node).arg("--version").output().is_err() {
+        return unavailable("js", &format!("`node` is not on PATH; {SET_UP}"));
+    }
+    let bin = match binary() {
+        Ok(bin) => bin,
+        Err(why) => return unavailable("js", &why),
+    };
+    drive("js", &node, &[js.join("interop.mjs")], &bin);
+}
