@@ -6,8 +6,8 @@
 
 mod a2a_auth;
 mod a2a_extensions;
-mod a2a_idempotency_keys_are_per_caller;
 mod a2a_http_as_clients_expect;
+mod a2a_idempotency_keys_are_per_caller;
 mod a2a_message_send;
 mod a2a_message_stream;
 mod a2a_only_exposed_agents;
