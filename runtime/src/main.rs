@@ -77,21 +77,7 @@ async fn serve(format: LogFormat, config: Option<PathBuf>, bind: Option<SocketAd
         Ok(server) => server,
         Err(error) => return fail(format, &error),
     };
-    println!(
-        "agentyard is serving A2A 0.3.0 on http://{}",
-        server.local_addr()
-    );
-    for (name, url) in server.card_urls() {
-        println!("  {name:<20} {url}");
-    }
-    let config_file = server.config_file().map_or_else(
-        || String::from("none (embedded defaults; see agentyard.example.toml)"),
-        |path| path.display().to_string(),
-    );
-    println!("config: {config_file}");
-    println!("auth:   {}", server.auth_summary());
-    println!("data:   {}", server.storage());
-    println!("press Ctrl-C to stop");
+    print_banner(&server);
 
     signals.next().await;
     let load = server.load();
@@ -118,6 +104,36 @@ async fn serve(format: LogFormat, config: Option<PathBuf>, bind: Option<SocketAd
             std::process::exit(i32::from(INTERRUPTED));
         }
     }
+}
+
+/// Prints where the server listens and what it serves. A closed or broken stdout
+/// (`agentyard serve | head -1`) must not stop a running server, so a failed write is
+/// ignored instead of panicking as `println!` would.
+fn print_banner(server: &Server) {
+    use std::fmt::Write as _;
+    use std::io::Write as _;
+
+    let mut text = String::new();
+    let _ = writeln!(
+        text,
+        "agentyard is serving A2A 0.3.0 on http://{}",
+        server.local_addr()
+    );
+    for (name, url) in server.card_urls() {
+        let _ = writeln!(text, "  {name:<20} {url}");
+    }
+    let config_file = server.config_file().map_or_else(
+        || String::from("none (embedded defaults; see agentyard.example.toml)"),
+        |path| path.display().to_string(),
+    );
+    let _ = writeln!(text, "config: {config_file}");
+    let _ = writeln!(text, "auth:   {}", server.auth_summary());
+    let _ = writeln!(text, "data:   {}", server.storage());
+    let _ = writeln!(text, "press Ctrl-C to stop");
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
 }
 
 /// Ctrl-C, or SIGTERM where there is one (how service managers stop a process).

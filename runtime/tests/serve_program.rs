@@ -473,3 +473,60 @@ fn help_lists_the_serve_command_and_the_environment() {
         "{help}"
     );
 }
+
+#[test]
+fn a_closed_stdout_does_not_stop_the_server() {
+    // The port is chosen here because the banner that names it cannot be read.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("a free port")
+        .local_addr()
+        .expect("its address")
+        .port();
+    // A pipe whose read end is closed before the program starts, as in
+    // `agentyard serve | true`: every write to stdout fails with a broken pipe.
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let child = Command::new(BIN)
+        .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
+        .env_remove("RUST_LOG")
+        .stdout(writer)
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    let mut running = Running {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+        banner: Vec::new(),
+        stderr: Arc::new(Mutex::new(String::new())),
+    };
+    let card = format!("{}/.well-known/agent-card.json", running.base);
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Some(exit) = running.child.try_wait().expect("wait") {
+            panic!("the server stopped when its stdout closed: {exit}");
+        }
+        let answered = block_on(async {
+            reqwest::Client::new()
+                .get(&card)
+                .timeout(Duration::from_secs(2))
+                .send()
+                .await
+                .is_ok_and(|r| r.status().is_success())
+        });
+        if answered {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the server never answered");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let reply = post(
+        &format!("{}/agents/echo", running.base),
+        r#"{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m-1","parts":[{"kind":"text","text":"still here"}]}}}"#,
+    );
+    assert!(reply.get("result").is_some(), "{reply}");
+    // A server that died writing its banner would have exited 101 by now; one that
+    // ignored the closed stdout stops cleanly on SIGTERM.
+    running.signal("TERM");
+    let exit = running.exit(PATIENCE);
+    assert!(exit.success(), "{exit:?}");
+}
