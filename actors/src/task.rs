@@ -19,7 +19,7 @@ use crate::error::Result;
 use crate::events::{Envelope, EventDetail, EventKind};
 use crate::handoff::Handoff;
 use crate::limits::Permits;
-use crate::supervisor::Supervisor;
+use crate::supervisor::{SessionKey, SessionShared, Supervisor, TaskPin};
 
 /// How a live task's updates reach whoever waits on it.
 ///
@@ -81,6 +81,9 @@ pub(crate) struct LiveTask {
     pub(crate) channel: Arc<TaskChannel>,
     /// The envelope of the send now being handled, for its closing event.
     pub(crate) envelope: Envelope,
+    /// Keeps the task's session out of the warm set (and so from being passivated
+    /// for space) while the task has not ended.
+    pub(crate) pin: TaskPin,
 }
 
 /// Publishes a task's updates: store first, then the task's stream, then the bus.
@@ -183,6 +186,10 @@ pub(crate) struct Work {
     /// Held while the work exists: dropping them admits the next send.
     pub(crate) _permits: Option<Permits>,
     pub(crate) started: bool,
+    /// The session the work belongs to, offered to the warm set once the work is
+    /// done with it.
+    pub(crate) key: SessionKey,
+    pub(crate) session: Arc<SessionShared>,
 }
 
 impl Work {
@@ -290,21 +297,28 @@ impl Work {
 
 impl Drop for Work {
     fn drop(&mut self) {
+        // The permits go first: the session is idle only without them.
+        drop(self._permits.take());
+        let supervisor = self.supervisor.clone();
         if self.started {
+            supervisor.core().settled(&self.key, &self.session);
             return;
         }
-        let supervisor = self.supervisor.clone();
         let task_id = self.events.task_id.clone();
+        let key = self.key.clone();
+        let session = Arc::clone(&self.session);
         let text = "the agent's session stopped before it handled this message; send it again";
         let message = Message::new(Role::Agent, vec![Part::text(text)]);
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             handle.spawn(async move {
+                // Settles the session too, once the task has left it.
                 supervisor
                     .finish_task(
                         &task_id,
                         crate::task::status(TaskState::Failed, Some(message)),
                     )
                     .await;
+                supervisor.core().settled(&key, &session);
             });
         }
     }

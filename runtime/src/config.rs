@@ -34,6 +34,7 @@
 //! session = 1
 //! session_queue = 64
 //! idle_timeout_secs = 300
+//! warm_sessions = 1000                 # idle sessions kept live; past it, least recent passivated
 //! finished_tasks = 10000               # ended tasks kept for tasks/get, oldest dropped
 //!
 //! [push]
@@ -215,6 +216,10 @@ pub struct LimitsSection {
     pub session_queue: usize,
     /// Seconds a session may sit idle before it is passivated.
     pub idle_timeout_secs: u64,
+    /// Sessions kept live with no task running, queued or waiting for input; past
+    /// it, the least recently used is passivated at once. Bounds the memory of many
+    /// short conversations.
+    pub warm_sessions: usize,
     /// Ended tasks the task store keeps for `tasks/get`; past it, the task that ended
     /// first is forgotten. Bounds the store's memory under sustained traffic.
     pub finished_tasks: usize,
@@ -231,6 +236,7 @@ impl Default for LimitsSection {
             session: d.session_limit,
             session_queue: d.session_queue,
             idle_timeout_secs: d.idle_timeout.as_secs(),
+            warm_sessions: d.warm_sessions,
             finished_tasks: InMemoryTaskStore::DEFAULT_FINISHED_TASK_LIMIT,
         }
     }
@@ -380,6 +386,7 @@ impl Config {
         config.session_limit = l.session;
         config.session_queue = l.session_queue;
         config.idle_timeout = Duration::from_secs(l.idle_timeout_secs);
+        config.warm_sessions = l.warm_sessions;
         config
     }
 
