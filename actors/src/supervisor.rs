@@ -1407,8 +1407,8 @@ impl Supervisor {
     }
 
     /// Waits for a queued task's turn off the caller's path, then delivers it; if the
-    /// turn never comes (an agent or global line full, shutdown) the task fails with
-    /// the reason, visibly. A cancel while it waits ends the wait: the task is already
+    /// turn never comes (an agent or global line full) the task fails with the
+    /// reason, visibly. A cancel while it waits ends the wait: the task is already
     /// `canceled`.
     async fn wait_turn(self, key: SessionKey, actor: ActorRef<SessionMsg>, turn: Turn, work: Work) {
         let core = Arc::clone(&self.core);
@@ -1423,10 +1423,9 @@ impl Supervisor {
             };
             let agent = registered.limiter.acquire().await?;
             let global = core.global.acquire().await?;
-            if core.shutting_down.load(Ordering::Acquire) {
-                return Err(Error::ShuttingDown);
-            }
-            Ok(Permits::from_parts(session, agent, global))
+            // Not refused at shutdown: the task was accepted, so it runs in the drain
+            // like running work, and fails at its deadline like running work.
+            Ok::<_, Error>(Permits::from_parts(session, agent, global))
         };
         let permits = tokio::select! {
             biased;

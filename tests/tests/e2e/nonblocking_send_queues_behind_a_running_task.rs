@@ -151,3 +151,36 @@ async fn a_full_conversation_queue_refuses_busy_and_takes_nothing() {
     wait_for_state(&edge, &queued["result"]["id"], "completed").await;
     edge.stop().await;
 }
+
+#[tokio::test]
+async fn a_queued_task_runs_in_the_shutdown_drain() {
+    let edge = edge(64).await;
+    let first = send_nonblocking(&edge, "first", "drain").await;
+    let first_id = first["result"]["id"].clone();
+    wait_for_state(&edge, &first_id, "working").await;
+    let second = send_nonblocking(&edge, "second", "drain").await;
+    let second_id = TaskId::new(second["result"]["id"].as_str().expect("an id"));
+
+    let runtime = edge.runtime.clone();
+    let shutdown = tokio::spawn(async move { runtime.shutdown(Duration::from_secs(10)).await });
+    poll_until("intake to stop", || async {
+        edge.runtime
+            .send("echo", agentyard::Message::user_text("late"))
+            .await
+            .is_err()
+            .then_some(())
+    })
+    .await;
+    edge.open_gate(2);
+    shutdown.await.expect("shutdown did not panic");
+    let task = edge
+        .runtime
+        .get_task(&second_id, None)
+        .await
+        .expect("the task is kept");
+    assert_eq!(
+        task.status.state,
+        agentyard::TaskState::Completed,
+        "the accepted, queued task ran in the drain"
+    );
+}
