@@ -10,7 +10,9 @@
 //! 3. **idempotency** — a key seen within its TTL returns the first send's task
 //!    (`a2a.send.deduplicated`); a concurrent repeat waits for the first;
 //! 4. **concurrency limits** — per session, per agent type, global, each with a bounded
-//!    waiting line; past the line `a2a.send.busy` and [`Error::Busy`];
+//!    waiting line; past the line `a2a.send.busy` and [`Error::Busy`]. A
+//!    [`Supervisor::send`] takes its place in the session's line without waiting: its
+//!    task is created `submitted` and waits for its turn off the caller's path;
 //! 5. **routing** — the task is created (or a waiting one continued) and the message
 //!    goes to the session actor, which is spawned on first use;
 //! 6. when the task settles: `a2a.send.completed` (completed, input-required,
@@ -24,6 +26,15 @@
 //! handles what must be serialized: supervision events from the sessions (a crashed
 //! session is dropped from the registry and restarted on its next message) and the
 //! periodic sweep that passivates idle sessions.
+//!
+//! # What a session costs
+//!
+//! A session whose tasks have all ended holds nothing the store lacks. Such sessions
+//! are kept in a bounded warm set ([`SupervisorConfig::warm_sessions`]), least
+//! recently settled first out: when a session's work settles and the set is full, the
+//! oldest is passivated there and then, from the task that settled, not by the sweep.
+//! So memory follows the number of conversations in progress, not the number of
+//! requests served.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
