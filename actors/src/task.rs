@@ -2,7 +2,7 @@
 //! publishing of its status and artifact updates.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use agentyard_transport::a2a::{
     Artifact, Message, Part, Role, StreamEvent, TaskArtifactUpdateEvent, TaskState, TaskStatus,
@@ -21,16 +21,23 @@ use crate::handoff::Handoff;
 use crate::limits::Permits;
 use crate::supervisor::{SessionKey, SessionShared, Supervisor, TaskPin};
 
+#[cfg(test)]
+mod tests;
+
 /// How a live task's updates reach whoever waits on it.
 ///
 /// Waiting for a task to settle (the request/reply hot path) only needs its latest
 /// state: a `watch`, one small allocation. The full update stream is a `broadcast`
 /// whose slots tokio allocates up front, so it is made only when someone streams the
 /// task.
+///
+/// The broadcast is let go as soon as it carries the turn's final update: a task that
+/// waits for input keeps only its `watch`, not a ring of `capacity` slots, and a later
+/// subscriber starts a fresh one. Followers still read what was sent, then the end.
 #[derive(Debug)]
 pub(crate) struct TaskChannel {
     state: watch::Sender<TaskState>,
-    updates: OnceLock<broadcast::Sender<StreamEvent>>,
+    updates: Mutex<Option<broadcast::Sender<StreamEvent>>>,
     capacity: usize,
 }
 
@@ -38,7 +45,7 @@ impl TaskChannel {
     pub(crate) fn new(state: TaskState, capacity: usize) -> Arc<Self> {
         Arc::new(Self {
             state: watch::Sender::new(state),
-            updates: OnceLock::new(),
+            updates: Mutex::new(None),
             capacity: capacity.max(1),
         })
     }
@@ -46,7 +53,9 @@ impl TaskChannel {
     /// Every update from now on.
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<StreamEvent> {
         self.updates
-            .get_or_init(|| broadcast::channel(self.capacity).0)
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_or_insert_with(|| broadcast::channel(self.capacity).0)
             .subscribe()
     }
 
@@ -62,12 +71,20 @@ impl TaskChannel {
     }
 
     fn publish(&self, event: StreamEvent) {
-        if let StreamEvent::StatusUpdate(update) = &event {
-            self.state.send_replace(update.status.state);
-        }
-        if let Some(tx) = self.updates.get() {
+        let is_final = match &event {
+            StreamEvent::StatusUpdate(update) => {
+                self.state.send_replace(update.status.state);
+                update.is_final
+            }
+            _ => false,
+        };
+        let mut updates = self.updates.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(tx) = updates.as_ref() {
             // Err only means nobody streams this task right now.
             let _ = tx.send(event);
+        }
+        if is_final {
+            *updates = None;
         }
     }
 }
