@@ -822,10 +822,15 @@ impl Supervisor {
         ))
     }
 
-    /// Sends a message and returns once its task is submitted to the agent's session.
+    /// Sends a message and returns once its task is submitted to the agent's session,
+    /// without waiting for its turn: behind a running task of the same conversation
+    /// it is returned `submitted`, queued in the order sends return, and runs when
+    /// the ones before it are done.
     ///
     /// # Errors
-    /// [`Error::UnknownAgent`], [`Error::PolicyRejected`], [`Error::Busy`],
+    /// [`Error::Busy`] when the conversation's queue (`session_queue`), the agent's or
+    /// the global one is full: the message is refused, no task is made.
+    /// [`Error::UnknownAgent`], [`Error::PolicyRejected`],
     /// [`Error::TaskNotFound`] / [`Error::TaskTerminal`] / [`Error::TaskMismatch`] for a
     /// bad `taskId`, [`Error::InvalidMessage`], [`Error::ShuttingDown`].
     pub async fn send(&self, request: SendRequest) -> Result<Submitted> {
