@@ -754,6 +754,8 @@ impl Supervisor {
 
     /// Starts the session of `agent` in conversation `context_id` (a new conversation
     /// when `None`) ahead of its first message, and returns the conversation's id.
+    /// The session is idle, so it counts among the warm ones
+    /// ([`SupervisorConfig::warm_sessions`]).
     ///
     /// # Errors
     /// [`Error::UnknownAgent`]; [`Error::SessionUnavailable`] if the factory panics;
@@ -1487,7 +1489,11 @@ impl Supervisor {
                 Err(ractor::MessagingErr::SendErr(returned)) => {
                     msg = returned;
                     self.core.forget_session(key, &actor);
-                    actor = self.core.session(key, registered)?.0;
+                    let (respawned, session, _) = self.core.session(key, registered)?;
+                    actor = respawned;
+                    // The work now belongs to the fresh session, which it settles.
+                    let SessionMsg::Deliver(work) = &mut msg;
+                    work.session = session;
                 }
                 Err(other) => {
                     return Err(Error::SessionUnavailable {
