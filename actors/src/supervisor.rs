@@ -66,6 +66,9 @@ use crate::store::{StoreError, TaskStore};
 use crate::task::{LiveTask, TaskChannel, TaskEvents, Work};
 use agentyard_transport::a2a::StreamEvent;
 
+#[cfg(test)]
+mod tests;
+
 /// The supervisor's settings. Every field has a documented default
 /// ([`SupervisorConfig::default`]).
 #[derive(Debug, Clone)]
