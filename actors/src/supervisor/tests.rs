@@ -14,10 +14,11 @@ impl Agent for Echo {
 }
 
 async fn supervisor(warm_sessions: usize) -> Supervisor {
-    let mut config = SupervisorConfig::default();
-    config.warm_sessions = warm_sessions;
     Supervisor::start(
-        config,
+        SupervisorConfig {
+            warm_sessions,
+            ..SupervisorConfig::default()
+        },
         vec![Registration::new(AgentDescriptor::new("echo"), |_| Echo)],
         Arc::new(AllowAll),
         Arc::new(InMemoryTaskStore::new()),
