@@ -255,7 +255,7 @@ impl Report {
             }
         }
         if !self.targets.is_empty() {
-            let _ = writeln!(out, "\ntargets (issue 5):");
+            let _ = writeln!(out, "\ntargets:");
             for target in &self.targets {
                 let verdict = match target.met {
                     Some(true) => "met    ",
