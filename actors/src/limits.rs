@@ -7,10 +7,13 @@
 //! are the callers' own futures, so memory is bounded by the queue size.
 
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{AcquireError, OwnedSemaphorePermit, Semaphore};
 
 use crate::error::Error;
 
@@ -83,6 +86,43 @@ impl Limiter {
             .map_err(|_| Error::ShuttingDown)
     }
 
+    /// A permit if one is free right now.
+    pub(crate) fn try_acquire(&self) -> Option<OwnedSemaphorePermit> {
+        Arc::clone(&self.permits).try_acquire_owned().ok()
+    }
+
+    /// Takes a place in line now, without waiting: a permit if one is free, else a
+    /// [`Queued`] place that a task of its own can wait on, else `Busy`.
+    ///
+    /// The place is taken before this returns, in the caller's order: a send that
+    /// returns before another is served before it, even though the two wait in tasks
+    /// that tokio may poll in any order. (`acquire` alone would join the semaphore's
+    /// line only when first polled.)
+    pub(crate) fn enqueue(self: &Arc<Self>) -> Result<Place, Error> {
+        if let Ok(permit) = Arc::clone(&self.permits).try_acquire_owned() {
+            return Ok(Place::Ready(permit));
+        }
+        let waiting = self.waiting.fetch_add(1, Ordering::AcqRel);
+        let in_line = InLineOwned(Arc::clone(self));
+        if waiting >= self.queue {
+            return Err(self.busy());
+        }
+        let mut acquire: Pin<Box<AcquireFuture>> =
+            Box::pin(Arc::clone(&self.permits).acquire_owned());
+        // One poll joins the semaphore's FIFO line; the waker is replaced by the real
+        // one when the waiting task polls again (tokio's `Acquire` keeps the latest),
+        // and a permit granted in between is found on that poll.
+        let mut cx = Context::from_waker(futures::task::noop_waker_ref());
+        match acquire.as_mut().poll(&mut cx) {
+            Poll::Ready(Ok(permit)) => Ok(Place::Ready(permit)),
+            Poll::Ready(Err(_)) => Err(Error::ShuttingDown),
+            Poll::Pending => Ok(Place::Queued(Queued {
+                acquire,
+                _in_line: in_line,
+            })),
+        }
+    }
+
     /// Whether a send would be refused right now: every permit taken and the line
     /// full. A hint, not a reservation: it lets a send that would only be refused skip
     /// the work before the limiter (spawning a session).
@@ -112,6 +152,54 @@ impl Drop for InLine<'_> {
     }
 }
 
+/// [`InLine`] for a place that outlives the call that took it.
+struct InLineOwned(Arc<Limiter>);
+
+impl Drop for InLineOwned {
+    fn drop(&mut self) {
+        self.0.waiting.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+type AcquireFuture = dyn Future<Output = Result<OwnedSemaphorePermit, AcquireError>> + Send;
+
+/// What [`Limiter::enqueue`] took.
+pub(crate) enum Place {
+    /// A permit was free.
+    Ready(OwnedSemaphorePermit),
+    /// A place in line, already holding its position.
+    Queued(Queued),
+}
+
+impl fmt::Debug for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Ready(_) => "Place::Ready",
+            Self::Queued(_) => "Place::Queued",
+        })
+    }
+}
+
+/// A place in a limiter's line; counts as waiting until it is served or dropped.
+pub(crate) struct Queued {
+    acquire: Pin<Box<AcquireFuture>>,
+    _in_line: InLineOwned,
+}
+
+impl fmt::Debug for Queued {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Queued").finish_non_exhaustive()
+    }
+}
+
+impl Queued {
+    /// Waits for the permit this place is in line for.
+    pub(crate) async fn permit(self) -> Result<OwnedSemaphorePermit, Error> {
+        let Self { acquire, _in_line } = self;
+        acquire.await.map_err(|_| Error::ShuttingDown)
+    }
+}
+
 /// The permits a running task holds; dropping them lets the next send in.
 #[derive(Debug)]
 pub(crate) struct Permits {
@@ -121,6 +209,19 @@ pub(crate) struct Permits {
 }
 
 impl Permits {
+    /// The three permits, taken separately.
+    pub(crate) fn from_parts(
+        session: OwnedSemaphorePermit,
+        agent: OwnedSemaphorePermit,
+        global: OwnedSemaphorePermit,
+    ) -> Self {
+        Self {
+            _global: global,
+            _agent: agent,
+            _session: session,
+        }
+    }
+
     /// Takes the three permits most specific first (session, agent, global), always in
     /// that order so two sends can never hold one each of what the other needs, and so
     /// a send waiting on a busy session holds nothing other sessions need.

@@ -74,8 +74,9 @@ impl Actor for SessionActor {
         match msg {
             SessionMsg::Deliver(work) => {
                 let agent = Arc::clone(&state.agent);
-                let tracker = work.supervisor.core().tracker.clone();
-                tracker.spawn(work.run(agent));
+                // Not spawned on the supervisor's tracker: the work holds a tracker
+                // token from the moment it was accepted until its run ends.
+                tokio::spawn(work.run(agent));
             }
         }
         Ok(())

@@ -11,7 +11,9 @@
 //!    else sender) to the same agent, returns the first send's task
 //!    (`a2a.send.deduplicated`); a concurrent repeat waits for the first;
 //! 4. **concurrency limits** — per session, per agent type, global, each with a bounded
-//!    waiting line; past the line `a2a.send.busy` and [`Error::Busy`];
+//!    waiting line; past the line `a2a.send.busy` and [`Error::Busy`]. A
+//!    [`Supervisor::send`] takes its place in the session's line without waiting: its
+//!    task is created `submitted` and waits for its turn off the caller's path;
 //! 5. **routing** — the task is created (or a waiting one continued) and the message
 //!    goes to the session actor, which is spawned on first use;
 //! 6. when the task settles: `a2a.send.completed` (completed, input-required,
@@ -25,11 +27,20 @@
 //! handles what must be serialized: supervision events from the sessions (a crashed
 //! session is dropped from the registry and restarted on its next message) and the
 //! periodic sweep that passivates idle sessions.
+//!
+//! # What a session costs
+//!
+//! A session whose tasks have all ended holds nothing the store lacks. Such sessions
+//! are kept in a bounded warm set ([`SupervisorConfig::warm_sessions`]), least
+//! recently settled first out: when a session's work settles and the set is full, the
+//! oldest is passivated there and then, from the task that settled, not by the sweep.
+//! So memory follows the number of conversations in progress, not the number of
+//! requests served.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use agentyard_policy::{Decision, EntryPoint, Policy};
@@ -50,11 +61,14 @@ use crate::error::{Error, Result};
 use crate::events::{Envelope, EventBus, EventDetail, EventKind, Subscription};
 use crate::handoff::Handoff;
 use crate::idempotency::{self, Caller, Claim, Failure, IdempotencyCache};
-use crate::limits::{LimitScope, Limiter, Permits};
+use crate::limits::{LimitScope, Limiter, Permits, Place, Queued};
 use crate::session::{SessionActor, SessionMsg};
 use crate::store::{StoreError, TaskOwner, TaskStore};
 use crate::task::{LiveTask, TaskChannel, TaskEvents, Work};
 use agentyard_transport::a2a::StreamEvent;
+
+#[cfg(test)]
+mod tests;
 
 /// The supervisor's settings. Every field has a documented default
 /// ([`SupervisorConfig::default`]).
@@ -78,6 +92,12 @@ pub struct SupervisorConfig {
     /// A session with no work for this long is passivated: its actor stops, its
     /// history stays in the store (default 5 minutes).
     pub idle_timeout: Duration,
+    /// Sessions kept live while they have no task running, queued or waiting for
+    /// input (default 1,000). Such a session holds nothing the store lacks, so past
+    /// this many the one used least recently is passivated as soon as another
+    /// settles; a new conversation per request then costs a bounded amount of memory,
+    /// not one actor per request until the idle timeout.
+    pub warm_sessions: usize,
     /// How long a canceled handler may keep running before it is dropped (default 2 s).
     pub cancel_grace: Duration,
     /// How long an idempotency key is remembered (default 10 minutes).
@@ -102,6 +122,7 @@ impl Default for SupervisorConfig {
             session_limit: 1,
             session_queue: 64,
             idle_timeout: Duration::from_secs(300),
+            warm_sessions: 1_000,
             cancel_grace: Duration::from_secs(2),
             idempotency_ttl: Duration::from_secs(600),
             idempotency_capacity: 100_000,
@@ -173,9 +194,82 @@ pub(crate) struct SessionKey {
 #[derive(Debug)]
 struct Slot {
     actor: ActorRef<SessionMsg>,
+    session: Arc<SessionShared>,
+}
+
+/// What the send path, the session's tasks and the warm line share about one live
+/// session. Held by `Arc` so each can reach it without a registry lookup.
+#[derive(Debug)]
+pub(crate) struct SessionShared {
     limiter: Arc<Limiter>,
     /// Milliseconds since the supervisor started, at the last send to this session.
     last_used: AtomicU64,
+    /// The stamp of this session's entry in the warm line; 0 while it has none.
+    warm: AtomicU64,
+    /// The session's tasks that have not ended: queued, running or waiting for input.
+    live_tasks: AtomicUsize,
+}
+
+impl SessionShared {
+    /// Whether the session holds nothing the store lacks: no task of its own that
+    /// has not ended, and nobody holding or waiting for its permit.
+    fn is_idle(&self) -> bool {
+        self.live_tasks.load(Ordering::Acquire) == 0 && self.limiter.is_idle()
+    }
+}
+
+/// Counts a task among its session's live tasks for as long as it is held (by the
+/// task's entry in the live set).
+#[derive(Debug)]
+pub(crate) struct TaskPin(Arc<SessionShared>);
+
+impl TaskPin {
+    fn new(session: &Arc<SessionShared>) -> Self {
+        session.live_tasks.fetch_add(1, Ordering::AcqRel);
+        Self(Arc::clone(session))
+    }
+
+    fn session(&self) -> Arc<SessionShared> {
+        Arc::clone(&self.0)
+    }
+}
+
+impl Drop for TaskPin {
+    fn drop(&mut self) {
+        self.0.live_tasks.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// One entry of the warm line: current only while its session's `warm` stamp still
+/// equals `stamp` (a session used or settled again since has a newer entry, or none).
+#[derive(Debug)]
+struct WarmEntry {
+    key: SessionKey,
+    session: Arc<SessionShared>,
+    stamp: u64,
+}
+
+/// The idle sessions kept live, least recently settled first.
+///
+/// A queue of stamped entries rather than a linked map: marking a session warm again
+/// pushes a new entry and leaves the old one stale, to be skipped when it reaches the
+/// front or dropped when stale entries outnumber current ones. `len` counts sessions
+/// whose stamp is set, i.e. current entries; every change of a stamp between zero and
+/// non-zero goes through a swap or compare-exchange that tells which way it went.
+#[derive(Debug, Default)]
+struct WarmLine {
+    entries: Mutex<VecDeque<WarmEntry>>,
+    len: AtomicUsize,
+    next_stamp: AtomicU64,
+}
+
+impl WarmLine {
+    /// Takes a session out of the warm set (it is in use, or leaves the registry).
+    fn take(&self, session: &SessionShared) {
+        if session.warm.swap(0, Ordering::AcqRel) != 0 {
+            self.len.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
 }
 
 /// The shared state of the send path.
@@ -188,6 +282,7 @@ pub(crate) struct Core {
     idempotency: IdempotencyCache,
     global: Limiter,
     sessions: DashMap<SessionKey, Slot>,
+    warm: WarmLine,
     live: DashMap<TaskId, LiveTask>,
     actor: OnceLock<ActorRef<SupervisorMsg>>,
     pub(crate) tracker: TaskTracker,
@@ -400,15 +495,82 @@ impl Core {
         let idle_ms = u64::try_from(self.config.idle_timeout.as_millis()).unwrap_or(u64::MAX);
         let mut stopped = Vec::new();
         self.sessions.retain(|_, slot| {
-            let idle = now.saturating_sub(slot.last_used.load(Ordering::Relaxed)) >= idle_ms
-                && slot.limiter.is_idle();
+            let session = &slot.session;
+            let idle = now.saturating_sub(session.last_used.load(Ordering::Relaxed)) >= idle_ms
+                && session.limiter.is_idle();
             if idle {
+                self.warm.take(session);
                 stopped.push(slot.actor.clone());
             }
             !idle
         });
         for actor in stopped {
             let _ = actor.drain();
+        }
+    }
+
+    /// Called whenever a session may have become idle (its work ended, a task of it
+    /// ended, a send to it was refused): an idle session joins the warm set as the
+    /// most recently used, and the least recently used ones past
+    /// [`SupervisorConfig::warm_sessions`] are passivated at once, by the same
+    /// remove-then-drain as the idle sweep.
+    pub(crate) fn settled(&self, key: &SessionKey, session: &Arc<SessionShared>) {
+        if !session.is_idle() || self.shutting_down.load(Ordering::Acquire) {
+            return;
+        }
+        let registered = self
+            .sessions
+            .get(key)
+            .is_some_and(|slot| Arc::ptr_eq(&slot.session, session));
+        if !registered {
+            // Passivated or stopped already; nothing to keep warm.
+            return;
+        }
+        let stamp = self.warm.next_stamp.fetch_add(1, Ordering::Relaxed) + 1;
+        if session.warm.swap(stamp, Ordering::AcqRel) == 0 {
+            self.warm.len.fetch_add(1, Ordering::AcqRel);
+        }
+        let victims = {
+            let mut entries = self
+                .warm
+                .entries
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            entries.push_back(WarmEntry {
+                key: key.clone(),
+                session: Arc::clone(session),
+                stamp,
+            });
+            let mut victims = Vec::new();
+            while self.warm.len.load(Ordering::Acquire) > self.config.warm_sessions {
+                let Some(entry) = entries.pop_front() else {
+                    break;
+                };
+                if entry
+                    .session
+                    .warm
+                    .compare_exchange(entry.stamp, 0, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    self.warm.len.fetch_sub(1, Ordering::AcqRel);
+                    victims.push(entry);
+                }
+            }
+            // Stale entries are skipped at the front; drop them in one pass once they
+            // outnumber the current ones, so the line stays O(warm sessions).
+            if entries.len() > 2 * self.warm.len.load(Ordering::Acquire) + 64 {
+                entries.retain(|e| e.session.warm.load(Ordering::Acquire) == e.stamp);
+            }
+            victims
+        };
+        // Outside the line's lock: removal takes a registry shard lock.
+        for victim in victims {
+            let removed = self.sessions.remove_if(&victim.key, |_, slot| {
+                Arc::ptr_eq(&slot.session, &victim.session) && slot.session.is_idle()
+            });
+            if let Some((_, slot)) = removed {
+                let _ = slot.actor.drain();
+            }
         }
     }
 
@@ -424,10 +586,14 @@ impl Core {
         &self,
         key: &SessionKey,
         registered: &Registered,
-    ) -> Result<(ActorRef<SessionMsg>, Arc<Limiter>, bool)> {
+    ) -> Result<(ActorRef<SessionMsg>, Arc<SessionShared>, bool)> {
         if let Some(slot) = self.sessions.get(key) {
-            slot.last_used.store(self.elapsed_ms(), Ordering::Relaxed);
-            return Ok((slot.actor.clone(), Arc::clone(&slot.limiter), false));
+            slot.session
+                .last_used
+                .store(self.elapsed_ms(), Ordering::Relaxed);
+            // In use again: out of the warm set until it settles.
+            self.warm.take(&slot.session);
+            return Ok((slot.actor.clone(), Arc::clone(&slot.session), false));
         }
         // Make the agent outside any lock: the factory is user code and may be slow or
         // panic. A racing first send may make one too; the loser's is dropped.
@@ -461,16 +627,23 @@ impl Core {
                 })?;
                 vacant.insert(Slot {
                     actor,
-                    limiter: Arc::new(Limiter::new(
-                        LimitScope::Session,
-                        self.config.session_limit,
-                        self.config.session_queue,
-                    )),
-                    last_used: AtomicU64::new(self.elapsed_ms()),
+                    session: Arc::new(SessionShared {
+                        limiter: Arc::new(Limiter::new(
+                            LimitScope::Session,
+                            self.config.session_limit,
+                            self.config.session_queue,
+                        )),
+                        last_used: AtomicU64::new(self.elapsed_ms()),
+                        warm: AtomicU64::new(0),
+                        live_tasks: AtomicUsize::new(0),
+                    }),
                 })
             }
         };
-        Ok((slot.actor.clone(), Arc::clone(&slot.limiter), created))
+        if !created {
+            self.warm.take(&slot.session);
+        }
+        Ok((slot.actor.clone(), Arc::clone(&slot.session), created))
     }
 
     /// Stops a session spawned for a send that was then refused, if nothing else has
@@ -479,24 +652,29 @@ impl Core {
     fn discard_unused(&self, key: &SessionKey, actor: &ActorRef<SessionMsg>) {
         let id = actor.get_id();
         let removed = self.sessions.remove_if(key, |_, slot| {
-            slot.actor.get_id() == id && slot.limiter.is_idle()
+            slot.actor.get_id() == id && slot.session.is_idle()
         });
-        if removed.is_some() {
+        if let Some((_, slot)) = removed {
+            self.warm.take(&slot.session);
             let _ = actor.drain();
         }
     }
 
-    /// Whether `limiter` is still the one registered for the session.
-    fn is_current(&self, key: &SessionKey, limiter: &Arc<Limiter>) -> bool {
+    /// Whether `session` is still the one registered under `key`.
+    fn is_current(&self, key: &SessionKey, session: &Arc<SessionShared>) -> bool {
         self.sessions
             .get(key)
-            .is_some_and(|slot| Arc::ptr_eq(&slot.limiter, limiter))
+            .is_some_and(|slot| Arc::ptr_eq(&slot.session, session))
     }
 
     fn forget_session(&self, key: &SessionKey, actor: &ActorRef<SessionMsg>) {
         let id = actor.get_id();
-        self.sessions
-            .remove_if(key, |_, slot| slot.actor.get_id() == id);
+        if let Some((_, slot)) = self
+            .sessions
+            .remove_if(key, |_, slot| slot.actor.get_id() == id)
+        {
+            self.warm.take(&slot.session);
+        }
     }
 }
 
@@ -541,6 +719,7 @@ impl Supervisor {
             policy,
             store,
             sessions: DashMap::new(),
+            warm: WarmLine::default(),
             live: DashMap::new(),
             actor: OnceLock::new(),
             tracker: TaskTracker::new(),
@@ -586,7 +765,8 @@ impl Supervisor {
         self.core.sessions.len()
     }
 
-    /// How many task handlers are running now: what a shutdown waits for.
+    /// How many accepted turns have not finished: handlers running now and sends
+    /// queued behind them. This is what a shutdown waits for.
     #[must_use]
     pub fn running_task_count(&self) -> usize {
         self.core.tracker.len()
@@ -611,6 +791,8 @@ impl Supervisor {
 
     /// Starts the session of `agent` in conversation `context_id` (a new conversation
     /// when `None`) ahead of its first message, and returns the conversation's id.
+    /// The session is idle, so it counts among the warm ones
+    /// ([`SupervisorConfig::warm_sessions`]).
     ///
     /// # Errors
     /// [`Error::UnknownAgent`]; [`Error::SessionUnavailable`] if the factory panics;
@@ -624,7 +806,9 @@ impl Supervisor {
             agent: Arc::clone(name),
             context_id: context_id.unwrap_or_else(ContextId::mint),
         };
-        self.core.session(&key, registered)?;
+        let (_, session, _) = self.core.session(&key, registered)?;
+        // Nothing runs in it yet: it is warm, and counts against the warm limit.
+        self.core.settled(&key, &session);
         Ok(key.context_id)
     }
 
@@ -637,6 +821,7 @@ impl Supervisor {
         };
         match self.core.sessions.remove(&key) {
             Some((_, slot)) => {
+                self.core.warm.take(&slot.session);
                 let _ = slot.actor.drain();
                 true
             }
@@ -649,8 +834,9 @@ impl Supervisor {
     pub fn passivate_all_idle(&self) {
         let mut stopped = Vec::new();
         self.core.sessions.retain(|_, slot| {
-            let idle = slot.limiter.is_idle();
+            let idle = slot.session.limiter.is_idle();
             if idle {
+                self.core.warm.take(&slot.session);
                 stopped.push(slot.actor.clone());
             }
             !idle
@@ -675,10 +861,15 @@ impl Supervisor {
         ))
     }
 
-    /// Sends a message and returns once its task is submitted to the agent's session.
+    /// Sends a message and returns once its task is submitted to the agent's session,
+    /// without waiting for its turn: behind a running task of the same conversation
+    /// it is returned `submitted`, queued in the order sends return, and runs when
+    /// the ones before it are done.
     ///
     /// # Errors
-    /// [`Error::UnknownAgent`], [`Error::PolicyRejected`], [`Error::Busy`],
+    /// [`Error::Busy`] when the conversation's queue (`session_queue`), the agent's or
+    /// the global one is full: the message is refused, no task is made.
+    /// [`Error::UnknownAgent`], [`Error::PolicyRejected`],
     /// [`Error::TaskNotFound`] / [`Error::TaskTerminal`] / [`Error::TaskMismatch`] for a
     /// bad `taskId`, [`Error::InvalidMessage`], [`Error::ShuttingDown`].
     pub async fn send(&self, request: SendRequest) -> Result<Submitted> {
@@ -853,6 +1044,12 @@ impl Supervisor {
             actor.stop(Some(String::from("shutdown")));
         }
         self.core.sessions.clear();
+        self.core
+            .warm
+            .entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
     }
 
     /// Moves a task to a terminal or interrupted status, publishes it as the final
@@ -870,23 +1067,44 @@ impl Supervisor {
         let core = &self.core;
         core.store.set_status(task_id, status.clone()).await?;
         let state = status.state;
-        let live = if state.is_terminal() {
-            core.live.remove(task_id).map(|(_, live)| live)
+        // An ended task leaves the live set, and with it its session's count of live
+        // tasks; the session is offered to the warm set once the update is out.
+        let (events, ended) = if state.is_terminal() {
+            let Some((_, live)) = core.live.remove(task_id) else {
+                return Ok(());
+            };
+            let LiveTask {
+                agent,
+                context_id,
+                channel,
+                envelope,
+                pin,
+                ..
+            } = live;
+            let key = SessionKey {
+                agent,
+                context_id: context_id.clone(),
+            };
+            let session = pin.session();
+            drop(pin);
+            let events = TaskEvents {
+                task_id: task_id.clone(),
+                context_id,
+                channel,
+                envelope,
+            };
+            (events, Some((key, session)))
         } else {
-            core.live.get(task_id).map(|live| LiveTask {
-                agent: Arc::clone(&live.agent),
+            let Some(live) = core.live.get(task_id) else {
+                return Ok(());
+            };
+            let events = TaskEvents {
+                task_id: task_id.clone(),
                 context_id: live.context_id.clone(),
-                cancel: live.cancel.clone(),
                 channel: Arc::clone(&live.channel),
                 envelope: live.envelope.clone(),
-            })
-        };
-        let Some(live) = live else { return Ok(()) };
-        let events = TaskEvents {
-            task_id: task_id.clone(),
-            context_id: live.context_id.clone(),
-            channel: live.channel,
-            envelope: live.envelope,
+            };
+            (events, None)
         };
         let (kind, detail) = match state {
             TaskState::Completed | TaskState::InputRequired | TaskState::AuthRequired => {
@@ -906,6 +1124,9 @@ impl Supervisor {
         events.publish_status_then(self, status, true, || {
             core.events.emit(|| events.envelope.event(kind, detail));
         });
+        if let Some((key, session)) = ended {
+            core.settled(&key, &session);
+        }
         Ok(())
     }
 
@@ -916,22 +1137,23 @@ impl Supervisor {
         subscribe: Follow,
     ) -> Result<(Submitted, Watcher)> {
         let core = &self.core;
-        if core.shutting_down.load(Ordering::Acquire) {
-            return Err(Error::ShuttingDown);
-        }
-        let handoff = Handoff::prepare(&mut request)?;
+        // A send refused before it is routed (shut down, no parts, an invalid payload)
+        // is still announced and closed like every other refusal, so whoever watches
+        // the events sees every send.
+        let prepared = Handoff::prepare(&mut request);
+        let payload_type = prepared.as_ref().ok().and_then(|h| h.payload_type);
         let mut envelope = Envelope {
             entry_point: request.entry_point,
             from: request.from.as_deref().map(Arc::from),
             to: Arc::from(request.to.as_str()),
             context_id: request.message.context_id.clone(),
             task_id: request.message.task_id.clone(),
-            payload_type: handoff.payload_type,
-            intent: handoff.payload_type.map(|t| t.intent()),
+            payload_type,
+            intent: payload_type.map(|t| t.intent()),
             idempotency_key: request
                 .idempotency_key
                 .clone()
-                .or_else(|| handoff.natural_key())
+                .or_else(|| prepared.as_ref().ok().and_then(Handoff::natural_key))
                 .map(Arc::from),
         };
         let span = tracing::info_span!(
@@ -939,27 +1161,32 @@ impl Supervisor {
             entry_point = %envelope.entry_point,
             to = %envelope.to,
             from = envelope.from.as_deref(),
-            payload_type = handoff.payload_type.map(|t| t.as_str()),
+            payload_type = payload_type.map(|t| t.as_str()),
             task_id = tracing::field::Empty,
             context_id = tracing::field::Empty,
         );
         core.events
             .emit(|| envelope.event(EventKind::SendInitiated, EventDetail::None));
-        if let Some(problems) = &handoff.fallback_problems {
-            core.events.emit(|| {
-                envelope.event(
-                    EventKind::PayloadFallback,
-                    EventDetail::Reason {
-                        reason: problems.clone(),
-                    },
-                )
-            });
-        }
 
-        let result = self
-            .route(&mut request, handoff, &mut envelope, subscribe)
-            .instrument(span.clone())
-            .await;
+        let result = match prepared {
+            _ if core.shutting_down.load(Ordering::Acquire) => Err(Error::ShuttingDown),
+            Err(invalid) => Err(invalid),
+            Ok(handoff) => {
+                if let Some(problems) = &handoff.fallback_problems {
+                    core.events.emit(|| {
+                        envelope.event(
+                            EventKind::PayloadFallback,
+                            EventDetail::Reason {
+                                reason: problems.clone(),
+                            },
+                        )
+                    });
+                }
+                self.route(&mut request, handoff, &mut envelope, subscribe)
+                    .instrument(span.clone())
+                    .await
+            }
+        };
         match &result {
             Ok((submitted, _)) => {
                 span.record("task_id", tracing::field::display(&submitted.task.id));
@@ -1087,9 +1314,16 @@ impl Supervisor {
             });
         }
 
+        // A send that does not wait for its task (`send`) must not wait for its turn
+        // either: it takes its place in the session's line now, and the task waits
+        // there, `submitted`, off the caller's path.
+        let waits_off_path = matches!(subscribe, Follow::Nothing);
+
         // A new conversation that the agent or global limit would refuse anyway is
         // refused before a session is spawned for it: cheaper, and it leaves nothing.
-        if !core.sessions.contains_key(&key)
+        // A send that will wait off the caller's path is checked the same way whatever
+        // its conversation, so that it is refused while it still has no task.
+        if (waits_off_path || !core.sessions.contains_key(&key))
             && let Some(full) = [&registered.limiter, &core.global]
                 .into_iter()
                 .find(|limiter| limiter.is_saturated())
@@ -1103,22 +1337,35 @@ impl Supervisor {
 
         // Concurrency limits, most specific first: a send waiting on a busy session
         // holds nothing that other sessions need.
-        let (actor, permits) = loop {
+        let (actor, session, ticket, _settle) = loop {
             let (actor, session, created) = core.session(&key, registered)?;
-            let acquired = Permits::acquire(&session, &registered.limiter, &core.global)
-                .await
-                .and_then(|permits| {
-                    // Intake stopped while this send waited in line. It has no task yet,
-                    // so it is refused like a new send rather than run after shutdown.
-                    if core.shutting_down.load(Ordering::Acquire) {
-                        Err(Error::ShuttingDown)
-                    } else {
-                        Ok(permits)
-                    }
-                });
-            let permits = match acquired {
-                Ok(permits) => permits,
+            // Whatever happens to this send from here, its session is offered to the
+            // warm set when the send lets go of it (a no-op while it is busy).
+            let settle = Settle {
+                core,
+                key: &key,
+                session: Arc::clone(&session),
+            };
+            let ticket = if waits_off_path {
+                take_place(&session, registered, core)
+            } else {
+                Permits::acquire(&session.limiter, &registered.limiter, &core.global)
+                    .await
+                    .map(Ticket::Ready)
+            }
+            .and_then(|ticket| {
+                // Intake stopped while this send waited in line. It has no task yet,
+                // so it is refused like a new send rather than run after shutdown.
+                if core.shutting_down.load(Ordering::Acquire) {
+                    Err(Error::ShuttingDown)
+                } else {
+                    Ok(ticket)
+                }
+            });
+            let ticket = match ticket {
+                Ok(ticket) => ticket,
                 Err(error) => {
+                    // (`settle` runs after this, and finds a discarded session gone.)
                     if created {
                         core.discard_unused(&key, &actor);
                     }
@@ -1130,8 +1377,9 @@ impl Supervisor {
             };
             // The session may have been passivated while we waited: its limiter is then
             // orphaned, and a fresh session must be used to keep the per-session limit.
+            // (A place in its line keeps it from passivation from here on.)
             if core.is_current(&key, &session) {
-                break (actor, permits);
+                break (actor, session, ticket, settle);
             }
         };
 
@@ -1152,6 +1400,11 @@ impl Supervisor {
                         });
                     };
                     live.envelope = envelope.clone();
+                    // The task now belongs to the session that handles it (its old one
+                    // may have been passivated while it waited for input).
+                    if !Arc::ptr_eq(&live.pin.session(), &session) {
+                        live.pin = TaskPin::new(&session);
+                    }
                     (Arc::clone(&live.channel), live.cancel.clone())
                 };
                 // The task leaves input-required: it has a message to work on again.
@@ -1201,6 +1454,7 @@ impl Supervisor {
                         cancel: cancel.clone(),
                         channel: Arc::clone(&channel),
                         envelope: envelope.clone(),
+                        pin: TaskPin::new(&session),
                     },
                 );
                 (task, channel, cancel)
@@ -1212,7 +1466,7 @@ impl Supervisor {
         }
         let rx = Watcher::new(&channel, subscribe);
 
-        let work = Work {
+        let mut work = Work {
             supervisor: self.clone(),
             agent_name: Arc::clone(&agent_name),
             message: request.message.clone(),
@@ -1227,10 +1481,22 @@ impl Supervisor {
                 channel,
                 envelope: envelope.clone(),
             },
-            _permits: Some(permits),
+            _permits: None,
             started: false,
+            key: key.clone(),
+            session,
+            _tracked: core.tracker.token(),
         };
-        self.deliver(&key, registered, actor, work)?;
+        match ticket {
+            Ticket::Ready(permits) => {
+                work._permits = Some(permits);
+                self.deliver(&key, registered, actor, work)?;
+            }
+            Ticket::Wait(turn) => {
+                // The work's tracker token already counts it for the shutdown drain.
+                tokio::spawn(self.clone().wait_turn(key.clone(), actor, turn, work));
+            }
+        }
         Ok((
             Submitted {
                 task,
@@ -1238,6 +1504,55 @@ impl Supervisor {
             },
             rx,
         ))
+    }
+
+    /// Waits for a queued task's turn off the caller's path, then delivers it; if the
+    /// turn never comes (an agent or global line full) the task fails with the
+    /// reason, visibly. A cancel while it waits ends the wait: the task is already
+    /// `canceled`.
+    async fn wait_turn(self, key: SessionKey, actor: ActorRef<SessionMsg>, turn: Turn, work: Work) {
+        let core = Arc::clone(&self.core);
+        let Ok((_, registered)) = core.agent(&key.agent) else {
+            return;
+        };
+        let cancel = work.cancel.clone();
+        let permits = async {
+            let session = match turn {
+                Turn::Session(permit) => permit,
+                Turn::Queued(place) => place.permit().await?,
+            };
+            let agent = registered.limiter.acquire().await?;
+            let global = core.global.acquire().await?;
+            // Not refused at shutdown: the task was accepted, so it runs in the drain
+            // like running work, and fails at its deadline like running work.
+            Ok::<_, Error>(Permits::from_parts(session, agent, global))
+        };
+        let permits = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return,
+            permits = permits => permits,
+        };
+        match permits {
+            Ok(permits) => {
+                let mut work = work;
+                work._permits = Some(permits);
+                // On failure the work is dropped undelivered, which fails its task.
+                let _ = self.deliver(&key, registered, actor, work);
+            }
+            Err(error) => {
+                let text = format!("the message was not handled: {error}; send it again");
+                let message = Message::new(
+                    agentyard_transport::a2a::Role::Agent,
+                    vec![agentyard_transport::a2a::Part::text(text)],
+                );
+                let task_id = work.events.task_id.clone();
+                self.finish_task(
+                    &task_id,
+                    crate::task::status(TaskState::Failed, Some(message)),
+                )
+                .await;
+            }
+        }
     }
 
     /// Hands work to its session, respawning the session if it was passivated between
@@ -1256,7 +1571,11 @@ impl Supervisor {
                 Err(ractor::MessagingErr::SendErr(returned)) => {
                     msg = returned;
                     self.core.forget_session(key, &actor);
-                    actor = self.core.session(key, registered)?.0;
+                    let (respawned, session, _) = self.core.session(key, registered)?;
+                    actor = respawned;
+                    // The work now belongs to the fresh session, which it settles.
+                    let SessionMsg::Deliver(work) = &mut msg;
+                    work.session = session;
                 }
                 Err(other) => {
                     return Err(Error::SessionUnavailable {
@@ -1367,6 +1686,52 @@ impl Supervisor {
             }
         })
     }
+}
+
+/// Offers a session to the warm set when a send lets go of it.
+struct Settle<'a> {
+    core: &'a Core,
+    key: &'a SessionKey,
+    session: Arc<SessionShared>,
+}
+
+impl Drop for Settle<'_> {
+    fn drop(&mut self) {
+        self.core.settled(self.key, &self.session);
+    }
+}
+
+/// A send's claim on the concurrency limits.
+#[derive(Debug)]
+enum Ticket {
+    /// Every permit: the task runs as soon as it is delivered.
+    Ready(Permits),
+    /// A turn still to wait for, off the caller's path.
+    Wait(Turn),
+}
+
+/// A turn a queued task waits for.
+#[derive(Debug)]
+enum Turn {
+    /// The session's permit is held; the agent's and global ones are still to come.
+    Session(tokio::sync::OwnedSemaphorePermit),
+    /// A place in the session's line.
+    Queued(Queued),
+}
+
+/// Takes a send's place without waiting: every permit if all are free, else the
+/// session's permit or a place in its line (refused `Busy` when the line is full).
+fn take_place(session: &SessionShared, registered: &Registered, core: &Core) -> Result<Ticket> {
+    Ok(match session.limiter.enqueue()? {
+        Place::Ready(permit) => match (registered.limiter.try_acquire(), core.global.try_acquire())
+        {
+            (Some(agent), Some(global)) => {
+                Ticket::Ready(Permits::from_parts(permit, agent, global))
+            }
+            _ => Ticket::Wait(Turn::Session(permit)),
+        },
+        Place::Queued(place) => Ticket::Wait(Turn::Queued(place)),
+    })
 }
 
 /// What a send's caller will follow of its task.

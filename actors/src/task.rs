@@ -2,7 +2,7 @@
 //! publishing of its status and artifact updates.
 
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use agentyard_transport::a2a::{
     Artifact, Message, Part, Role, StreamEvent, TaskArtifactUpdateEvent, TaskState, TaskStatus,
@@ -12,6 +12,7 @@ use agentyard_transport::{ContextId, TaskId};
 use futures::FutureExt;
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::task_tracker::TaskTrackerToken;
 use tracing::Instrument;
 
 use crate::agent::{DynAgent, Finish, TaskContext};
@@ -19,7 +20,10 @@ use crate::error::Result;
 use crate::events::{Envelope, EventDetail, EventKind};
 use crate::handoff::Handoff;
 use crate::limits::Permits;
-use crate::supervisor::Supervisor;
+use crate::supervisor::{SessionKey, SessionShared, Supervisor, TaskPin};
+
+#[cfg(test)]
+mod tests;
 
 /// How a live task's updates reach whoever waits on it.
 ///
@@ -27,10 +31,14 @@ use crate::supervisor::Supervisor;
 /// state: a `watch`, one small allocation. The full update stream is a `broadcast`
 /// whose slots tokio allocates up front, so it is made only when someone streams the
 /// task.
+///
+/// The broadcast is let go as soon as it carries the turn's final update: a task that
+/// waits for input keeps only its `watch`, not a ring of `capacity` slots, and a later
+/// subscriber starts a fresh one. Followers still read what was sent, then the end.
 #[derive(Debug)]
 pub(crate) struct TaskChannel {
     state: watch::Sender<TaskState>,
-    updates: OnceLock<broadcast::Sender<StreamEvent>>,
+    updates: Mutex<Option<broadcast::Sender<StreamEvent>>>,
     capacity: usize,
 }
 
@@ -38,7 +46,7 @@ impl TaskChannel {
     pub(crate) fn new(state: TaskState, capacity: usize) -> Arc<Self> {
         Arc::new(Self {
             state: watch::Sender::new(state),
-            updates: OnceLock::new(),
+            updates: Mutex::new(None),
             capacity: capacity.max(1),
         })
     }
@@ -46,14 +54,18 @@ impl TaskChannel {
     /// Every update from now on.
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<StreamEvent> {
         self.updates
-            .get_or_init(|| broadcast::channel(self.capacity).0)
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_or_insert_with(|| broadcast::channel(self.capacity).0)
             .subscribe()
     }
 
     /// How many streams follow this task's updates now.
     pub(crate) fn stream_count(&self) -> usize {
         self.updates
-            .get()
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
             .map_or(0, broadcast::Sender::receiver_count)
     }
 
@@ -69,12 +81,20 @@ impl TaskChannel {
     }
 
     fn publish(&self, event: StreamEvent) {
-        if let StreamEvent::StatusUpdate(update) = &event {
-            self.state.send_replace(update.status.state);
-        }
-        if let Some(tx) = self.updates.get() {
+        let is_final = match &event {
+            StreamEvent::StatusUpdate(update) => {
+                self.state.send_replace(update.status.state);
+                update.is_final
+            }
+            _ => false,
+        };
+        let mut updates = self.updates.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(tx) = updates.as_ref() {
             // Err only means nobody streams this task right now.
             let _ = tx.send(event);
+        }
+        if is_final {
+            *updates = None;
         }
     }
 }
@@ -88,6 +108,9 @@ pub(crate) struct LiveTask {
     pub(crate) channel: Arc<TaskChannel>,
     /// The envelope of the send now being handled, for its closing event.
     pub(crate) envelope: Envelope,
+    /// Keeps the task's session out of the warm set (and so from being passivated
+    /// for space) while the task has not ended.
+    pub(crate) pin: TaskPin,
 }
 
 /// Publishes a task's updates: store first, then the task's stream, then the bus.
@@ -190,6 +213,15 @@ pub(crate) struct Work {
     /// Held while the work exists: dropping them admits the next send.
     pub(crate) _permits: Option<Permits>,
     pub(crate) started: bool,
+    /// The session the work belongs to, offered to the warm set once the work is
+    /// done with it.
+    pub(crate) key: SessionKey,
+    pub(crate) session: Arc<SessionShared>,
+    /// Counts the work as running for the shutdown drain from the moment it is
+    /// accepted: between a queued send's turn and the session spawning its run, the
+    /// work sits in a mailbox, and without this the drain could see no running work
+    /// and fail a task that was about to run.
+    pub(crate) _tracked: TaskTrackerToken,
 }
 
 impl Work {
@@ -297,21 +329,28 @@ impl Work {
 
 impl Drop for Work {
     fn drop(&mut self) {
+        // The permits go first: the session is idle only without them.
+        drop(self._permits.take());
+        let supervisor = self.supervisor.clone();
         if self.started {
+            supervisor.core().settled(&self.key, &self.session);
             return;
         }
-        let supervisor = self.supervisor.clone();
         let task_id = self.events.task_id.clone();
+        let key = self.key.clone();
+        let session = Arc::clone(&self.session);
         let text = "the agent's session stopped before it handled this message; send it again";
         let message = Message::new(Role::Agent, vec![Part::text(text)]);
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             handle.spawn(async move {
+                // Settles the session too, once the task has left it.
                 supervisor
                     .finish_task(
                         &task_id,
                         crate::task::status(TaskState::Failed, Some(message)),
                     )
                     .await;
+                supervisor.core().settled(&key, &session);
             });
         }
     }

@@ -147,7 +147,10 @@ pub(crate) fn bench_builder() -> Result<RuntimeBuilder> {
         .global_limit(1 << 20)
         .global_queue(1 << 20)
         .agent_limit(1 << 20)
-        .agent_queue(1 << 20))
+        .agent_queue(1 << 20)
+        // The suites measure N live sessions (and senders that each keep their own
+        // conversation); none may be passivated for space while they measure.
+        .warm_sessions(1 << 20))
 }
 
 /// A runtime with the echo agent behind [`bench_builder`]'s send path.

@@ -67,6 +67,9 @@ struct Cli {
     /// Seconds of overload per overload run (default 10).
     #[arg(long)]
     overload_secs: Option<f64>,
+    /// Seconds of load in the sustained suite (default 300).
+    #[arg(long)]
+    sustained_secs: Option<f64>,
     /// Seconds per closed-loop request/reply run (default 1).
     #[arg(long)]
     run_secs: Option<f64>,
@@ -88,6 +91,9 @@ enum Suite {
     Http,
     /// Ten times the sustainable rate against a small concurrency limit.
     Overload,
+    /// Five minutes of new conversations against `agentyard serve`: memory and
+    /// throughput over time.
+    Sustained,
 }
 
 #[derive(Debug, Subcommand)]
@@ -108,6 +114,9 @@ enum ChildCommand {
         #[arg(long)]
         run_secs: f64,
     },
+    /// Runs `agentyard serve` with its defaults for the sustained suite.
+    #[command(name = "child-serve", hide = true)]
+    ServeDefaults,
 }
 
 /// What the JSON file says about the run beside its figures.
@@ -196,6 +205,10 @@ async fn run(cli: Cli) -> Result<bool> {
             emit(&format!("{}\n", serde_json::to_string(&figures)?))?;
             return Ok(true);
         }
+        Some(ChildCommand::ServeDefaults) => {
+            suites::sustained::serve().await?;
+            return Ok(true);
+        }
         None => {}
     }
 
@@ -212,6 +225,9 @@ async fn run(cli: Cli) -> Result<bool> {
     }
     if let Some(secs) = cli.overload_secs {
         options.overload_secs = positive("--overload-secs", secs)?;
+    }
+    if let Some(secs) = cli.sustained_secs {
+        options.sustained_secs = positive("--sustained-secs", secs)?;
     }
     if let Some(secs) = cli.run_secs {
         options.run_secs = positive("--run-secs", secs)?;
@@ -231,6 +247,9 @@ async fn run(cli: Cli) -> Result<bool> {
     }
     if every || cli.suite == Suite::Overload {
         suites::overload::run(&options, &mut report).await?;
+    }
+    if every || cli.suite == Suite::Sustained {
+        suites::sustained::run(&options, &mut report).await?;
     }
     report.evaluate_targets();
 

@@ -1,4 +1,4 @@
-//! Resident memory of this process, from `/proc/self/status` (Linux).
+//! Resident memory of this process or a child, from `/proc/<pid>/status` (Linux).
 
 use crate::error::{Error, Result};
 
@@ -19,15 +19,33 @@ pub(crate) fn peak_rss_bytes() -> Result<u64> {
     status_field("VmHWM")
 }
 
+/// The resident set size of process `pid` now (`VmRSS`), in bytes.
+///
+/// # Errors
+/// As [`rss_bytes`], and [`Error::Io`] if the process has gone.
+pub(crate) fn process_rss_bytes(pid: u32) -> Result<u64> {
+    read_field(&format!("/proc/{pid}/status"), "VmRSS")
+}
+
+/// The largest resident set size process `pid` has had (`VmHWM`), in bytes.
+///
+/// # Errors
+/// As [`process_rss_bytes`].
+pub(crate) fn process_peak_rss_bytes(pid: u32) -> Result<u64> {
+    read_field(&format!("/proc/{pid}/status"), "VmHWM")
+}
+
 fn status_field(name: &str) -> Result<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").map_err(|source| Error::Io {
-        what: String::from(
-            "reading /proc/self/status (resident memory is read from Linux's /proc)",
-        ),
+    read_field("/proc/self/status", name)
+}
+
+fn read_field(path: &str, name: &str) -> Result<u64> {
+    let status = std::fs::read_to_string(path).map_err(|source| Error::Io {
+        what: format!("reading {path} (resident memory is read from Linux's /proc)"),
         source,
     })?;
     parse_field(&status, name)
-        .ok_or_else(|| Error::Unexpected(format!("/proc/self/status has no `{name}` in kB")))
+        .ok_or_else(|| Error::Unexpected(format!("{path} has no `{name}` in kB")))
 }
 
 /// Finds `name:   1234 kB` and returns it in bytes.
@@ -61,5 +79,8 @@ mod tests {
         let rss = rss_bytes().expect("the benchmark runs on Linux");
         assert!(rss > 0);
         assert!(peak_rss_bytes().expect("VmHWM") >= rss);
+        let pid = std::process::id();
+        assert!(process_rss_bytes(pid).expect("VmRSS by pid") > 0);
+        assert!(process_peak_rss_bytes(pid).expect("VmHWM by pid") > 0);
     }
 }

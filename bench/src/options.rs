@@ -22,6 +22,10 @@ pub(crate) struct Options {
     pub(crate) sessions: usize,
     /// How long the overload suite offers ten times the sustainable rate.
     pub(crate) overload_secs: f64,
+    /// How long the sustained suite offers load (five minutes, as issue 8 asks).
+    pub(crate) sustained_secs: f64,
+    /// How often the sustained suite samples the server's memory and throughput.
+    pub(crate) sample_secs: f64,
     /// Whether this is the smoke run (`--quick`).
     pub(crate) quick: bool,
 }
@@ -37,6 +41,8 @@ impl Options {
             fire_messages: 128_000,
             sessions: 100_000,
             overload_secs: 10.0,
+            sustained_secs: 300.0,
+            sample_secs: 10.0,
             quick: false,
         }
     }
@@ -52,6 +58,8 @@ impl Options {
             fire_messages: 4_096,
             sessions: 2_000,
             overload_secs: 0.5,
+            sustained_secs: 2.5,
+            sample_secs: 0.5,
             quick: true,
         }
     }

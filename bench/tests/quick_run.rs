@@ -49,6 +49,9 @@ fn the_quick_run_measures_every_suite_and_writes_the_same_rows_as_json() {
         "overload.goodput",
         "overload.reject.p99",
         "overload.peak_rss",
+        "sustained.throughput",
+        "sustained.rss",
+        "sustained.peak_rss",
     ] {
         let row = rows
             .iter()

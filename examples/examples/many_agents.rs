@@ -190,9 +190,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .global_queue(k)
         .agent_limit(k)
         .agent_queue(k)
-        // Nothing is passivated behind our back while we measure; we passivate
-        // explicitly at the end.
+        // Nothing is passivated behind our back while we measure (neither for idle
+        // time nor to keep only the warm ones); we passivate explicitly at the end.
         .idle_timeout(Duration::from_secs(3600))
+        .warm_sessions(n)
         .build()
         .await?;
 

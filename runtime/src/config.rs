@@ -306,6 +306,10 @@ pub struct LimitsSection {
     pub session_queue: usize,
     /// Seconds a session may sit idle before it is passivated.
     pub idle_timeout_secs: u64,
+    /// Sessions kept live with no task running, queued or waiting for input; past
+    /// it, the least recently used is passivated at once. Bounds the memory of many
+    /// short conversations.
+    pub warm_sessions: usize,
     /// Ended tasks the task store keeps for `tasks/get`; past it, the task that ended
     /// first is forgotten. Bounds the store's memory under sustained traffic.
     pub finished_tasks: usize,
@@ -322,6 +326,7 @@ impl Default for LimitsSection {
             session: d.session_limit,
             session_queue: d.session_queue,
             idle_timeout_secs: d.idle_timeout.as_secs(),
+            warm_sessions: d.warm_sessions,
             finished_tasks: InMemoryTaskStore::DEFAULT_FINISHED_TASK_LIMIT,
         }
     }
@@ -551,6 +556,7 @@ impl Config {
         config.session_limit = l.session;
         config.session_queue = l.session_queue;
         config.idle_timeout = Duration::from_secs(l.idle_timeout_secs);
+        config.warm_sessions = l.warm_sessions;
         config
     }
 

@@ -56,6 +56,7 @@ pub struct Runtime {
 /// | global / per-agent / per-session concurrency | 10,000 / 1,000 / 1 |
 /// | waiting queue global / per-agent / per-session | 10,000 / 1,000 / 64 |
 /// | session idle timeout (passivation) | 5 minutes |
+/// | warm sessions (idle sessions kept live) | 1,000 |
 /// | cancel grace period | 2 s |
 /// | idempotency key TTL / capacity | 10 minutes / 100,000 |
 /// | history depth an agent sees | 20 messages |
@@ -146,6 +147,11 @@ impl RuntimeBuilder {
     setter!(
         /// How long a session may sit idle before it is passivated.
         idle_timeout: Duration
+    );
+    setter!(
+        /// Idle sessions kept live; past it the least recently used is passivated at
+        /// once (0 passivates every session as soon as its work settles).
+        warm_sessions: usize
     );
     setter!(
         /// How long a canceled handler may keep running before it is dropped.

@@ -52,3 +52,59 @@ async fn a_zero_queue_rejects_as_soon_as_the_limit_is_reached() {
     assert!(matches!(limiter.acquire().await, Err(Error::Busy { .. })));
     assert!(!limiter.is_idle());
 }
+
+#[tokio::test]
+async fn enqueued_places_are_served_in_the_order_they_were_taken() {
+    let limiter = Arc::new(Limiter::new(LimitScope::Session, 1, 8));
+    let first = match limiter.enqueue().expect("a free permit") {
+        Place::Ready(permit) => permit,
+        Place::Queued(_) => panic!("the first place is served at once"),
+    };
+    let places: Vec<Queued> = (0..4)
+        .map(|_| match limiter.enqueue().expect("room in line") {
+            Place::Queued(place) => place,
+            Place::Ready(_) => panic!("the permit is taken"),
+        })
+        .collect();
+    assert_eq!(limiter.waiting.load(Ordering::Acquire), 4);
+    // Spawned in reverse: the tasks may first run in any order, yet each is served in
+    // the order its place was taken.
+    let order = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let mut waiters = Vec::new();
+    for (i, place) in places.into_iter().enumerate().rev() {
+        let order = Arc::clone(&order);
+        waiters.push(tokio::spawn(async move {
+            let permit = place.permit().await.expect("served");
+            order.lock().expect("not poisoned").push(i);
+            tokio::task::yield_now().await;
+            drop(permit);
+        }));
+    }
+    tokio::task::yield_now().await;
+    drop(first);
+    for waiter in waiters {
+        waiter.await.expect("join");
+    }
+    assert_eq!(*order.lock().expect("not poisoned"), [0, 1, 2, 3]);
+    assert_eq!(limiter.waiting.load(Ordering::Acquire), 0);
+    assert!(limiter.is_idle());
+}
+
+#[tokio::test]
+async fn enqueue_refuses_past_the_line_and_a_dropped_place_leaves_it() {
+    let limiter = Arc::new(Limiter::new(LimitScope::Session, 1, 1));
+    let _held = limiter.enqueue().expect("a free permit");
+    let place = limiter.enqueue().expect("room for one");
+    assert!(matches!(place, Place::Queued(_)));
+    assert!(matches!(
+        limiter.enqueue(),
+        Err(Error::Busy {
+            scope: LimitScope::Session,
+            queue: 1
+        })
+    ));
+    assert_eq!(limiter.waiting.load(Ordering::Acquire), 1);
+    drop(place);
+    assert_eq!(limiter.waiting.load(Ordering::Acquire), 0);
+    assert!(matches!(limiter.enqueue(), Ok(Place::Queued(_))));
+}

@@ -227,7 +227,7 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
     ));
     // Memory is bounded when it depends on the limits and queues, not on how much is
     // offered: a refused send must leave nothing behind. Accepted sends do leave their
-    // task (in the store) and their session (until the idle timeout), so growth alone
+    // task (in the store) and their session (among the warm ones), so growth alone
     // cannot tell; sessions no accepted send accounts for can.
     let leaked = runs
         .iter()

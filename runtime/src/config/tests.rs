@@ -30,6 +30,7 @@ fn a_full_file_is_read() {
         token = "t"
         [limits]
         session = 4
+        warm_sessions = 5
         finished_tasks = 7
         [push]
         enabled = false
@@ -43,6 +44,8 @@ fn a_full_file_is_read() {
     assert_eq!(config.auth.api_key_header, "X-API-Key");
     assert_eq!(config.supervisor_config().session_limit, 4);
     assert_eq!(config.limits.finished_tasks, 7);
+    assert_eq!(config.supervisor_config().warm_sessions, 5);
+    assert_eq!(Config::default().supervisor_config().warm_sessions, 1_000);
     assert_eq!(config.policy.hop_limit, 3);
     assert_eq!(
         config.public_url(config.server.bind),
@@ -145,6 +148,7 @@ fn the_example_file_names_every_key_of_the_embedded_default() {
                 "session",
                 "session_queue",
                 "idle_timeout_secs",
+                "warm_sessions",
                 "finished_tasks",
             ][..],
         ),

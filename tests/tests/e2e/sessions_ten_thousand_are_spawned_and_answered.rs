@@ -21,6 +21,8 @@ async fn ten_thousand_sessions_are_spawned_and_every_one_is_answered() {
         // Every send is in flight at once: 1,000 run (the default per-agent limit) and
         // the rest wait in a line long enough to hold them.
         .agent_queue(SESSIONS)
+        // Every session is kept warm, so each one can be counted at the end.
+        .warm_sessions(SESSIONS)
         .build()
         .await
         .expect("runtime starts");

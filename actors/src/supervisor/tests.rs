@@ -1,0 +1,95 @@
+use super::*;
+use crate::agent::{Agent, AgentError, TaskContext};
+use crate::store::InMemoryTaskStore;
+use agentyard_policy::AllowAll;
+
+struct Echo;
+
+impl Agent for Echo {
+    async fn handle(&self, ctx: &mut TaskContext) -> std::result::Result<(), AgentError> {
+        let text = ctx.message().text();
+        ctx.reply_text(text);
+        Ok(())
+    }
+}
+
+async fn supervisor(warm_sessions: usize) -> Supervisor {
+    Supervisor::start(
+        SupervisorConfig {
+            warm_sessions,
+            ..SupervisorConfig::default()
+        },
+        vec![Registration::new(AgentDescriptor::new("echo"), |_| Echo)],
+        Arc::new(AllowAll),
+        Arc::new(InMemoryTaskStore::new()),
+    )
+    .await
+    .expect("supervisor")
+}
+
+fn in_context(context: &str) -> SendRequest {
+    SendRequest::new(
+        "echo",
+        Message::user_text("hi").with_context_id(ContextId::new(context)),
+    )
+}
+
+/// Waits until every session's work has let go of it (the answer comes back before
+/// the work is dropped).
+async fn settle(supervisor: &Supervisor, warm: usize) {
+    for _ in 0..1_000 {
+        if supervisor.core.warm.len.load(Ordering::Acquire) == warm
+            && supervisor.core.sessions.iter().all(|s| s.session.is_idle())
+        {
+            return;
+        }
+        tokio::task::yield_now().await;
+    }
+    panic!("the sessions did not settle");
+}
+
+#[tokio::test]
+async fn the_warm_line_stays_bounded_when_one_conversation_goes_on_and_on() {
+    let supervisor = supervisor(4).await;
+    for _ in 0..1_000 {
+        supervisor
+            .send_and_wait(in_context("long"))
+            .await
+            .expect("answered");
+    }
+    settle(&supervisor, 1).await;
+    let entries = supervisor.core.warm.entries.lock().expect("lock").len();
+    assert!(
+        entries <= 2 + 64 + 1,
+        "stale entries are dropped as they pile up: {entries} for one warm session"
+    );
+    assert_eq!(supervisor.session_count(), 1);
+}
+
+#[tokio::test]
+async fn the_warm_count_follows_the_sessions_in_and_out() {
+    let supervisor = supervisor(3).await;
+    for i in 0..10 {
+        supervisor
+            .send_and_wait(in_context(&format!("c{i}")))
+            .await
+            .expect("answered");
+    }
+    settle(&supervisor, 3).await;
+    assert_eq!(supervisor.session_count(), 3);
+
+    // A warm session taken for a send leaves the count, and comes back when it settles.
+    supervisor
+        .send_and_wait(in_context("c9"))
+        .await
+        .expect("answered");
+    settle(&supervisor, 3).await;
+    assert_eq!(supervisor.session_count(), 3);
+
+    // Removed by hand or by the sweep: out of the count too.
+    assert!(supervisor.stop_session("echo", &ContextId::new("c9")));
+    assert_eq!(supervisor.core.warm.len.load(Ordering::Acquire), 2);
+    supervisor.passivate_all_idle();
+    assert_eq!(supervisor.core.warm.len.load(Ordering::Acquire), 0);
+    assert_eq!(supervisor.session_count(), 0);
+}
