@@ -85,8 +85,7 @@ pub use params::{
 };
 pub use push::{AuthenticationInfo, TaskPushNotificationConfig};
 pub use response::{
-    ListTaskPushNotificationConfigsResponse, ListTasksResponse, SendMessageResponse,
-    StreamResponse,
+    ListTaskPushNotificationConfigsResponse, ListTasksResponse, SendMessageResponse, StreamResponse,
 };
 pub use task::{
     Artifact, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,

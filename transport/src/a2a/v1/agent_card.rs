@@ -166,7 +166,10 @@ pub struct ApiKeySecurityScheme {
 
 /// HTTP authentication (RFC 7235), e.g. `Bearer`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", expecting = "an HTTPAuthSecurityScheme object")]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "an HTTPAuthSecurityScheme object"
+)]
 pub struct HttpAuthSecurityScheme {
     /// A description of the scheme.
     #[serde(default, skip_serializing_if = "is_empty")]
@@ -194,7 +197,10 @@ pub struct OAuth2SecurityScheme {
 
 /// OpenID Connect discovery.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", expecting = "an OpenIdConnectSecurityScheme object")]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "an OpenIdConnectSecurityScheme object"
+)]
 pub struct OpenIdConnectSecurityScheme {
     /// A description of the scheme.
     #[serde(default, skip_serializing_if = "is_empty")]
@@ -205,7 +211,10 @@ pub struct OpenIdConnectSecurityScheme {
 
 /// Mutual TLS.
 #[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", expecting = "a MutualTlsSecurityScheme object")]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "a MutualTlsSecurityScheme object"
+)]
 pub struct MutualTlsSecurityScheme {
     /// A description of the scheme.
     #[serde(default, skip_serializing_if = "is_empty")]
@@ -258,8 +267,10 @@ impl<'de> Deserialize<'de> for SecurityScheme {
         let mut found = [
             wire.api_key_security_scheme.map(Self::ApiKey),
             wire.http_auth_security_scheme.map(Self::HttpAuth),
-            wire.oauth2_security_scheme.map(|scheme| Self::OAuth2(Box::new(scheme))),
-            wire.open_id_connect_security_scheme.map(Self::OpenIdConnect),
+            wire.oauth2_security_scheme
+                .map(|scheme| Self::OAuth2(Box::new(scheme))),
+            wire.open_id_connect_security_scheme
+                .map(Self::OpenIdConnect),
             wire.mtls_security_scheme.map(Self::MutualTls),
         ]
         .into_iter()
@@ -271,7 +282,9 @@ impl<'de> Deserialize<'de> for SecurityScheme {
             )
         })?;
         if found.next().is_some() {
-            return Err(D::Error::custom("a SecurityScheme holds one scheme, not several"));
+            return Err(D::Error::custom(
+                "a SecurityScheme holds one scheme, not several",
+            ));
         }
         Ok(scheme)
     }
@@ -338,7 +351,10 @@ impl<'de> Deserialize<'de> for OAuthFlows {
 
 /// The authorization code flow.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", expecting = "an AuthorizationCodeOAuthFlow object")]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "an AuthorizationCodeOAuthFlow object"
+)]
 pub struct AuthorizationCodeOAuthFlow {
     /// The authorization endpoint.
     pub authorization_url: String,
@@ -357,7 +373,10 @@ pub struct AuthorizationCodeOAuthFlow {
 
 /// The client credentials flow.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", expecting = "a ClientCredentialsOAuthFlow object")]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "a ClientCredentialsOAuthFlow object"
+)]
 pub struct ClientCredentialsOAuthFlow {
     /// The token endpoint.
     pub token_url: String,
@@ -601,7 +620,12 @@ impl TryFrom<AgentCard> for a2a::AgentCard {
                 ),
             },
             security_schemes: (!security_schemes.is_empty()).then_some(security_schemes),
-            security: some_vec(card.security_requirements.into_iter().map(Into::into).collect()),
+            security: some_vec(
+                card.security_requirements
+                    .into_iter()
+                    .map(Into::into)
+                    .collect(),
+            ),
             default_input_modes: card.default_input_modes,
             default_output_modes: card.default_output_modes,
             skills: card.skills.into_iter().map(Into::into).collect(),
@@ -672,7 +696,13 @@ impl From<AgentSkill> for a2a::AgentSkill {
             examples: some_vec(skill.examples),
             input_modes: some_vec(skill.input_modes),
             output_modes: some_vec(skill.output_modes),
-            security: some_vec(skill.security_requirements.into_iter().map(Into::into).collect()),
+            security: some_vec(
+                skill
+                    .security_requirements
+                    .into_iter()
+                    .map(Into::into)
+                    .collect(),
+            ),
         }
     }
 }

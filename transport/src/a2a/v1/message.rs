@@ -200,7 +200,10 @@ impl From<a2a::Part> for Part {
 
 /// A 0.3 data part back to its 1.0 value: a `{"value": …}` wrapper marked
 /// with [`DATA_VALUE_WRAPPED`] gives up its value and its mark.
-fn unwrap_data(mut data: Map<String, Value>, metadata: Option<Metadata>) -> (Value, Option<Metadata>) {
+fn unwrap_data(
+    mut data: Map<String, Value>,
+    metadata: Option<Metadata>,
+) -> (Value, Option<Metadata>) {
     let Some(mut metadata) = metadata else {
         return (Value::Object(data), None);
     };

@@ -4,7 +4,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::convert::{ConversionError, count, int32, is_empty, is_false, is_zero, some_string, some_vec};
+use super::convert::{
+    ConversionError, count, int32, is_empty, is_false, is_zero, some_string, some_vec,
+};
 use super::{Message, TaskPushNotificationConfig, TaskState};
 use crate::a2a::{self, Metadata};
 use crate::ids::TaskId;
@@ -12,7 +14,10 @@ use crate::ids::TaskId;
 /// Options of `SendMessage` / `SendStreamingMessage` (proto
 /// `SendMessageConfiguration`).
 #[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", expecting = "a SendMessageConfiguration object")]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "a SendMessageConfiguration object"
+)]
 pub struct SendMessageConfiguration {
     /// MIME types the client accepts in the answer.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -207,7 +212,10 @@ impl From<CancelTaskRequest> for a2a::TaskIdParams {
 
 /// Params of `SubscribeToTask` (proto `SubscribeToTaskRequest`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", expecting = "a SubscribeToTaskRequest object")]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "a SubscribeToTaskRequest object"
+)]
 pub struct SubscribeToTaskRequest {
     /// The tenant, if the interface sets one.
     #[serde(default, skip_serializing_if = "is_empty")]
@@ -239,7 +247,10 @@ impl From<SubscribeToTaskRequest> for a2a::TaskIdParams {
 /// `GetTaskPushNotificationConfigRequest`): `id` names the config, where 0.3
 /// used it for the task.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", expecting = "a GetTaskPushNotificationConfigRequest object")]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "a GetTaskPushNotificationConfigRequest object"
+)]
 pub struct GetTaskPushNotificationConfigRequest {
     /// The tenant, if the interface sets one.
     #[serde(default, skip_serializing_if = "is_empty")]
@@ -275,7 +286,10 @@ impl From<GetTaskPushNotificationConfigRequest> for a2a::GetTaskPushNotification
 /// Params of `DeleteTaskPushNotificationConfig` (proto
 /// `DeleteTaskPushNotificationConfigRequest`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", expecting = "a DeleteTaskPushNotificationConfigRequest object")]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "a DeleteTaskPushNotificationConfigRequest object"
+)]
 pub struct DeleteTaskPushNotificationConfigRequest {
     /// The tenant, if the interface sets one.
     #[serde(default, skip_serializing_if = "is_empty")]
@@ -310,7 +324,10 @@ impl From<DeleteTaskPushNotificationConfigRequest> for a2a::DeleteTaskPushNotifi
 /// Params of `ListTaskPushNotificationConfigs` (proto
 /// `ListTaskPushNotificationConfigsRequest`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", expecting = "a ListTaskPushNotificationConfigsRequest object")]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "a ListTaskPushNotificationConfigsRequest object"
+)]
 pub struct ListTaskPushNotificationConfigsRequest {
     /// The tenant, if the interface sets one.
     #[serde(default, skip_serializing_if = "is_empty")]
@@ -349,7 +366,10 @@ impl From<ListTaskPushNotificationConfigsRequest> for a2a::ListTaskPushNotificat
 
 /// Params of `GetExtendedAgentCard` (proto `GetExtendedAgentCardRequest`).
 #[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", expecting = "a GetExtendedAgentCardRequest object")]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "a GetExtendedAgentCardRequest object"
+)]
 pub struct GetExtendedAgentCardRequest {
     /// The tenant, if the interface sets one.
     #[serde(default, skip_serializing_if = "is_empty")]

@@ -48,7 +48,10 @@ impl From<AuthenticationInfo> for a2a::PushNotificationAuthenticationInfo {
 /// an item of its List, and (without `taskId`) the webhook of
 /// `SendMessageConfiguration`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", expecting = "a TaskPushNotificationConfig object")]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "a TaskPushNotificationConfig object"
+)]
 pub struct TaskPushNotificationConfig {
     /// The tenant, if the interface sets one.
     #[serde(default, skip_serializing_if = "is_empty")]

@@ -4,7 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::convert::{ConversionError, is_empty};
-use super::{Message, Task, TaskArtifactUpdateEvent, TaskPushNotificationConfig, TaskStatusUpdateEvent};
+use super::{
+    Message, Task, TaskArtifactUpdateEvent, TaskPushNotificationConfig, TaskStatusUpdateEvent,
+};
 use crate::a2a;
 
 /// The result of `SendMessage` (proto `SendMessageResponse`):
@@ -167,7 +169,10 @@ pub struct ListTasksResponse {
 /// The result of `ListTaskPushNotificationConfigs` (proto
 /// `ListTaskPushNotificationConfigsResponse`).
 #[derive(Clone, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", expecting = "a ListTaskPushNotificationConfigsResponse object")]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "a ListTaskPushNotificationConfigsResponse object"
+)]
 pub struct ListTaskPushNotificationConfigsResponse {
     /// The configs of this page.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -194,6 +199,10 @@ impl TryFrom<ListTaskPushNotificationConfigsResponse> for Vec<a2a::TaskPushNotif
     fn try_from(
         response: ListTaskPushNotificationConfigsResponse,
     ) -> Result<Self, ConversionError> {
-        response.configs.into_iter().map(TryInto::try_into).collect()
+        response
+            .configs
+            .into_iter()
+            .map(TryInto::try_into)
+            .collect()
     }
 }

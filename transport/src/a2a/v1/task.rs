@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::convert::{ConversionError, is_empty, is_false, proto_enum, some_string, some_true, some_vec};
+use super::convert::{
+    ConversionError, is_empty, is_false, proto_enum, some_string, some_true, some_vec,
+};
 use super::{Message, Part};
 use crate::a2a::{self, Metadata};
 use crate::ids::{ContextId, TaskId};
@@ -161,7 +163,12 @@ impl TryFrom<Task> for a2a::Task {
             context_id,
             status: task.status.try_into()?,
             history: some_vec(history),
-            artifacts: some_vec(task.artifacts.into_iter().map(a2a::Artifact::from).collect()),
+            artifacts: some_vec(
+                task.artifacts
+                    .into_iter()
+                    .map(a2a::Artifact::from)
+                    .collect(),
+            ),
             metadata: task.metadata,
         })
     }
@@ -264,7 +271,10 @@ impl TryFrom<TaskStatusUpdateEvent> for a2a::TaskStatusUpdateEvent {
 
 /// An artifact was produced or extended (proto `TaskArtifactUpdateEvent`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", expecting = "a TaskArtifactUpdateEvent object")]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "a TaskArtifactUpdateEvent object"
+)]
 pub struct TaskArtifactUpdateEvent {
     /// The task the artifact belongs to.
     pub task_id: TaskId,
