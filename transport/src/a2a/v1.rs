@@ -8,7 +8,8 @@
 //! `ROLE_USER`; their numbers are accepted on read, as ProtoJSON allows),
 //! oneofs as whichever member is present, `Struct`/`Value` as plain JSON,
 //! timestamps as RFC 3339 strings. Unknown fields are ignored on read, not
-//! refused (spec §5.7). Proto3 defaults (an empty string, `false`, an empty
+//! refused (spec §5.7), and each field is also read under its proto name
+//! (`message_id`), as ProtoJSON parsers must. Proto3 defaults (an empty string, `false`, an empty
 //! list) are left out on write, as ProtoJSON emitters do.
 //!
 //! Each type converts to and from its internal counterpart by value

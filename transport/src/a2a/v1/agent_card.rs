@@ -16,11 +16,13 @@ pub struct AgentInterface {
     /// The endpoint.
     pub url: String,
     /// `"JSONRPC"`, `"GRPC"`, `"HTTP+JSON"` or another binding's name.
+    #[serde(alias = "protocol_binding")]
     pub protocol_binding: String,
     /// The tenant a client must send on every request to this interface.
     #[serde(default, skip_serializing_if = "is_empty")]
     pub tenant: String,
     /// Major.minor, e.g. `"1.0"` or `"0.3"`.
+    #[serde(alias = "protocol_version")]
     pub protocol_version: String,
 }
 
@@ -43,6 +45,7 @@ pub struct AgentCapabilities {
     pub streaming: Option<bool>,
     /// Push notifications to a webhook.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "push_notifications")]
     pub push_notifications: Option<bool>,
     /// Protocol extensions the agent supports.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -50,6 +53,7 @@ pub struct AgentCapabilities {
     /// An extended card is served by `GetExtendedAgentCard` (0.3's top-level
     /// `supportsAuthenticatedExtendedCard`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "extended_agent_card")]
     pub extended_agent_card: Option<bool>,
 }
 
@@ -89,12 +93,15 @@ pub struct AgentSkill {
     pub examples: Vec<String>,
     /// Accepted MIME types, overriding the card's defaults.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(alias = "input_modes")]
     pub input_modes: Vec<String>,
     /// Produced MIME types, overriding the card's defaults.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(alias = "output_modes")]
     pub output_modes: Vec<String>,
     /// Security requirements for this skill: any one suffices.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(alias = "security_requirements")]
     pub security_requirements: Vec<SecurityRequirement>,
 }
 
@@ -178,6 +185,7 @@ pub struct HttpAuthSecurityScheme {
     pub scheme: String,
     /// How the bearer token is formatted, e.g. `"JWT"`.
     #[serde(default, skip_serializing_if = "is_empty")]
+    #[serde(alias = "bearer_format")]
     pub bearer_format: String,
 }
 
@@ -192,6 +200,7 @@ pub struct OAuth2SecurityScheme {
     pub flows: OAuthFlows,
     /// The authorization server's metadata URL (RFC 8414).
     #[serde(default, skip_serializing_if = "is_empty")]
+    #[serde(alias = "oauth2_metadata_url")]
     pub oauth2_metadata_url: String,
 }
 
@@ -206,6 +215,7 @@ pub struct OpenIdConnectSecurityScheme {
     #[serde(default, skip_serializing_if = "is_empty")]
     pub description: String,
     /// The discovery document URL.
+    #[serde(alias = "open_id_connect_url")]
     pub open_id_connect_url: String,
 }
 
@@ -252,14 +262,19 @@ impl<'de> Deserialize<'de> for SecurityScheme {
         #[serde(rename_all = "camelCase", expecting = "a SecurityScheme object")]
         struct Wire {
             #[serde(default)]
+            #[serde(alias = "api_key_security_scheme")]
             api_key_security_scheme: Option<ApiKeySecurityScheme>,
             #[serde(default)]
+            #[serde(alias = "http_auth_security_scheme")]
             http_auth_security_scheme: Option<HttpAuthSecurityScheme>,
             #[serde(default, rename = "oauth2SecurityScheme")]
+            #[serde(alias = "oauth2_security_scheme")]
             oauth2_security_scheme: Option<OAuth2SecurityScheme>,
             #[serde(default)]
+            #[serde(alias = "open_id_connect_security_scheme")]
             open_id_connect_security_scheme: Option<OpenIdConnectSecurityScheme>,
             #[serde(default)]
+            #[serde(alias = "mtls_security_scheme")]
             mtls_security_scheme: Option<MutualTlsSecurityScheme>,
         }
 
@@ -315,14 +330,17 @@ impl<'de> Deserialize<'de> for OAuthFlows {
         #[serde(rename_all = "camelCase", expecting = "an OAuthFlows object")]
         struct Wire {
             #[serde(default)]
+            #[serde(alias = "authorization_code")]
             authorization_code: Option<AuthorizationCodeOAuthFlow>,
             #[serde(default)]
+            #[serde(alias = "client_credentials")]
             client_credentials: Option<ClientCredentialsOAuthFlow>,
             #[serde(default)]
             implicit: Option<ImplicitOAuthFlow>,
             #[serde(default)]
             password: Option<PasswordOAuthFlow>,
             #[serde(default)]
+            #[serde(alias = "device_code")]
             device_code: Option<DeviceCodeOAuthFlow>,
         }
 
@@ -357,17 +375,21 @@ impl<'de> Deserialize<'de> for OAuthFlows {
 )]
 pub struct AuthorizationCodeOAuthFlow {
     /// The authorization endpoint.
+    #[serde(alias = "authorization_url")]
     pub authorization_url: String,
     /// The token endpoint.
+    #[serde(alias = "token_url")]
     pub token_url: String,
     /// The refresh endpoint.
     #[serde(default, skip_serializing_if = "is_empty")]
+    #[serde(alias = "refresh_url")]
     pub refresh_url: String,
     /// Scope name to description.
     #[serde(default)]
     pub scopes: OAuthScopes,
     /// PKCE (RFC 7636) is required (new in 1.0).
     #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(alias = "pkce_required")]
     pub pkce_required: bool,
 }
 
@@ -379,9 +401,11 @@ pub struct AuthorizationCodeOAuthFlow {
 )]
 pub struct ClientCredentialsOAuthFlow {
     /// The token endpoint.
+    #[serde(alias = "token_url")]
     pub token_url: String,
     /// The refresh endpoint.
     #[serde(default, skip_serializing_if = "is_empty")]
+    #[serde(alias = "refresh_url")]
     pub refresh_url: String,
     /// Scope name to description.
     #[serde(default)]
@@ -394,9 +418,11 @@ pub struct ClientCredentialsOAuthFlow {
 pub struct ImplicitOAuthFlow {
     /// The authorization endpoint.
     #[serde(default, skip_serializing_if = "is_empty")]
+    #[serde(alias = "authorization_url")]
     pub authorization_url: String,
     /// The refresh endpoint.
     #[serde(default, skip_serializing_if = "is_empty")]
+    #[serde(alias = "refresh_url")]
     pub refresh_url: String,
     /// Scope name to description.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -409,9 +435,11 @@ pub struct ImplicitOAuthFlow {
 pub struct PasswordOAuthFlow {
     /// The token endpoint.
     #[serde(default, skip_serializing_if = "is_empty")]
+    #[serde(alias = "token_url")]
     pub token_url: String,
     /// The refresh endpoint.
     #[serde(default, skip_serializing_if = "is_empty")]
+    #[serde(alias = "refresh_url")]
     pub refresh_url: String,
     /// Scope name to description.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -423,11 +451,14 @@ pub struct PasswordOAuthFlow {
 #[serde(rename_all = "camelCase", expecting = "a DeviceCodeOAuthFlow object")]
 pub struct DeviceCodeOAuthFlow {
     /// The device authorization endpoint.
+    #[serde(alias = "device_authorization_url")]
     pub device_authorization_url: String,
     /// The token endpoint.
+    #[serde(alias = "token_url")]
     pub token_url: String,
     /// The refresh endpoint.
     #[serde(default, skip_serializing_if = "is_empty")]
+    #[serde(alias = "refresh_url")]
     pub refresh_url: String,
     /// Scope name to description.
     #[serde(default)]
@@ -444,6 +475,7 @@ pub struct AgentCard {
     pub description: String,
     /// The interfaces served, in preference order.
     #[serde(default)]
+    #[serde(alias = "supported_interfaces")]
     pub supported_interfaces: Vec<AgentInterface>,
     /// Who provides the agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -452,21 +484,26 @@ pub struct AgentCard {
     pub version: String,
     /// A URL of the agent's documentation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "documentation_url")]
     pub documentation_url: Option<String>,
     /// Optional features the agent supports.
     #[serde(default)]
     pub capabilities: AgentCapabilities,
     /// Security schemes by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(alias = "security_schemes")]
     pub security_schemes: BTreeMap<String, SecurityScheme>,
     /// Requirements for every interaction: any one suffices.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(alias = "security_requirements")]
     pub security_requirements: Vec<SecurityRequirement>,
     /// MIME types accepted by default.
     #[serde(default)]
+    #[serde(alias = "default_input_modes")]
     pub default_input_modes: Vec<String>,
     /// MIME types produced by default.
     #[serde(default)]
+    #[serde(alias = "default_output_modes")]
     pub default_output_modes: Vec<String>,
     /// What the agent can do.
     #[serde(default)]
@@ -476,6 +513,7 @@ pub struct AgentCard {
     pub signatures: Vec<AgentCardSignature>,
     /// A URL of an icon.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "icon_url")]
     pub icon_url: Option<String>,
 }
 

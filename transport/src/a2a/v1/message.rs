@@ -83,6 +83,7 @@ pub struct Part {
     pub filename: String,
     /// The MIME type, e.g. `"text/plain"`.
     #[serde(skip_serializing_if = "is_empty")]
+    #[serde(alias = "media_type")]
     pub media_type: String,
 }
 
@@ -122,6 +123,7 @@ impl<'de> Deserialize<'de> for Part {
             #[serde(default)]
             filename: Option<String>,
             #[serde(default)]
+            #[serde(alias = "media_type")]
             media_type: Option<String>,
         }
 
@@ -267,12 +269,15 @@ impl From<Part> for a2a::Part {
 #[serde(rename_all = "camelCase", expecting = "a Message object")]
 pub struct Message {
     /// Chosen by the sender, typically a uuid.
+    #[serde(alias = "message_id")]
     pub message_id: MessageId,
     /// The conversation this message belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "context_id")]
     pub context_id: Option<ContextId>,
     /// The task this message belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "task_id")]
     pub task_id: Option<TaskId>,
     /// Who sent it.
     pub role: Role,
@@ -286,6 +291,7 @@ pub struct Message {
     pub extensions: Vec<String>,
     /// Other tasks this message refers to for context.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(alias = "reference_task_ids")]
     pub reference_task_ids: Vec<TaskId>,
 }
 

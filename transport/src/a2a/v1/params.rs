@@ -21,17 +21,21 @@ use crate::ids::TaskId;
 pub struct SendMessageConfiguration {
     /// MIME types the client accepts in the answer.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(alias = "accepted_output_modes")]
     pub accepted_output_modes: Vec<String>,
     /// A webhook for updates after the first answer (`taskId` left empty).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "task_push_notification_config")]
     pub task_push_notification_config: Option<TaskPushNotificationConfig>,
     /// At most this many recent history messages; 0 means none, absent means
     /// the server's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
     /// Answer at once instead of waiting for a terminal or interrupted state:
     /// the opposite of 0.3's `blocking`.
     #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(alias = "return_immediately")]
     pub return_immediately: bool,
 }
 
@@ -120,6 +124,7 @@ pub struct GetTaskRequest {
     pub id: TaskId,
     /// At most this many recent history messages; 0 means none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
 }
 
@@ -156,24 +161,30 @@ pub struct ListTasksRequest {
     pub tenant: String,
     /// Only tasks of this conversation.
     #[serde(default, skip_serializing_if = "is_empty")]
+    #[serde(alias = "context_id")]
     pub context_id: String,
     /// Only tasks in this state; absent (or `TASK_STATE_UNSPECIFIED`) for all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<TaskState>,
     /// Tasks per page, 1 to 100; the server's default (50) when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "page_size")]
     pub page_size: Option<i32>,
     /// The cursor from the previous page's `nextPageToken`.
     #[serde(default, skip_serializing_if = "is_empty")]
+    #[serde(alias = "page_token")]
     pub page_token: String,
     /// At most this many recent history messages per task; 0 means none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
     /// Only tasks whose status changed after this time (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "status_timestamp_after")]
     pub status_timestamp_after: Option<String>,
     /// Whether to include artifacts (default false).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "include_artifacts")]
     pub include_artifacts: Option<bool>,
 }
 
@@ -256,6 +267,7 @@ pub struct GetTaskPushNotificationConfigRequest {
     #[serde(default, skip_serializing_if = "is_empty")]
     pub tenant: String,
     /// The task.
+    #[serde(alias = "task_id")]
     pub task_id: TaskId,
     /// The config.
     pub id: String,
@@ -295,6 +307,7 @@ pub struct DeleteTaskPushNotificationConfigRequest {
     #[serde(default, skip_serializing_if = "is_empty")]
     pub tenant: String,
     /// The task.
+    #[serde(alias = "task_id")]
     pub task_id: TaskId,
     /// The config to remove.
     pub id: String,
@@ -333,12 +346,15 @@ pub struct ListTaskPushNotificationConfigsRequest {
     #[serde(default, skip_serializing_if = "is_empty")]
     pub tenant: String,
     /// The task.
+    #[serde(alias = "task_id")]
     pub task_id: TaskId,
     /// Configs per page; 0 for the server's choice.
     #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(alias = "page_size")]
     pub page_size: i32,
     /// The cursor from the previous page.
     #[serde(default, skip_serializing_if = "is_empty")]
+    #[serde(alias = "page_token")]
     pub page_token: String,
 }
 

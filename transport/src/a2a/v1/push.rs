@@ -62,6 +62,7 @@ pub struct TaskPushNotificationConfig {
     /// The task; empty inside `SendMessageConfiguration`, where the task
     /// does not exist yet.
     #[serde(default, skip_serializing_if = "is_empty")]
+    #[serde(alias = "task_id")]
     pub task_id: String,
     /// The webhook URL.
     pub url: String,

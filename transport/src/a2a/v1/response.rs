@@ -47,8 +47,10 @@ struct PayloadWire {
     #[serde(default)]
     message: Option<Message>,
     #[serde(default)]
+    #[serde(alias = "status_update")]
     status_update: Option<TaskStatusUpdateEvent>,
     #[serde(default)]
+    #[serde(alias = "artifact_update")]
     artifact_update: Option<TaskArtifactUpdateEvent>,
 }
 
@@ -157,12 +159,15 @@ pub struct ListTasksResponse {
     pub tasks: Vec<Task>,
     /// The cursor of the next page; empty on the last page.
     #[serde(default)]
+    #[serde(alias = "next_page_token")]
     pub next_page_token: String,
     /// The page size used.
     #[serde(default)]
+    #[serde(alias = "page_size")]
     pub page_size: i32,
     /// How many tasks match the filters, over all pages.
     #[serde(default)]
+    #[serde(alias = "total_size")]
     pub total_size: i32,
 }
 
@@ -179,6 +184,7 @@ pub struct ListTaskPushNotificationConfigsResponse {
     pub configs: Vec<TaskPushNotificationConfig>,
     /// The cursor of the next page; empty on the last page.
     #[serde(default, skip_serializing_if = "is_empty")]
+    #[serde(alias = "next_page_token")]
     pub next_page_token: String,
 }
 

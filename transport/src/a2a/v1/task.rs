@@ -109,6 +109,7 @@ pub struct Task {
     pub id: TaskId,
     /// The conversation; not marked required in the proto, but 0.3 needs it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(alias = "context_id")]
     pub context_id: Option<ContextId>,
     /// The current status.
     pub status: TaskStatus,
@@ -179,6 +180,7 @@ impl TryFrom<Task> for a2a::Task {
 #[serde(rename_all = "camelCase", expecting = "an Artifact object")]
 pub struct Artifact {
     /// Unique within its task; chunks of one artifact share it.
+    #[serde(alias = "artifact_id")]
     pub artifact_id: String,
     /// A human-readable name.
     #[serde(default, skip_serializing_if = "is_empty")]
@@ -228,8 +230,10 @@ impl From<Artifact> for a2a::Artifact {
 #[serde(rename_all = "camelCase", expecting = "a TaskStatusUpdateEvent object")]
 pub struct TaskStatusUpdateEvent {
     /// The task that changed.
+    #[serde(alias = "task_id")]
     pub task_id: TaskId,
     /// The task's conversation.
+    #[serde(alias = "context_id")]
     pub context_id: ContextId,
     /// The new status.
     pub status: TaskStatus,
@@ -277,8 +281,10 @@ impl TryFrom<TaskStatusUpdateEvent> for a2a::TaskStatusUpdateEvent {
 )]
 pub struct TaskArtifactUpdateEvent {
     /// The task the artifact belongs to.
+    #[serde(alias = "task_id")]
     pub task_id: TaskId,
     /// The task's conversation.
+    #[serde(alias = "context_id")]
     pub context_id: ContextId,
     /// The artifact, or the next chunk of it.
     pub artifact: Artifact,
@@ -287,6 +293,7 @@ pub struct TaskArtifactUpdateEvent {
     pub append: bool,
     /// True on the artifact's last chunk.
     #[serde(default, skip_serializing_if = "is_false")]
+    #[serde(alias = "last_chunk")]
     pub last_chunk: bool,
     /// Optional metadata for extensions.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1155,3 +1155,37 @@ fn method_names_match_the_proto_service() {
         assert!(!crate::jsonrpc::method::ALL.contains(&name));
     }
 }
+
+#[test]
+fn the_proto_field_names_are_read_as_well_as_the_json_names() {
+    // ProtoJSON parsers accept the original snake_case names too.
+    let request: SendMessageRequest = serde_json::from_value(json!({
+        "message": {"message_id": "m-1", "context_id": "c-1", "role": "ROLE_USER",
+                    "parts": [{"url": "https://x", "media_type": "text/html"}]},
+        "configuration": {"return_immediately": true, "history_length": 2,
+                          "accepted_output_modes": ["text/plain"],
+                          "task_push_notification_config": {"url": "https://h", "task_id": "t"}}
+    }))
+    .expect("snake_case names");
+    assert_eq!(request.message.context_id, Some(ContextId::new("c-1")));
+    assert_eq!(request.message.parts[0].media_type, "text/html");
+    let configuration = request.configuration.expect("configuration");
+    assert!(configuration.return_immediately);
+    assert_eq!(configuration.history_length, Some(2));
+    assert_eq!(
+        configuration
+            .task_push_notification_config
+            .expect("push")
+            .task_id,
+        "t"
+    );
+    let event: StreamResponse = serde_json::from_value(json!({
+        "artifact_update": {"task_id": "t", "context_id": "c", "last_chunk": true,
+                            "artifact": {"artifact_id": "a", "parts": []}}
+    }))
+    .expect("snake_case oneof member");
+    let StreamResponse::ArtifactUpdate(event) = event else {
+        panic!("an artifact update");
+    };
+    assert!(event.last_chunk);
+}
