@@ -62,6 +62,7 @@ mod error;
 mod message;
 mod params;
 mod push;
+mod request;
 mod response;
 mod task;
 mod version;
@@ -85,6 +86,7 @@ pub use params::{
     ListTasksRequest, SendMessageConfiguration, SendMessageRequest, SubscribeToTaskRequest,
 };
 pub use push::{AuthenticationInfo, TaskPushNotificationConfig};
+pub use request::Request;
 pub use response::{
     ListTaskPushNotificationConfigsResponse, ListTasksResponse, SendMessageResponse, StreamResponse,
 };

@@ -149,6 +149,16 @@ impl TryFrom<StreamResponse> for a2a::StreamEvent {
     }
 }
 
+impl From<SendMessageResponse> for StreamResponse {
+    /// The first event of a stream is the task or message a send answers with.
+    fn from(response: SendMessageResponse) -> Self {
+        match response {
+            SendMessageResponse::Task(task) => Self::Task(task),
+            SendMessageResponse::Message(message) => Self::Message(message),
+        }
+    }
+}
+
 /// The result of `ListTasks` (proto `ListTasksResponse`); every member is
 /// required, so each is always written.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1189,3 +1189,103 @@ fn the_proto_field_names_are_read_as_well_as_the_json_names() {
     };
     assert!(event.last_chunk);
 }
+
+#[test]
+fn requests_are_typed_by_their_1_0_method() {
+    let request = Request::from_jsonrpc(
+        method::SEND_MESSAGE,
+        Some(
+            json!({"tenant": "echo", "message": {"messageId": "m", "role": "ROLE_USER",
+                                                   "parts": [{"text": "hi"}]}}),
+        ),
+    )
+    .expect("typed");
+    assert_eq!(request.tenant(), "echo");
+    assert!(!request.is_streaming());
+    let internal = crate::jsonrpc::A2aRequest::try_from(request).expect("converts");
+    let crate::jsonrpc::A2aRequest::SendMessage(params) = internal else {
+        panic!("message/send");
+    };
+    assert_eq!(params.message.text(), "hi");
+
+    let list = Request::from_jsonrpc(method::LIST_TASKS, None).expect("params optional");
+    assert_eq!(list, Request::ListTasks(ListTasksRequest::default()));
+    let error = crate::jsonrpc::A2aRequest::try_from(list).unwrap_err();
+    assert_eq!(error.field(), "ListTasksRequest");
+    assert!(Request::from_jsonrpc(method::GET_EXTENDED_AGENT_CARD, None).is_ok());
+
+    let error = Request::from_jsonrpc("message/send", Some(json!({}))).unwrap_err();
+    assert_eq!(error.code, -32601, "a 0.3 name is not a 1.0 method");
+    let error =
+        Request::from_jsonrpc(method::GET_TASK, Some(json!({"historyLength": 1}))).unwrap_err();
+    assert_eq!(error.code, -32602);
+    assert!(
+        error.message.contains("missing field `id`"),
+        "{}",
+        error.message
+    );
+
+    // A value 0.3 cannot hold is invalid params, named.
+    let request = Request::from_jsonrpc(
+        method::GET_TASK,
+        Some(json!({"id": "t", "historyLength": -1})),
+    )
+    .expect("typed");
+    let error = crate::jsonrpc::JsonRpcError::from(
+        crate::jsonrpc::A2aRequest::try_from(request).unwrap_err(),
+    );
+    assert_eq!(error.code, -32602);
+    assert!(
+        error.message.contains("GetTaskRequest.historyLength"),
+        "{}",
+        error.message
+    );
+
+    // Every internal request has a 1.0 method, and comes back unchanged.
+    let resubscribe = crate::jsonrpc::A2aRequest::TaskResubscription(a2a::TaskIdParams::new("t"));
+    let wire = Request::from(resubscribe.clone());
+    assert_eq!(wire.method(), method::SUBSCRIBE_TO_TASK);
+    assert!(wire.is_streaming());
+    assert_eq!(
+        serde_json::to_value(&wire).expect("serializes"),
+        json!({"id": "t"})
+    );
+    assert_eq!(
+        crate::jsonrpc::A2aRequest::try_from(wire).expect("converts"),
+        resubscribe
+    );
+}
+
+#[test]
+fn send_results_and_stream_events_wrap_by_member() {
+    let result = a2a::SendMessageResult::Message(a2a::Message::agent_text("hi"));
+    let wire = SendMessageResponse::from(result.clone());
+    let json = serde_json::to_value(&wire).expect("serializes");
+    assert_eq!(json["message"]["role"], "ROLE_AGENT");
+    assert!(
+        json["message"].get("kind").is_none(),
+        "no 0.3 `kind` in 1.0"
+    );
+    assert_eq!(
+        a2a::SendMessageResult::try_from(wire.clone()).expect("converts"),
+        result
+    );
+    let event = StreamResponse::from(wire);
+    assert!(matches!(event, StreamResponse::Message(_)));
+    let status = a2a::StreamEvent::StatusUpdate(a2a::TaskStatusUpdateEvent::new(
+        TaskId::new("t"),
+        ContextId::new("c"),
+        a2a::TaskStatus {
+            state: a2a::TaskState::Completed,
+            message: None,
+            timestamp: None,
+        },
+        true,
+    ));
+    let json = serde_json::to_value(StreamResponse::from(status)).expect("serializes");
+    assert_eq!(
+        json,
+        json!({"statusUpdate": {"taskId": "t", "contextId": "c",
+                                "status": {"state": "TASK_STATE_COMPLETED"}}})
+    );
+}
