@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::ProtocolVersion;
 use super::convert::{ConversionError, is_empty, is_false, some_string, some_vec};
 use crate::a2a::{self, Metadata, OAuthScopes};
 
@@ -523,6 +524,29 @@ fn major_minor(version: &str) -> String {
     match (pieces.next(), pieces.next()) {
         (Some(major), Some(minor)) => format!("{major}.{minor}"),
         _ => version.to_owned(),
+    }
+}
+
+impl AgentCard {
+    /// The 1.0 card of an internal card served in each of `versions`: every
+    /// interface of the card (as [`From`] lists them) is declared once per
+    /// version, in the order given, so with `[V1_0, V0_3]` each binding
+    /// offers 1.0 first and clients that take the first entry per binding
+    /// get 1.0.
+    #[must_use]
+    pub fn for_versions(card: a2a::AgentCard, versions: &[ProtocolVersion]) -> Self {
+        let mut card = Self::from(card);
+        let interfaces = std::mem::take(&mut card.supported_interfaces);
+        card.supported_interfaces = interfaces
+            .into_iter()
+            .flat_map(|interface| {
+                versions.iter().map(move |version| AgentInterface {
+                    protocol_version: version.as_str().to_owned(),
+                    ..interface.clone()
+                })
+            })
+            .collect();
+        card
     }
 }
 

@@ -86,7 +86,9 @@ pub fn error_reason(code: i64) -> Option<&'static str> {
 /// its JSON text, and data that is not an object goes under `"data"`. So
 /// `{"reason": "task_not_found", "taskId": "t-9"}` on -32001 becomes
 /// `reason: TASK_NOT_FOUND` with metadata `{"reason": "task_not_found",
-/// "taskId": "t-9"}`: nothing of the internal detail is lost.
+/// "taskId": "t-9"}`: nothing of the internal detail is lost. An error whose
+/// `data` is already a list of details is returned as it is, so converting
+/// twice changes nothing.
 ///
 /// ```
 /// use agentyard_transport::a2a::v1;
@@ -99,6 +101,9 @@ pub fn error_reason(code: i64) -> Option<&'static str> {
 /// ```
 #[must_use]
 pub fn to_v1_error(error: JsonRpcError) -> JsonRpcError {
+    if is_v1_details(error.data.as_ref()) {
+        return error;
+    }
     let JsonRpcError {
         code,
         message,
@@ -131,6 +136,21 @@ pub fn to_v1_error(error: JsonRpcError) -> JsonRpcError {
         code,
         message,
         data: Some(Value::Array(vec![error_info_value(info)])),
+    }
+}
+
+/// True when `data` is already a list of `google.rpc` details (each an
+/// object with an `@type`), as [`version_not_supported`] builds it: such an
+/// error is in its 1.0 form and is left alone.
+fn is_v1_details(data: Option<&Value>) -> bool {
+    match data {
+        Some(Value::Array(details)) => {
+            !details.is_empty()
+                && details
+                    .iter()
+                    .all(|detail| matches!(detail.get("@type"), Some(Value::String(_))))
+        }
+        _ => false,
     }
 }
 

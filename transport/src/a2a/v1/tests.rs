@@ -1289,3 +1289,43 @@ fn send_results_and_stream_events_wrap_by_member() {
                                 "status": {"state": "TASK_STATE_COMPLETED"}}})
     );
 }
+
+#[test]
+fn converting_an_error_twice_changes_nothing() {
+    let once = version_not_supported("2.0", &["1.0", "0.3"]);
+    assert_eq!(to_v1_error(once.clone()), once);
+    let converted = to_v1_error(crate::jsonrpc::JsonRpcError::task_not_found());
+    assert_eq!(to_v1_error(converted.clone()), converted);
+    // A plain list that is not details is internal data, wrapped as usual.
+    let list = to_v1_error(crate::jsonrpc::JsonRpcError::invalid_params().with_data(json!([1])));
+    assert_eq!(list.data.expect("data")[0]["metadata"]["data"], "[1]");
+}
+
+#[test]
+fn a_card_for_two_versions_offers_1_0_first_per_binding() {
+    let mut card = a2a::AgentCard::new("echo", "echoes", "http://127.0.0.1:1/a", "1.0.0");
+    card.additional_interfaces = Some(vec![a2a::AgentInterface {
+        url: "http://127.0.0.1:1/rest".to_owned(),
+        transport: a2a::TransportProtocol::HttpJson,
+    }]);
+    let wire = AgentCard::for_versions(card, &ProtocolVersion::ALL);
+    let listed: Vec<(&str, &str)> = wire
+        .supported_interfaces
+        .iter()
+        .map(|interface| {
+            (
+                interface.protocol_binding.as_str(),
+                interface.protocol_version.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("JSONRPC", "1.0"),
+            ("JSONRPC", "0.3"),
+            ("HTTP+JSON", "1.0"),
+            ("HTTP+JSON", "0.3")
+        ]
+    );
+}
