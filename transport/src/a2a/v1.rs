@@ -9,8 +9,9 @@
 //! oneofs as whichever member is present, `Struct`/`Value` as plain JSON,
 //! timestamps as RFC 3339 strings. Unknown fields are ignored on read, not
 //! refused (spec §5.7), and each field is also read under its proto name
-//! (`message_id`), as ProtoJSON parsers must. Proto3 defaults (an empty string, `false`, an empty
-//! list) are left out on write, as ProtoJSON emitters do.
+//! (`message_id`), as ProtoJSON parsers must; so is an `int32` written as a
+//! string (`"historyLength": "2"`). Proto3 defaults (an empty string,
+//! `false`, an empty list) are left out on write, as ProtoJSON emitters do.
 //!
 //! Each type converts to and from its internal counterpart by value
 //! (`From` where every value fits, `TryFrom` with a [`ConversionError`]
@@ -42,15 +43,16 @@
 //! | `historyLength: 0` | kept as `0`; the service already reads 0 as "no history" (it keeps the 0 most recent), which is the 1.0 meaning | kept |
 //! | negative `historyLength` | error naming the field (the internal model counts with `u32`) | – |
 //! | `tenant` on any request | not in the internal params: read it from the 1.0 request before converting | absent |
-//! | `metadata` of `tasks/get`, `tasks/resubscribe` params | – | dropped: 1.0 `GetTaskRequest` and `SubscribeToTaskRequest` have none |
-//! | push config `authentication` | `scheme` → `schemes: [scheme]` | only the first of `schemes` is kept: 1.0 has one scheme |
+//! | `metadata` of `tasks/get`, `tasks/resubscribe` and push-config get/list/delete params | – | dropped: their 1.0 requests have none |
+//! | push-config get without `pushNotificationConfigId` (0.3: the task's only one) | an empty `id` reads as absent | written as an empty `id` |
+//! | push config `authentication` | `scheme` → `schemes: [scheme]`; an empty `scheme` → no schemes | only the first of `schemes` is kept: 1.0 has one scheme; none gives an empty `scheme` |
 //! | push config `tenant`, and `taskId` inside `SendMessageConfiguration` | dropped | absent |
 //! | push config list paging (`pageSize`, `pageToken`) | dropped: the internal list is whole | `nextPageToken` left out |
 //! | empty list vs absent list (`extensions`, `history`, …), `false` vs absent (`append`, `lastChunk`) | read as absent | written as absent: proto3 cannot tell them apart |
 //! | `contextId` missing on a Task | error naming the field: 0.3 requires it | – |
 //! | card `supportedInterfaces` | the first becomes `url`/`preferredTransport`, the rest `additionalInterfaces`; each `protocolVersion` and `tenant` is dropped; an empty list is an error | each interface stamped with the card's `protocolVersion` (major.minor) |
 //! | card `capabilities.stateTransitionHistory` | – | dropped (removed in 1.0) |
-//! | OAuth flows: 1.0 holds exactly one (a oneof) | `deviceCode` is an error (0.3 has none); `pkceRequired` is dropped | when a 0.3 scheme lists several flows only the first of authorizationCode, clientCredentials, implicit, password is kept |
+//! | OAuth flows: 1.0 holds exactly one (a oneof) | `deviceCode` is an error (0.3 has none); `pkceRequired` is dropped | when a 0.3 scheme lists several flows only the first of authorizationCode, clientCredentials, implicit, password is kept; one with none gets an empty `implicit` flow |
 //! | apiKey `location` (free string in 1.0) | other than cookie/header/query is an error | lossless |
 //!
 //! Timestamps are passed through as strings, unchecked, in both forms (the

@@ -76,7 +76,7 @@ pub(super) fn count(
 
 /// An internal count back into a 1.0 `int32`, saturating (no history is that
 /// long).
-pub(super) fn int32(value: Option<u32>) -> Option<i32> {
+pub(super) fn to_int32(value: Option<u32>) -> Option<i32> {
     value.map(|n| i32::try_from(n).unwrap_or(i32::MAX))
 }
 
@@ -176,3 +176,90 @@ macro_rules! proto_enum {
 }
 
 pub(super) use proto_enum;
+
+/// Serde helpers for `int32` fields, which ProtoJSON parsers accept as a
+/// number or as a decimal string.
+pub(super) mod int32 {
+    use std::fmt;
+
+    use serde::de::{self, Deserializer, Visitor};
+
+    struct Int32;
+
+    impl Visitor<'_> for Int32 {
+        type Value = i32;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a 32-bit integer (a number or a decimal string)")
+        }
+
+        fn visit_i64<E: de::Error>(self, value: i64) -> Result<i32, E> {
+            i32::try_from(value)
+                .map_err(|_| E::custom(format_args!("{value} does not fit in 32 bits")))
+        }
+
+        fn visit_u64<E: de::Error>(self, value: u64) -> Result<i32, E> {
+            i32::try_from(value)
+                .map_err(|_| E::custom(format_args!("{value} does not fit in 32 bits")))
+        }
+
+        fn visit_f64<E: de::Error>(self, value: f64) -> Result<i32, E> {
+            // ProtoJSON accepts `2.0` for an integer, but not `2.5`.
+            let truncated = value.trunc();
+            if truncated == value
+                && truncated >= f64::from(i32::MIN)
+                && truncated <= f64::from(i32::MAX)
+            {
+                #[allow(clippy::cast_possible_truncation)] // checked just above
+                Ok(truncated as i32)
+            } else {
+                Err(E::custom(format_args!("{value} is not a 32-bit integer")))
+            }
+        }
+
+        fn visit_str<E: de::Error>(self, value: &str) -> Result<i32, E> {
+            value
+                .parse()
+                .map_err(|_| E::custom(format_args!("\"{value}\" is not a 32-bit integer")))
+        }
+    }
+
+    /// An `int32` field.
+    pub(in super::super) fn required<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<i32, D::Error> {
+        deserializer.deserialize_any(Int32)
+    }
+
+    /// An `optional int32` field: `null` is absent.
+    pub(in super::super) fn optional<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<i32>, D::Error> {
+        struct Optional;
+
+        impl<'de> Visitor<'de> for Optional {
+            type Value = Option<i32>;
+
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a 32-bit integer or null")
+            }
+
+            fn visit_none<E: de::Error>(self) -> Result<Option<i32>, E> {
+                Ok(None)
+            }
+
+            fn visit_unit<E: de::Error>(self) -> Result<Option<i32>, E> {
+                Ok(None)
+            }
+
+            fn visit_some<D: Deserializer<'de>>(
+                self,
+                deserializer: D,
+            ) -> Result<Option<i32>, D::Error> {
+                required(deserializer).map(Some)
+            }
+        }
+
+        deserializer.deserialize_option(Optional)
+    }
+}

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::convert::{
-    ConversionError, count, int32, is_empty, is_false, is_zero, some_string, some_vec,
+    ConversionError, count, int32, is_empty, is_false, is_zero, some_string, some_vec, to_int32,
 };
 use super::{Message, TaskPushNotificationConfig, TaskState};
 use crate::a2a::{self, Metadata};
@@ -29,7 +29,11 @@ pub struct SendMessageConfiguration {
     pub task_push_notification_config: Option<TaskPushNotificationConfig>,
     /// At most this many recent history messages; 0 means none, absent means
     /// the server's default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "int32::optional"
+    )]
     #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
     /// Answer at once instead of waiting for a terminal or interrupted state:
@@ -46,7 +50,7 @@ impl From<a2a::MessageSendConfiguration> for SendMessageConfiguration {
             task_push_notification_config: configuration
                 .push_notification_config
                 .map(|webhook| TaskPushNotificationConfig::from_webhook(String::new(), webhook)),
-            history_length: int32(configuration.history_length),
+            history_length: to_int32(configuration.history_length),
             return_immediately: configuration.blocking == Some(false),
         }
     }
@@ -123,7 +127,11 @@ pub struct GetTaskRequest {
     /// The task.
     pub id: TaskId,
     /// At most this many recent history messages; 0 means none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "int32::optional"
+    )]
     #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
 }
@@ -134,7 +142,7 @@ impl From<a2a::TaskQueryParams> for GetTaskRequest {
         Self {
             tenant: String::new(),
             id: params.id,
-            history_length: int32(params.history_length),
+            history_length: to_int32(params.history_length),
         }
     }
 }
@@ -167,7 +175,11 @@ pub struct ListTasksRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<TaskState>,
     /// Tasks per page, 1 to 100; the server's default (50) when absent.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "int32::optional"
+    )]
     #[serde(alias = "page_size")]
     pub page_size: Option<i32>,
     /// The cursor from the previous page's `nextPageToken`.
@@ -175,7 +187,11 @@ pub struct ListTasksRequest {
     #[serde(alias = "page_token")]
     pub page_token: String,
     /// At most this many recent history messages per task; 0 means none.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "int32::optional"
+    )]
     #[serde(alias = "history_length")]
     pub history_length: Option<i32>,
     /// Only tasks whose status changed after this time (RFC 3339).
@@ -349,7 +365,11 @@ pub struct ListTaskPushNotificationConfigsRequest {
     #[serde(alias = "task_id")]
     pub task_id: TaskId,
     /// Configs per page; 0 for the server's choice.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(
+        default,
+        skip_serializing_if = "is_zero",
+        deserialize_with = "int32::required"
+    )]
     #[serde(alias = "page_size")]
     pub page_size: i32,
     /// The cursor from the previous page.

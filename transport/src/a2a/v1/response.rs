@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::convert::{ConversionError, is_empty};
+use super::convert::{ConversionError, int32, is_empty};
 use super::{
     Message, Task, TaskArtifactUpdateEvent, TaskPushNotificationConfig, TaskStatusUpdateEvent,
 };
@@ -172,11 +172,11 @@ pub struct ListTasksResponse {
     #[serde(alias = "next_page_token")]
     pub next_page_token: String,
     /// The page size used.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "int32::required")]
     #[serde(alias = "page_size")]
     pub page_size: i32,
     /// How many tasks match the filters, over all pages.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "int32::required")]
     #[serde(alias = "total_size")]
     pub total_size: i32,
 }

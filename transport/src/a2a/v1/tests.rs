@@ -1329,3 +1329,80 @@ fn a_card_for_two_versions_offers_1_0_first_per_binding() {
         ]
     );
 }
+
+#[test]
+fn int32_fields_are_read_from_numbers_or_decimal_strings() {
+    let request: ListTasksRequest =
+        serde_json::from_value(json!({"pageSize": "20", "historyLength": 2.0}))
+            .expect("ProtoJSON int32 forms");
+    assert_eq!(request.page_size, Some(20));
+    assert_eq!(request.history_length, Some(2));
+    let request: GetTaskRequest =
+        serde_json::from_value(json!({"id": "t", "historyLength": null})).expect("null");
+    assert_eq!(request.history_length, None);
+    for bad in [
+        json!("2x"),
+        json!(2.5),
+        json!(4_294_967_296_u64),
+        json!(true),
+    ] {
+        let error =
+            serde_json::from_value::<GetTaskRequest>(json!({"id": "t", "historyLength": bad}))
+                .unwrap_err();
+        assert!(
+            error.to_string().contains("32-bit integer") || error.to_string().contains("32 bits"),
+            "{error}"
+        );
+    }
+    let response: ListTasksResponse = serde_json::from_value(
+        json!({"tasks": [], "nextPageToken": "", "pageSize": "50", "totalSize": 0}),
+    )
+    .expect("reads");
+    assert_eq!(response.page_size, 50);
+}
+
+#[test]
+fn push_config_params_drop_metadata_and_paging() {
+    let get =
+        GetTaskPushNotificationConfigRequest::from(a2a::GetTaskPushNotificationConfigParams {
+            id: TaskId::new("t"),
+            push_notification_config_id: None,
+            metadata: metadata(),
+        });
+    assert_eq!(
+        serde_json::to_value(&get).expect("serializes"),
+        json!({"taskId": "t", "id": ""})
+    );
+    let back = a2a::GetTaskPushNotificationConfigParams::from(get);
+    assert_eq!(back.push_notification_config_id, None);
+    assert_eq!(back.metadata, None);
+    let list =
+        a2a::ListTaskPushNotificationConfigParams::from(ListTaskPushNotificationConfigsRequest {
+            tenant: "acme".to_owned(),
+            task_id: TaskId::new("t"),
+            page_size: 5,
+            page_token: "cursor".to_owned(),
+        });
+    assert_eq!(list.id, TaskId::new("t"));
+    let delete = DeleteTaskPushNotificationConfigRequest::from(
+        a2a::DeleteTaskPushNotificationConfigParams {
+            id: TaskId::new("t"),
+            push_notification_config_id: "p".to_owned(),
+            metadata: metadata(),
+        },
+    );
+    assert_eq!(
+        serde_json::to_value(&delete).expect("serializes"),
+        json!({"taskId": "t", "id": "p"})
+    );
+    let none = AuthenticationInfo::from(a2a::PushNotificationAuthenticationInfo {
+        schemes: Vec::new(),
+        credentials: Some("c".to_owned()),
+    });
+    assert_eq!(none.scheme, "");
+    assert!(
+        a2a::PushNotificationAuthenticationInfo::from(none)
+            .schemes
+            .is_empty()
+    );
+}
