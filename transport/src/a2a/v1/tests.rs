@@ -1406,3 +1406,39 @@ fn push_config_params_drop_metadata_and_paging() {
             .is_empty()
     );
 }
+
+#[test]
+fn the_webhook_of_a_send_drops_tenant_and_task() {
+    let configuration = a2a::MessageSendConfiguration::try_from(SendMessageConfiguration {
+        task_push_notification_config: Some(v1_push()),
+        ..SendMessageConfiguration::default()
+    })
+    .expect("converts");
+    let webhook = configuration
+        .push_notification_config
+        .clone()
+        .expect("webhook");
+    let json = serde_json::to_value(&webhook).expect("serializes");
+    assert_eq!(
+        json,
+        json!({"id": "p-1", "url": "https://hooks.example/a2a", "token": "tok",
+               "authentication": {"schemes": ["Bearer"], "credentials": "secret"}})
+    );
+    let back = SendMessageConfiguration::from(configuration);
+    let push = back.task_push_notification_config.expect("webhook");
+    assert_eq!((push.tenant.as_str(), push.task_id.as_str()), ("", ""));
+}
+
+#[test]
+fn an_oauth_scheme_without_flows_gets_an_empty_implicit_flow() {
+    let scheme = a2a::SecurityScheme::OAuth2(Box::new(a2a::OAuth2SecurityScheme {
+        flows: a2a::OAuthFlows::default(),
+        oauth2_metadata_url: None,
+        description: None,
+    }));
+    let json = serde_json::to_value(SecurityScheme::from(scheme)).expect("serializes");
+    assert_eq!(
+        json,
+        json!({"oauth2SecurityScheme": {"flows": {"implicit": {}}}})
+    );
+}
