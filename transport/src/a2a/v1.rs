@@ -20,6 +20,24 @@
 //! stays base64 text both ways: the internal model keeps file bytes encoded
 //! too, so nothing is decoded at the edge.
 //!
+//! ```
+//! use agentyard_transport::a2a::{self, v1};
+//!
+//! // A 1.0 `SendMessage` request read, and handed to the runtime as its model.
+//! let request: v1::SendMessageRequest = serde_json::from_value(serde_json::json!({
+//!     "message": {"messageId": "m-1", "role": "ROLE_USER", "parts": [{"text": "hi"}]},
+//!     "configuration": {"returnImmediately": true}
+//! })).unwrap();
+//! let params = a2a::MessageSendParams::try_from(request).unwrap();
+//! assert!(!params.is_blocking());
+//!
+//! // The runtime's answer written in the 1.0 form.
+//! let reply = a2a::SendMessageResult::Message(a2a::Message::agent_text("hello"));
+//! let json = serde_json::to_value(v1::SendMessageResponse::from(reply)).unwrap();
+//! assert_eq!(json["message"]["role"], "ROLE_AGENT");
+//! assert_eq!(json["message"]["parts"][0]["text"], "hello");
+//! ```
+//!
 //! Messages with no 0.3 counterpart (`ListTasksRequest`/`Response`, the
 //! paging of push-config lists, `tenant`) have no conversion: the 1.0 types
 //! are their model.
