@@ -108,7 +108,8 @@ pub use params::{
 pub use push::{AuthenticationInfo, TaskPushNotificationConfig};
 pub use request::Request;
 pub use response::{
-    ListTaskPushNotificationConfigsResponse, ListTasksResponse, SendMessageResponse, StreamResponse,
+    Empty, ListTaskPushNotificationConfigsResponse, ListTasksResponse, SendMessageResponse,
+    StreamResponse,
 };
 pub use task::{
     Artifact, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,

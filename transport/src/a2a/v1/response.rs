@@ -222,3 +222,9 @@ impl TryFrom<ListTaskPushNotificationConfigsResponse> for Vec<a2a::TaskPushNotif
             .collect()
     }
 }
+
+/// The result of `DeleteTaskPushNotificationConfig` (`google.protobuf.Empty`):
+/// `{}` on the wire, where 0.3 answers `null`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(expecting = "an empty object")]
+pub struct Empty {}

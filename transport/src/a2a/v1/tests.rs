@@ -1442,3 +1442,21 @@ fn an_oauth_scheme_without_flows_gets_an_empty_implicit_flow() {
         json!({"oauth2SecurityScheme": {"flows": {"implicit": {}}}})
     );
 }
+
+#[test]
+fn results_sit_in_the_json_rpc_envelope_and_delete_answers_an_empty_object() {
+    let response = crate::jsonrpc::JsonRpcSuccessResponse {
+        jsonrpc: crate::jsonrpc::JsonRpcVersion,
+        id: crate::RequestId::Number(1),
+        result: Empty {},
+    };
+    assert_eq!(
+        serde_json::to_value(&response).expect("serializes"),
+        json!({"jsonrpc": "2.0", "id": 1, "result": {}})
+    );
+    assert_eq!(
+        serde_json::from_value::<Empty>(json!({"x": 1})).expect("ignored"),
+        Empty {}
+    );
+    assert!(serde_json::from_value::<Empty>(Value::Null).is_err());
+}
