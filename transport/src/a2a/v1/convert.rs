@@ -148,9 +148,11 @@ macro_rules! proto_enum {
 
                     fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<$name, E> {
                         $name::ALL.iter().copied().find(|value| value.as_str() == name).ok_or_else(|| {
+                            let names: Vec<&str> = $name::ALL.iter().map(|value| value.as_str()).collect();
                             E::custom(format_args!(
-                                concat!("invalid ", $label, " \"{}\": expected one of ", $($wire, " "),*),
-                                name
+                                concat!("invalid ", $label, " \"{}\": expected one of {}"),
+                                name,
+                                names.join(", ")
                             ))
                         })
                     }

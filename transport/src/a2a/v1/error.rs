@@ -88,7 +88,9 @@ pub fn error_reason(code: i64) -> Option<&'static str> {
 /// `reason: TASK_NOT_FOUND` with metadata `{"reason": "task_not_found",
 /// "taskId": "t-9"}`: nothing of the internal detail is lost. An error whose
 /// `data` is already a list of details is returned as it is, so converting
-/// twice changes nothing.
+/// twice changes nothing. Invalid params (-32602) whose message names the
+/// member at fault also get a `google.rpc.BadRequest` detail with that field
+/// (spec §3.3.2: validation errors carry one).
 ///
 /// ```
 /// use agentyard_transport::a2a::v1;
@@ -132,11 +134,49 @@ pub fn to_v1_error(error: JsonRpcError) -> JsonRpcError {
         metadata,
         ..ErrorInfo::new(reason)
     };
+    let mut details = vec![error_info_value(info)];
+    if code == ErrorCode::InvalidParams.code()
+        && let Some(violation) = field_violation(&message)
+    {
+        details.push(violation);
+    }
     JsonRpcError {
         code,
         message,
-        data: Some(Value::Array(vec![error_info_value(info)])),
+        data: Some(Value::Array(details)),
     }
+}
+
+/// The `@type` of a `google.rpc.BadRequest` detail.
+pub const BAD_REQUEST_TYPE: &str = "type.googleapis.com/google.rpc.BadRequest";
+
+/// A `google.rpc.BadRequest` detail for an invalid-params message that names
+/// the member at fault, as the params typing writes it
+/// (`"Invalid parameters: <what> (at `params.<path>`)"`): the field is the
+/// path inside `params`, the description what is wrong with it.
+fn field_violation(message: &str) -> Option<Value> {
+    let (head, tail) = message.rsplit_once(" (at `")?;
+    let path = tail.strip_suffix("`)")?;
+    let field = path
+        .strip_prefix("params.")
+        .unwrap_or(if path == "params" { "" } else { path });
+    let description = head.split_once(": ").map_or(head, |(_, what)| what);
+    let mut violation = Map::new();
+    violation.insert("field".to_owned(), Value::String(field.to_owned()));
+    violation.insert(
+        "description".to_owned(),
+        Value::String(description.to_owned()),
+    );
+    let mut detail = Map::new();
+    detail.insert(
+        "@type".to_owned(),
+        Value::String(BAD_REQUEST_TYPE.to_owned()),
+    );
+    detail.insert(
+        "fieldViolations".to_owned(),
+        Value::Array(vec![Value::Object(violation)]),
+    );
+    Some(Value::Object(detail))
 }
 
 /// True when `data` is already a list of `google.rpc` details (each an

@@ -1460,3 +1460,36 @@ fn results_sit_in_the_json_rpc_envelope_and_delete_answers_an_empty_object() {
     );
     assert!(serde_json::from_value::<Empty>(Value::Null).is_err());
 }
+
+#[test]
+fn invalid_params_name_the_field_in_a_bad_request_detail() {
+    let error = Request::from_jsonrpc(
+        method::SEND_MESSAGE,
+        Some(json!({"message": {"messageId": "m", "role": "user", "parts": []}})),
+    )
+    .unwrap_err();
+    let data = to_v1_error(error).data.expect("data");
+    assert_eq!(data[0]["reason"], "INVALID_PARAMS");
+    assert_eq!(data[1]["@type"], BAD_REQUEST_TYPE);
+    let violation = &data[1]["fieldViolations"][0];
+    assert_eq!(violation["field"], "message.role");
+    let description = violation["description"].as_str().expect("a string");
+    assert!(
+        description.contains("invalid Role \"user\""),
+        "{description}"
+    );
+    // Without a named member there is no BadRequest.
+    let data = to_v1_error(crate::jsonrpc::JsonRpcError::invalid_params())
+        .data
+        .expect("data");
+    assert_eq!(data.as_array().map(Vec::len), Some(1));
+}
+
+#[test]
+fn a_wrong_enum_name_lists_the_right_ones() {
+    let error = serde_json::from_value::<Role>(json!("user")).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "invalid Role \"user\": expected one of ROLE_UNSPECIFIED, ROLE_USER, ROLE_AGENT"
+    );
+}
