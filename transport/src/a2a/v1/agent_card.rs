@@ -474,7 +474,9 @@ pub struct AgentCard {
     pub name: String,
     /// What the agent does.
     pub description: String,
-    /// The interfaces served, in preference order.
+    /// The interfaces served, in preference order. Required by 1.0; read as
+    /// empty from a 0.3 card (which has `url` instead), so a client can tell
+    /// the shapes apart.
     #[serde(default)]
     #[serde(alias = "supported_interfaces")]
     pub supported_interfaces: Vec<AgentInterface>,

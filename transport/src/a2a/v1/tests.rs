@@ -1493,3 +1493,31 @@ fn a_wrong_enum_name_lists_the_right_ones() {
         "invalid Role \"user\": expected one of ROLE_UNSPECIFIED, ROLE_USER, ROLE_AGENT"
     );
 }
+
+#[test]
+fn a_hybrid_card_reads_as_its_1_0_part() {
+    // What SDK 1.x servers publish: the 1.0 card plus the 0.3 fields.
+    let mut json = serde_json::to_value(v1_card()).expect("serializes");
+    let object = json.as_object_mut().expect("an object");
+    for (key, value) in [
+        ("url", json!("http://127.0.0.1:1/agents/echo")),
+        ("preferredTransport", json!("JSONRPC")),
+        ("protocolVersion", json!("0.3.0")),
+        (
+            "additionalInterfaces",
+            json!([{"url": "http://127.0.0.1:1/agents/echo", "transport": "JSONRPC"}]),
+        ),
+        ("supportsAuthenticatedExtendedCard", json!(true)),
+        ("security", json!([{"key": []}])),
+    ] {
+        object.insert(key.to_owned(), value);
+    }
+    let card: AgentCard = serde_json::from_value(json).expect("extra 0.3 fields are ignored");
+    assert_eq!(card, v1_card());
+
+    // A pure 0.3 card reads with no interfaces, which says what it is.
+    let legacy = a2a::AgentCard::new("echo", "echoes", "http://127.0.0.1:1/a", "1.0.0");
+    let card: AgentCard =
+        serde_json::from_value(serde_json::to_value(legacy).expect("serializes")).expect("reads");
+    assert!(card.supported_interfaces.is_empty());
+}
