@@ -86,13 +86,11 @@ pub(super) fn is_empty(value: &str) -> bool {
 }
 
 /// Serde helper: skips a proto3 bool left at its default.
-#[allow(clippy::trivially_copy_pass_by_ref)] // serde passes a reference
 pub(super) fn is_false(value: &bool) -> bool {
     !*value
 }
 
 /// Serde helper: skips a proto3 int32 left at its default.
-#[allow(clippy::trivially_copy_pass_by_ref)] // serde passes a reference
 pub(super) fn is_zero(value: &i32) -> bool {
     *value == 0
 }
@@ -212,7 +210,7 @@ pub(super) mod int32 {
                 && truncated >= f64::from(i32::MIN)
                 && truncated <= f64::from(i32::MAX)
             {
-                #[allow(clippy::cast_possible_truncation)] // checked just above
+                // In range and whole, checked just above: the cast is exact.
                 Ok(truncated as i32)
             } else {
                 Err(E::custom(format_args!("{value} is not a 32-bit integer")))
