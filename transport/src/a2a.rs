@@ -6,6 +6,8 @@
 //! discriminator written on output and checked on input, so a message sent as
 //! `"kind": "task"` is an error rather than a silently accepted message.
 //!
+//! The A2A 1.0 wire form of the same model is the codec in [`v1`].
+//!
 //! This module knows nothing of HTTP; it could become its own crate.
 
 mod agent_card;
@@ -16,6 +18,7 @@ mod result;
 mod security;
 pub(crate) mod tagged;
 mod task;
+pub mod v1;
 
 pub use agent_card::{
     AgentCapabilities, AgentCard, AgentCardSignature, AgentExtension, AgentInterface,

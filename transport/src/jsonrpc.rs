@@ -45,6 +45,8 @@ pub use envelope::{
 };
 pub use error::{ErrorCode, JsonRpcError};
 pub use request::{A2aCall, A2aRequest, RequestError};
+// The 1.0 codec (`a2a::v1`) types its params the same way.
+pub(crate) use request::typed;
 
 #[doc(no_inline)]
 pub use crate::a2a::{SendMessageResult, StreamEvent};

@@ -20,7 +20,10 @@
 //!   [`TaskState`](a2a::TaskState), artifacts, the streaming update events and
 //!   [`StreamEvent`](a2a::StreamEvent), the [`AgentCard`](a2a::AgentCard) with
 //!   its security schemes, push notification configs, and the params of every
-//!   method. `kind` and `type` tags are checked when reading.
+//!   method. `kind` and `type` tags are checked when reading. It is the one
+//!   internal model; [`a2a::v1`] is the A2A 1.0 wire form of it, a codec with
+//!   conversions both ways, held to the vendored `schema/a2a-v1.0.proto` by
+//!   its tests.
 //! - [`jsonrpc`]: JSON-RPC 2.0 framing, free of HTTP: [`RequestId`],
 //!   request and response envelopes, [`JsonRpcError`](jsonrpc::JsonRpcError)
 //!   with every standard and A2A code, and [`A2aCall`](jsonrpc::A2aCall),

@@ -106,7 +106,9 @@ impl A2aRequest {
 }
 
 /// Deserializes a method's params, naming the offending member on failure.
-fn typed<T: serde::de::DeserializeOwned>(params: Option<Value>) -> Result<T, JsonRpcError> {
+pub(crate) fn typed<T: serde::de::DeserializeOwned>(
+    params: Option<Value>,
+) -> Result<T, JsonRpcError> {
     let invalid = |detail: String| {
         let error = JsonRpcError::invalid_params();
         let message = format!("{}: {detail}", error.message);
