@@ -990,6 +990,10 @@ async fn a_refused_send_is_logged_once_at_info_with_its_reason() {
         .with_writer(move || sink.clone())
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
+    // Other tests on other threads reach the same call site with no subscriber; if
+    // one registered it while this subscriber was being set, its cached interest says
+    // "never". Rebuilding after the subscriber is in place makes the capture certain.
+    tracing::callsite::rebuild_interest_cache();
     let service = service().await;
     let refuse = configured(
         send("hi"),
