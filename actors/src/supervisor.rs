@@ -32,7 +32,9 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use agentyard_policy::{Decision, EntryPoint, Policy};
-use agentyard_transport::a2a::{Message, Task, TaskState, TaskStatus, TaskStatusUpdateEvent};
+use agentyard_transport::a2a::{
+    Message, Metadata, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
+};
 use agentyard_transport::handoff::HandoffPayload;
 use agentyard_transport::{ContextId, TaskId};
 use dashmap::DashMap;
@@ -49,6 +51,7 @@ use crate::error::{Error, Result};
 use crate::events::{Envelope, EventBus, EventDetail, EventKind, Subscription};
 use crate::handoff::Handoff;
 use crate::idempotency::{Claim, Failure, IdempotencyCache};
+use crate::intent::SharedIntentClassifier;
 use crate::limits::{LimitScope, Limiter, Permits};
 use crate::session::{SessionActor, SessionMsg};
 use crate::store::{StoreError, TaskStore};
@@ -89,6 +92,9 @@ pub struct SupervisorConfig {
     pub event_capacity: usize,
     /// Updates a task stream may fall behind by before it lags (default 256).
     pub stream_capacity: usize,
+    /// Says what free-text sends mean (default none: they have no intent); see
+    /// [`crate::intent`].
+    pub intent_classifier: Option<SharedIntentClassifier>,
 }
 
 impl Default for SupervisorConfig {
@@ -107,6 +113,7 @@ impl Default for SupervisorConfig {
             history_depth: 20,
             event_capacity: 1_024,
             stream_capacity: 256,
+            intent_classifier: None,
         }
     }
 }
@@ -225,6 +232,11 @@ pub struct SendRequest {
     pub hops: u32,
     /// A typed handoff payload to attach to the message as a data part.
     pub payload: Option<HandoffPayload>,
+    /// The request's own metadata (A2A `params.metadata`), for the agent.
+    pub metadata: Option<Metadata>,
+    /// The extension URIs activated for this send (A2A `X-A2A-Extensions` that the
+    /// agent's card declares), for the agent.
+    pub extensions: Vec<String>,
     /// The sessions waiting on this send, outermost first (set by agent-to-agent sends).
     pub(crate) chain: Arc<[SessionKey]>,
 }
@@ -241,6 +253,8 @@ impl SendRequest {
             idempotency_key: None,
             hops: 0,
             payload: None,
+            metadata: None,
+            extensions: Vec::new(),
             chain: Arc::new([]),
         }
     }
@@ -277,6 +291,20 @@ impl SendRequest {
     #[must_use]
     pub fn payload(mut self, payload: HandoffPayload) -> Self {
         self.payload = Some(payload);
+        self
+    }
+
+    /// Sets the request's metadata (A2A `params.metadata`).
+    #[must_use]
+    pub fn metadata(mut self, metadata: Option<Metadata>) -> Self {
+        self.metadata = metadata;
+        self
+    }
+
+    /// Sets the activated extension URIs.
+    #[must_use]
+    pub fn extensions(mut self, extensions: Vec<String>) -> Self {
+        self.extensions = extensions;
         self
     }
 }
@@ -835,7 +863,13 @@ impl Supervisor {
             ),
         };
         // The send's closing event goes out before its waiter wakes.
+        // Built now, while the status is at hand, and only if anyone listens.
+        let response = (kind == EventKind::SendCompleted && core.events.is_watched())
+            .then(|| events.envelope.response(status.message.as_ref()));
         events.publish_status_then(self, status, true, || {
+            if let Some(response) = response {
+                core.events.emit(|| response);
+            }
             core.events.emit(|| events.envelope.event(kind, detail));
         });
         Ok(())
@@ -851,7 +885,12 @@ impl Supervisor {
         if core.shutting_down.load(Ordering::Acquire) {
             return Err(Error::ShuttingDown);
         }
-        let handoff = Handoff::prepare(&mut request)?;
+        let mut handoff = Handoff::prepare(&mut request)?;
+        if handoff.is_free_text()
+            && let Some(classifier) = &core.config.intent_classifier
+        {
+            handoff.intent = classifier.classify(&request).await;
+        }
         let mut envelope = Envelope {
             entry_point: request.entry_point,
             from: request.from.as_deref().map(Arc::from),
@@ -859,7 +898,8 @@ impl Supervisor {
             context_id: request.message.context_id.clone(),
             task_id: request.message.task_id.clone(),
             payload_type: handoff.payload_type,
-            intent: handoff.payload_type.map(|t| t.intent()),
+            payload_json: handoff.payload_json.clone(),
+            intent: handoff.intent,
             idempotency_key: request
                 .idempotency_key
                 .clone()
@@ -877,15 +917,9 @@ impl Supervisor {
         );
         core.events
             .emit(|| envelope.event(EventKind::SendInitiated, EventDetail::None));
-        if let Some(problems) = &handoff.fallback_problems {
-            core.events.emit(|| {
-                envelope.event(
-                    EventKind::PayloadFallback,
-                    EventDetail::Reason {
-                        reason: problems.clone(),
-                    },
-                )
-            });
+        if let Some(fallback) = &handoff.fallback {
+            core.events
+                .emit(|| envelope.fallback(&fallback.text, fallback.problems.clone()));
         }
 
         let result = self
@@ -1140,6 +1174,8 @@ impl Supervisor {
             agent_name: Arc::clone(&agent_name),
             message: request.message.clone(),
             handoff: std::mem::take(&mut handoff),
+            metadata: request.metadata.take(),
+            extensions: std::mem::take(&mut request.extensions),
             sender: envelope.from.clone(),
             hops: request.hops,
             chain: request.chain.iter().cloned().chain([key.clone()]).collect(),
