@@ -8,6 +8,7 @@ mod a2a_auth;
 mod a2a_extensions;
 mod a2a_message_send;
 mod a2a_message_stream;
+mod a2a_numbers_reach_the_agent_exactly;
 mod a2a_only_exposed_agents;
 mod a2a_push_notifications;
 mod a2a_resubscribe;
