@@ -862,10 +862,11 @@ impl Supervisor {
                 },
             ),
         };
-        // The send's closing event goes out before its waiter wakes.
-        // Built now, while the status is at hand, and only if anyone listens.
+        // The agent's answer (`a2a.response`), built now while the status is at hand,
+        // and only if anyone listens.
         let response = (kind == EventKind::SendCompleted && core.events.is_watched())
             .then(|| events.envelope.response(status.message.as_ref()));
+        // The send's closing event goes out before its waiter wakes.
         events.publish_status_then(self, status, true, || {
             if let Some(response) = response {
                 core.events.emit(|| response);
