@@ -7,8 +7,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use agentyard_policy::EntryPoint;
-use agentyard_transport::a2a::{AgentSkill, Artifact, Message, Part, Role, TaskState};
-use agentyard_transport::handoff::HandoffPayload;
+use agentyard_transport::a2a::{AgentSkill, Artifact, Message, Metadata, Part, Role, TaskState};
+use agentyard_transport::handoff::{HandoffPayload, Intent};
 use agentyard_transport::{ContextId, MessageId, TaskId};
 use tokio_util::sync::CancellationToken;
 
@@ -190,6 +190,9 @@ pub struct TaskContext {
     pub(crate) context_id: ContextId,
     pub(crate) message: Message,
     pub(crate) payload: Option<HandoffPayload>,
+    pub(crate) intent: Option<Intent>,
+    pub(crate) request_metadata: Option<Metadata>,
+    pub(crate) extensions: Vec<String>,
     pub(crate) sender: Option<Arc<str>>,
     pub(crate) entry_point: EntryPoint,
     pub(crate) hops: u32,
@@ -227,6 +230,38 @@ impl TaskContext {
     #[must_use]
     pub fn payload(&self) -> Option<&HandoffPayload> {
         self.payload.as_ref()
+    }
+
+    /// What the sender means: the payload type's intent when the message carries a
+    /// payload, else what the runtime's intent classifier said of the free text
+    /// (`None` without a classifier, or when it could not tell).
+    #[must_use]
+    pub fn intent(&self) -> Option<Intent> {
+        self.intent
+    }
+
+    /// The metadata of the request that brought the message (A2A
+    /// `params.metadata`); the message's own metadata is
+    /// [`message().metadata`](Message::metadata).
+    #[must_use]
+    pub fn request_metadata(&self) -> Option<&Metadata> {
+        self.request_metadata.as_ref()
+    }
+
+    /// The extension URIs activated for this message: those the client listed in
+    /// `X-A2A-Extensions` that this agent's card declares (the handoff extension
+    /// and any an operator declared), in the client's order. Empty for sends that
+    /// did not come over HTTP.
+    #[must_use]
+    pub fn extensions(&self) -> &[String] {
+        &self.extensions
+    }
+
+    /// Whether the extension `uri` is activated for this message (exact match: a
+    /// `/v2` URI does not activate `/v1`).
+    #[must_use]
+    pub fn has_extension(&self, uri: &str) -> bool {
+        self.extensions.iter().any(|active| active == uri)
     }
 
     /// This agent type's name.
@@ -319,6 +354,15 @@ impl TaskContext {
     /// Sets a text reply.
     pub fn reply_text(&mut self, text: impl Into<String>) {
         self.reply(vec![Part::text(text)]);
+    }
+
+    /// Sets a reply carrying a typed handoff payload beside its free text (e.g. the
+    /// `answer` to a `question`, a `status_report` on a `task_delegation`); the
+    /// `a2a.response` event then carries its type and JSON.
+    pub fn reply_payload(&mut self, text: impl Into<String>, payload: &HandoffPayload) {
+        let mut message = self.agent_message(vec![Part::text(text)]);
+        agentyard_transport::handoff::attach_to_message(&mut message, payload);
+        self.reply = Some(message);
     }
 
     /// Publishes a `working` status with an optional progress note.

@@ -3,8 +3,20 @@
 //! Every send emits `a2a.send.initiated` first and exactly one of
 //! `a2a.send.policy_rejected`, `a2a.send.deduplicated`, `a2a.send.busy`,
 //! `a2a.send.completed` or `a2a.send.failed` last; task status and artifact updates
-//! come in between. Each event carries the send's entry point, sender, target,
-//! contextId, taskId, payload type and intent, idempotency key and a timestamp.
+//! come in between, and `a2a.response` (the agent's answer) comes right before
+//! `a2a.send.completed`. Each event carries the send's entry point, sender, target,
+//! contextId, taskId, payload type, raw payload (`payloadJson`) and intent,
+//! idempotency key and a timestamp.
+//!
+//! # The response event
+//!
+//! `a2a.response` is the agent's turn ending with an answer (task `completed`,
+//! `input-required` or `auth-required`). Its `payloadType`, `payloadJson` and
+//! `intent` describe the *answer's* handoff payload (absent when the answer is free
+//! text); `inResponseToPayloadType` is the payload type of the send it answers (the
+//! `question` an `answer` answers, the `task_delegation` a `status_report` reports
+//! on). Its `from` and `to` stay those of the send, so that every event of one send
+//! groups by them: the answer goes from `to` back to `from`.
 //!
 //! The bus is a bounded broadcast channel: a subscriber that falls behind loses the
 //! oldest events and is told how many ([`Received::Lagged`]); it never slows the
@@ -14,8 +26,8 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use agentyard_policy::EntryPoint;
-use agentyard_transport::a2a::{TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
-use agentyard_transport::handoff::{Intent, PayloadType};
+use agentyard_transport::a2a::{Message, TaskArtifactUpdateEvent, TaskStatusUpdateEvent};
+use agentyard_transport::handoff::{self, HandoffPayload, Intent, PayloadType};
 use agentyard_transport::{ContextId, TaskId};
 use serde::Serialize;
 use tokio::sync::broadcast;
@@ -42,6 +54,10 @@ pub enum EventKind {
     /// The send failed: routing failed, or its task failed, was canceled or rejected.
     #[serde(rename = "a2a.send.failed")]
     SendFailed,
+    /// The agent answered: its turn ended `completed`, `input-required` or
+    /// `auth-required` (right before `a2a.send.completed`). See the module docs.
+    #[serde(rename = "a2a.response")]
+    Response,
     /// A text part looked like a handoff payload but failed validation, so the message
     /// travels as free text (the problems are in the detail).
     #[serde(rename = "a2a.payload.fallback")]
@@ -70,6 +86,7 @@ impl EventKind {
             Self::SendBusy => "a2a.send.busy",
             Self::SendCompleted => "a2a.send.completed",
             Self::SendFailed => "a2a.send.failed",
+            Self::Response => "a2a.response",
             Self::PayloadFallback => "a2a.payload.fallback",
             Self::TaskStatus => "a2a.task.status",
             Self::TaskArtifact => "a2a.task.artifact",
@@ -100,6 +117,12 @@ pub enum EventDetail {
         /// The update.
         update: TaskArtifactUpdateEvent,
     },
+    /// The agent's answer (on `a2a.response`): the status message it ended its turn
+    /// with, if any.
+    Response {
+        /// The answer.
+        message: Option<Message>,
+    },
 }
 
 /// One runtime event.
@@ -121,7 +144,15 @@ pub struct Event {
     pub task_id: Option<TaskId>,
     /// The handoff payload type; absent for free text.
     pub payload_type: Option<PayloadType>,
-    /// The intent the payload type maps to; absent for free text.
+    /// The handoff payload as it was received (the JSON of the data part, the
+    /// untyped payload text, or the typed payload as written), for replay and
+    /// debugging; absent for free text. On `a2a.payload.fallback` it is the text
+    /// that was rejected as a payload.
+    pub payload_json: Option<Arc<str>>,
+    /// On `a2a.response`: the payload type of the send being answered.
+    pub in_response_to_payload_type: Option<PayloadType>,
+    /// The intent: the payload type's for a payload, else what the runtime's
+    /// intent classifier said of the free text (absent without one).
     pub intent: Option<Intent>,
     /// The send's idempotency key, if any.
     pub idempotency_key: Option<Arc<str>>,
@@ -146,6 +177,7 @@ pub(crate) struct Envelope {
     pub(crate) context_id: Option<ContextId>,
     pub(crate) task_id: Option<TaskId>,
     pub(crate) payload_type: Option<PayloadType>,
+    pub(crate) payload_json: Option<Arc<str>>,
     pub(crate) intent: Option<Intent>,
     pub(crate) idempotency_key: Option<Arc<str>>,
 }
@@ -160,11 +192,47 @@ impl Envelope {
             context_id: self.context_id.clone(),
             task_id: self.task_id.clone(),
             payload_type: self.payload_type,
+            payload_json: self.payload_json.clone(),
+            in_response_to_payload_type: None,
             intent: self.intent,
             idempotency_key: self.idempotency_key.clone(),
             timestamp: SystemTime::now(),
             detail,
         }
+    }
+
+    /// The `a2a.payload.fallback` event: no payload, but the rejected text as
+    /// `payloadJson` and what was wrong with it.
+    pub(crate) fn fallback(&self, rejected: &Arc<str>, problems: String) -> Event {
+        let mut event = self.event(
+            EventKind::PayloadFallback,
+            EventDetail::Reason { reason: problems },
+        );
+        event.payload_json = Some(Arc::clone(rejected));
+        event
+    }
+
+    /// The `a2a.response` event for the agent's answer `message`: the payload
+    /// fields describe the answer's own handoff payload, and
+    /// `inResponseToPayloadType` the send's.
+    pub(crate) fn response(&self, message: Option<&Message>) -> Event {
+        let answer = message
+            .and_then(handoff::payload_from_message)
+            .and_then(Result::ok);
+        let mut event = self.event(
+            EventKind::Response,
+            EventDetail::Response {
+                message: message.cloned(),
+            },
+        );
+        event.in_response_to_payload_type = self.payload_type;
+        event.payload_type = answer.as_ref().map(HandoffPayload::payload_type);
+        event.intent = event.payload_type.map(PayloadType::intent);
+        event.payload_json = answer
+            .and(message)
+            .and_then(crate::handoff::raw_data_part)
+            .map(Arc::from);
+        event
     }
 }
 
@@ -178,6 +246,12 @@ impl EventBus {
     pub(crate) fn new(capacity: usize) -> Self {
         let (tx, _) = broadcast::channel(capacity.max(1));
         Self { tx }
+    }
+
+    /// Whether anyone listens (so that an event that is costly to build can be
+    /// built ahead of [`emit`](Self::emit) only when it will be sent).
+    pub(crate) fn is_watched(&self) -> bool {
+        self.tx.receiver_count() > 0
     }
 
     /// Emits the event `make` builds, building it only if anyone listens.

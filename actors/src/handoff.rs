@@ -10,9 +10,17 @@
 //! - **an untyped JSON string** as the message's only text part: parsed; if it is not a
 //!   valid payload the message travels as free text and a `a2a.payload.fallback`
 //!   warning event lists the problems.
+//!
+//! Whichever way it came, the payload as received is kept as `payloadJson` for the
+//! send's events. A send without a valid payload is free text: the runtime's intent
+//! classifier, if it has one, says what it means (see [`crate::intent`]).
+
+use std::sync::Arc;
 
 use agentyard_transport::a2a::{Message, Part};
-use agentyard_transport::handoff::{self, HandoffPayload, ParsedPayload, PayloadType};
+use agentyard_transport::handoff::{
+    self, HANDOFF_EXTENSION_URI, HandoffPayload, Intent, ParsedPayload, PayloadType,
+};
 
 use crate::error::{Error, Result};
 use crate::supervisor::SendRequest;
@@ -24,20 +32,41 @@ pub(crate) struct Handoff {
     pub(crate) payload: Option<HandoffPayload>,
     /// Its type, for policy and events (kept after `payload` is handed over).
     pub(crate) payload_type: Option<PayloadType>,
+    /// The payload as received, for events (`payloadJson`).
+    pub(crate) payload_json: Option<Arc<str>>,
+    /// The intent: the payload type's, or the classifier's for free text.
+    pub(crate) intent: Option<Intent>,
     /// Its natural idempotency key (taskId / questionId).
     key: Option<String>,
-    /// What was wrong with a text part that looked like a payload.
-    pub(crate) fallback_problems: Option<String>,
+    /// What was wrong with a text part that looked like a payload, and that text.
+    pub(crate) fallback: Option<Fallback>,
+}
+
+/// A text part that claimed to be a payload and was not a valid one.
+#[derive(Debug)]
+pub(crate) struct Fallback {
+    /// The text, for the warning event's `payloadJson`.
+    pub(crate) text: Arc<str>,
+    /// Every problem, joined with "; ".
+    pub(crate) problems: String,
 }
 
 impl Handoff {
-    fn typed(payload: HandoffPayload) -> Self {
+    fn typed(payload: HandoffPayload, payload_json: Option<Arc<str>>) -> Self {
         Self {
             payload_type: Some(payload.payload_type()),
+            intent: Some(payload.intent()),
             key: Some(payload.idempotency_key()),
             payload: Some(payload),
-            fallback_problems: None,
+            payload_json,
+            fallback: None,
         }
+    }
+
+    /// Whether the message is free text (no valid payload), the case the intent
+    /// classifier is for.
+    pub(crate) fn is_free_text(&self) -> bool {
+        self.payload_type.is_none()
     }
 
     /// Validates the message, attaches a typed payload, and reads the payload the
@@ -50,10 +79,14 @@ impl Handoff {
         }
         if let Some(payload) = request.payload.take() {
             handoff::attach_to_message(&mut request.message, &payload);
-            return Ok(Self::typed(payload));
+            let json = serde_json::to_string(&payload).ok().map(Arc::from);
+            return Ok(Self::typed(payload, json));
         }
         match handoff::payload_from_message(&request.message) {
-            Some(Ok(payload)) => Ok(Self::typed(payload)),
+            Some(Ok(payload)) => {
+                let json = raw_data_part(&request.message).map(Arc::from);
+                Ok(Self::typed(payload, json))
+            }
             Some(Err(invalid)) => Err(Error::InvalidMessage(format!(
                 "the handoff payload in `message.parts` is invalid: {invalid}"
             ))),
@@ -64,10 +97,10 @@ impl Handoff {
     /// Reads the payload without validating or changing anything (for dry runs).
     pub(crate) fn inspect(message: &Message, payload: Option<&HandoffPayload>) -> Self {
         if let Some(payload) = payload {
-            return Self::typed(payload.clone());
+            return Self::typed(payload.clone(), None);
         }
         match handoff::payload_from_message(message) {
-            Some(Ok(payload)) => Self::typed(payload),
+            Some(Ok(payload)) => Self::typed(payload, None),
             Some(Err(_)) => Self::default(),
             None => Self::from_text(message),
         }
@@ -83,20 +116,23 @@ impl Handoff {
             return Self::default();
         }
         match handoff::parse_payload_json(&text.text) {
-            ParsedPayload::Structured(payload) => Self::typed(payload),
+            ParsedPayload::Structured(payload) => {
+                Self::typed(payload, Some(Arc::from(text.text.as_str())))
+            }
             fallback => {
                 let problems = fallback.problems();
                 if problems.is_empty() {
                     Self::default()
                 } else {
                     Self {
-                        fallback_problems: Some(
-                            problems
+                        fallback: Some(Fallback {
+                            text: Arc::from(text.text.as_str()),
+                            problems: problems
                                 .iter()
                                 .map(ToString::to_string)
                                 .collect::<Vec<_>>()
                                 .join("; "),
-                        ),
+                        }),
                         ..Self::default()
                     }
                 }
@@ -108,4 +144,20 @@ impl Handoff {
     pub(crate) fn natural_key(&self) -> Option<String> {
         self.key.clone()
     }
+}
+
+/// The JSON of a message's handoff data part (the part marked with the extension's
+/// URI), as received; `None` without one.
+pub(crate) fn raw_data_part(message: &Message) -> Option<String> {
+    message.parts.iter().find_map(|part| match part {
+        Part::Data(data)
+            if data
+                .metadata
+                .as_ref()
+                .is_some_and(|m| m.contains_key(HANDOFF_EXTENSION_URI)) =>
+        {
+            serde_json::to_string(&data.data).ok()
+        }
+        Part::Text(_) | Part::File(_) | Part::Data(_) => None,
+    })
 }

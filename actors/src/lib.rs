@@ -17,6 +17,7 @@
 //! - `task`: the work of one message, run off the session's mailbox.
 //! - [`store`]: the [`TaskStore`] trait and [`InMemoryTaskStore`].
 //! - [`events`]: typed runtime [`Event`]s and subscriptions.
+//! - [`intent`]: the pluggable [`IntentClassifier`] for free-text sends.
 //! - `limits`, `idempotency`: the supervisor's concurrency limits and key cache.
 //! - [`error`]: [`Error`], what a caller can act on.
 //! - [`edge`]: the HTTP edge: [`SupervisorService`](edge::SupervisorService) answers the
@@ -49,6 +50,7 @@ pub mod error;
 pub mod events;
 mod handoff;
 mod idempotency;
+pub mod intent;
 mod limits;
 mod session;
 pub mod store;
@@ -59,6 +61,7 @@ pub use agent::{Agent, AgentDescriptor, AgentError, SessionInfo, TaskContext};
 pub use agentyard_transport::a2a::StreamEvent;
 pub use error::{Error, Result};
 pub use events::{Event, EventDetail, EventKind, Received, Subscription};
+pub use intent::{IntentClassifier, SharedIntentClassifier};
 pub use limits::LimitScope;
 pub use store::{InMemoryTaskStore, StoreError, TaskOwner, TaskStore};
 pub use supervisor::{

@@ -44,7 +44,9 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
 use agentyard_policy::{Decision, EntryPoint, Policy};
-use agentyard_transport::a2a::{Message, Task, TaskState, TaskStatus, TaskStatusUpdateEvent};
+use agentyard_transport::a2a::{
+    Message, Metadata, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
+};
 use agentyard_transport::handoff::HandoffPayload;
 use agentyard_transport::{ContextId, TaskId};
 use dashmap::DashMap;
@@ -61,6 +63,7 @@ use crate::error::{Error, Result};
 use crate::events::{Envelope, EventBus, EventDetail, EventKind, Subscription};
 use crate::handoff::Handoff;
 use crate::idempotency::{self, Caller, Claim, Failure, IdempotencyCache};
+use crate::intent::SharedIntentClassifier;
 use crate::limits::{LimitScope, Limiter, Permits, Place, Queued};
 use crate::session::{SessionActor, SessionMsg};
 use crate::store::{StoreError, TaskOwner, TaskStore};
@@ -110,6 +113,9 @@ pub struct SupervisorConfig {
     pub event_capacity: usize,
     /// Updates a task stream may fall behind by before it lags (default 256).
     pub stream_capacity: usize,
+    /// Says what free-text sends mean (default none: they have no intent); see
+    /// [`crate::intent`].
+    pub intent_classifier: Option<SharedIntentClassifier>,
 }
 
 impl Default for SupervisorConfig {
@@ -129,6 +135,7 @@ impl Default for SupervisorConfig {
             history_depth: 20,
             event_capacity: 1_024,
             stream_capacity: 256,
+            intent_classifier: None,
         }
     }
 }
@@ -327,6 +334,11 @@ pub struct SendRequest {
     pub hops: u32,
     /// A typed handoff payload to attach to the message as a data part.
     pub payload: Option<HandoffPayload>,
+    /// The request's own metadata (A2A `params.metadata`), for the agent.
+    pub metadata: Option<Metadata>,
+    /// The extension URIs activated for this send (A2A `X-A2A-Extensions` that the
+    /// agent's card declares), for the agent.
+    pub extensions: Vec<String>,
     /// The sessions waiting on this send, outermost first (set by agent-to-agent sends).
     pub(crate) chain: Arc<[SessionKey]>,
 }
@@ -344,6 +356,8 @@ impl SendRequest {
             idempotency_key: None,
             hops: 0,
             payload: None,
+            metadata: None,
+            extensions: Vec::new(),
             chain: Arc::new([]),
         }
     }
@@ -387,6 +401,20 @@ impl SendRequest {
     #[must_use]
     pub fn payload(mut self, payload: HandoffPayload) -> Self {
         self.payload = Some(payload);
+        self
+    }
+
+    /// Sets the request's metadata (A2A `params.metadata`).
+    #[must_use]
+    pub fn metadata(mut self, metadata: Option<Metadata>) -> Self {
+        self.metadata = metadata;
+        self
+    }
+
+    /// Sets the activated extension URIs.
+    #[must_use]
+    pub fn extensions(mut self, extensions: Vec<String>) -> Self {
+        self.extensions = extensions;
         self
     }
 }
@@ -1120,8 +1148,15 @@ impl Supervisor {
                 },
             ),
         };
+        // The agent's answer (`a2a.response`), built now while the status is at hand,
+        // and only if anyone listens.
+        let response = (kind == EventKind::SendCompleted && core.events.is_watched())
+            .then(|| events.envelope.response(status.message.as_ref()));
         // The send's closing event goes out before its waiter wakes.
         events.publish_status_then(self, status, true, || {
+            if let Some(response) = response {
+                core.events.emit(|| response);
+            }
             core.events.emit(|| events.envelope.event(kind, detail));
         });
         if let Some((key, session)) = ended {
@@ -1140,8 +1175,16 @@ impl Supervisor {
         // A send refused before it is routed (shut down, no parts, an invalid payload)
         // is still announced and closed like every other refusal, so whoever watches
         // the events sees every send.
-        let prepared = Handoff::prepare(&mut request);
-        let payload_type = prepared.as_ref().ok().and_then(|h| h.payload_type);
+        let mut prepared = Handoff::prepare(&mut request);
+        if let Ok(handoff) = &mut prepared
+            && handoff.is_free_text()
+            && !core.shutting_down.load(Ordering::Acquire)
+            && let Some(classifier) = &core.config.intent_classifier
+        {
+            handoff.intent = classifier.classify(&request).await;
+        }
+        let prepared_ok = prepared.as_ref().ok();
+        let payload_type = prepared_ok.and_then(|h| h.payload_type);
         let mut envelope = Envelope {
             entry_point: request.entry_point,
             from: request.from.as_deref().map(Arc::from),
@@ -1149,11 +1192,12 @@ impl Supervisor {
             context_id: request.message.context_id.clone(),
             task_id: request.message.task_id.clone(),
             payload_type,
-            intent: payload_type.map(|t| t.intent()),
+            payload_json: prepared_ok.and_then(|h| h.payload_json.clone()),
+            intent: prepared_ok.and_then(|h| h.intent),
             idempotency_key: request
                 .idempotency_key
                 .clone()
-                .or_else(|| prepared.as_ref().ok().and_then(Handoff::natural_key))
+                .or_else(|| prepared_ok.and_then(Handoff::natural_key))
                 .map(Arc::from),
         };
         let span = tracing::info_span!(
@@ -1172,15 +1216,9 @@ impl Supervisor {
             _ if core.shutting_down.load(Ordering::Acquire) => Err(Error::ShuttingDown),
             Err(invalid) => Err(invalid),
             Ok(handoff) => {
-                if let Some(problems) = &handoff.fallback_problems {
-                    core.events.emit(|| {
-                        envelope.event(
-                            EventKind::PayloadFallback,
-                            EventDetail::Reason {
-                                reason: problems.clone(),
-                            },
-                        )
-                    });
+                if let Some(fallback) = &handoff.fallback {
+                    core.events
+                        .emit(|| envelope.fallback(&fallback.text, fallback.problems.clone()));
                 }
                 self.route(&mut request, handoff, &mut envelope, subscribe)
                     .instrument(span.clone())
@@ -1471,6 +1509,8 @@ impl Supervisor {
             agent_name: Arc::clone(&agent_name),
             message: request.message.clone(),
             handoff: std::mem::take(&mut handoff),
+            metadata: request.metadata.take(),
+            extensions: std::mem::take(&mut request.extensions),
             sender: envelope.from.clone(),
             hops: request.hops,
             chain: request.chain.iter().cloned().chain([key.clone()]).collect(),

@@ -5,8 +5,8 @@ use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agentyard_transport::a2a::{
-    Artifact, Message, Part, Role, StreamEvent, TaskArtifactUpdateEvent, TaskState, TaskStatus,
-    TaskStatusUpdateEvent,
+    Artifact, Message, Metadata, Part, Role, StreamEvent, TaskArtifactUpdateEvent, TaskState,
+    TaskStatus, TaskStatusUpdateEvent,
 };
 use agentyard_transport::{ContextId, TaskId};
 use futures::FutureExt;
@@ -204,6 +204,9 @@ pub(crate) struct Work {
     pub(crate) agent_name: Arc<str>,
     pub(crate) message: Message,
     pub(crate) handoff: Handoff,
+    /// The request's `params.metadata` and activated extensions, for the agent.
+    pub(crate) metadata: Option<Metadata>,
+    pub(crate) extensions: Vec<String>,
     pub(crate) sender: Option<Arc<str>>,
     pub(crate) hops: u32,
     /// The sessions waiting on this work, this one last.
@@ -258,6 +261,9 @@ impl Work {
                 context_id: self.events.context_id.clone(),
                 message: std::mem::replace(&mut self.message, Message::new(Role::User, Vec::new())),
                 payload: self.handoff.payload.take(),
+                intent: self.handoff.intent,
+                request_metadata: self.metadata.take(),
+                extensions: std::mem::take(&mut self.extensions),
                 sender: self.sender.clone(),
                 entry_point: self.events.envelope.entry_point,
                 hops: self.hops,

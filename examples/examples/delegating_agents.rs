@@ -313,6 +313,11 @@ fn print_event(event: &Event, started: SystemTime, tally: &mut Tally) {
         (Some(payload_type), None) => payload_type.to_string(),
         _ => String::from("free text"),
     };
+    // An answer (`a2a.response`) also says what kind of send it answers.
+    let payload = match event.in_response_to_payload_type {
+        Some(answered) => format!("{payload} re {answered}"),
+        None => payload,
+    };
     let task = event.task_id.as_ref().map_or("-", |id| short(id.as_str()));
     let detail = match &event.detail {
         EventDetail::Status { update } => {

@@ -26,9 +26,9 @@ pub mod serve;
 
 pub use agentyard_actors::{
     Agent, AgentDescriptor, AgentError, Completed, Error, Event, EventDetail, EventKind,
-    InMemoryTaskStore, LimitScope, Received, Registration, Result, SendRequest, SessionInfo,
-    StoreError, StreamEvent, Submitted, Subscription, Supervisor, SupervisorConfig, TaskContext,
-    TaskOwner, TaskStore,
+    InMemoryTaskStore, IntentClassifier, LimitScope, Received, Registration, Result, SendRequest,
+    SessionInfo, StoreError, StreamEvent, Submitted, Subscription, Supervisor, SupervisorConfig,
+    TaskContext, TaskOwner, TaskStore,
 };
 pub use agentyard_policy as policy;
 pub use agentyard_transport::a2a::{Artifact, Message, Part, Role, Task, TaskState, TaskStatus};

@@ -4,8 +4,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentyard_actors::{
-    Agent, AgentDescriptor, Completed, InMemoryTaskStore, Registration, Result, SendRequest,
-    SessionInfo, StreamEvent, Submitted, Subscription, Supervisor, SupervisorConfig, TaskStore,
+    Agent, AgentDescriptor, Completed, InMemoryTaskStore, IntentClassifier, Registration, Result,
+    SendRequest, SessionInfo, SharedIntentClassifier, StreamEvent, Submitted, Subscription,
+    Supervisor, SupervisorConfig, TaskStore,
 };
 use agentyard_policy::{Decision, Policy};
 use agentyard_transport::a2a::{Message, Task};
@@ -60,6 +61,7 @@ pub struct Runtime {
 /// | cancel grace period | 2 s |
 /// | idempotency key TTL / capacity | 10 minutes / 100,000 |
 /// | history depth an agent sees | 20 messages |
+/// | intent classifier for free text | none (free text has no intent) |
 #[must_use]
 #[derive(Default)]
 pub struct RuntimeBuilder {
@@ -111,6 +113,15 @@ impl RuntimeBuilder {
     /// Uses this task store instead of the in-memory one.
     pub fn store(mut self, store: impl TaskStore) -> Self {
         self.store = Some(Arc::new(store));
+        self
+    }
+
+    /// Consults `classifier` for the intent of free-text sends (those without a
+    /// valid handoff payload); its answer is the `intent` of the send's events and
+    /// [`TaskContext::intent`](agentyard_actors::TaskContext::intent). Without one (the
+    /// default) free text has no intent. See [`agentyard_actors::intent`].
+    pub fn intent_classifier(mut self, classifier: impl IntentClassifier) -> Self {
+        self.config.intent_classifier = Some(SharedIntentClassifier::new(classifier));
         self
     }
 

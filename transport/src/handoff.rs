@@ -8,7 +8,8 @@
 //!
 //! # Payloads
 //!
-//! One JSON object, fields in camelCase, with a `payloadType` discriminator:
+//! One JSON object, fields in camelCase, with a `payloadType` discriminator
+//! (`type` is accepted on input, see below):
 //!
 //! | `payloadType` | required | optional | [`Intent`] |
 //! |---|---|---|---|
@@ -31,9 +32,13 @@
 //!   `confidence` a number from 0.0 to 1.0;
 //! - `null` counts as absent for an optional field; unknown fields are ignored.
 //!
-//! The seed names the discriminator `type`; here it is `payloadType`, the name
-//! events use too. An object with a seed-style `type` naming a payload type is
-//! reported as a payload missing `payloadType`, not silently taken as free text.
+//! **The discriminator.** agentyard always *writes* `payloadType` (the name the
+//! events and the data part's marker use too). On input it also accepts `type`,
+//! the seed's name, so a payload written as in the seed
+//! (`{"type": "task_delegation", ...}`) is a typed payload. An object with both
+//! keys is read only when they agree; otherwise the error names both. A `type`
+//! that names no payload type (`{"type": "greeting"}`) is someone else's JSON,
+//! not a payload.
 //!
 //! # Two ways in
 //!

@@ -476,6 +476,8 @@ impl Inner {
                     context_id: None,
                     task_id: Some(task_id.clone()),
                     payload_type: None,
+                    payload_json: None,
+                    in_response_to_payload_type: None,
                     intent: None,
                     idempotency_key: None,
                     timestamp: std::time::SystemTime::now(),

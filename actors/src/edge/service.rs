@@ -369,7 +369,7 @@ impl SupervisorService {
         let MessageSendParams {
             mut message,
             configuration,
-            ..
+            metadata,
         } = params;
         let configuration = configuration.unwrap_or_default();
         check_output_modes(agent, &configuration)?;
@@ -400,8 +400,12 @@ impl SupervisorService {
             }
             None => None,
         };
-        let mut request =
-            SendRequest::new(agent.name.clone(), message).entry_point(EntryPoint::Http);
+        // What the client sent reaches the agent: `params.metadata` and the activated
+        // extensions (the message keeps its own metadata).
+        let mut request = SendRequest::new(agent.name.clone(), message)
+            .entry_point(EntryPoint::Http)
+            .metadata(metadata)
+            .extensions(context.extensions.clone());
         if let Some(Principal { name, .. }) = &context.principal {
             request = request.from(name.clone()).principal(name.clone());
         }

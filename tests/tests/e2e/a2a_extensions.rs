@@ -143,7 +143,13 @@ async fn a_typed_delegation_reaches_the_agent_typed_with_its_payload_type_on_the
     loop {
         match runtime_events.recv().await {
             Some(Received::Event(event)) => {
-                seen.push((event.kind, event.payload_type.map(|t| t.as_str())));
+                // The answer (free text here) says what it answers instead.
+                let payload_type = if event.kind == EventKind::Response {
+                    event.in_response_to_payload_type
+                } else {
+                    event.payload_type
+                };
+                seen.push((event.kind, payload_type.map(|t| t.as_str())));
                 if event.kind == EventKind::SendCompleted {
                     break;
                 }

@@ -1,6 +1,6 @@
 //! The events of the single send path (the seed's coordinator tests, §7.1): a send
 //! emits `a2a.send.initiated` first and `a2a.send.completed` (or `failed`) last, with
-//! the task's status updates in between, and every event names the entry point the
+//! the task's status updates and the agent's answer (`a2a.response`) in between, and every event names the entry point the
 //! send came in through.
 
 use std::sync::Arc;
@@ -51,6 +51,7 @@ async fn a_send_and_wait_emits_initiated_then_statuses_then_completed() {
             (EventKind::TaskStatus, Some(TaskState::Submitted)),
             (EventKind::TaskStatus, Some(TaskState::Working)),
             (EventKind::TaskStatus, Some(TaskState::Completed)),
+            (EventKind::Response, None),
             (EventKind::SendCompleted, None),
         ]
     );
@@ -104,8 +105,8 @@ async fn every_event_of_a_send_names_its_entry_point() {
         .filter(|e| e.from.as_deref() == Some("sibling-bot"))
         .collect();
     let from_api: Vec<_> = events.iter().filter(|e| e.from.is_none()).collect();
-    assert_eq!(from_relay.len(), 5, "{from_relay:?}");
-    assert_eq!(from_api.len(), 5, "{from_api:?}");
+    assert_eq!(from_relay.len(), 6, "{from_relay:?}");
+    assert_eq!(from_api.len(), 6, "{from_api:?}");
     for event in from_relay {
         assert_eq!(event.entry_point, relay, "{event:?}");
         assert_eq!(&*event.to, "echo");

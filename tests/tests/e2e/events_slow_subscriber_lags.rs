@@ -10,8 +10,8 @@ use futures::{FutureExt, StreamExt};
 
 const CAPACITY: usize = 4;
 const SENDS: usize = 20;
-/// initiated, status submitted, working and completed, send.completed.
-const EVENTS_PER_SEND: usize = 5;
+/// initiated, status submitted, working and completed, the response, send.completed.
+const EVENTS_PER_SEND: usize = 6;
 
 #[tokio::test]
 async fn a_subscriber_that_never_reads_lags_and_does_not_block_the_runtime() {
@@ -86,7 +86,7 @@ async fn a_subscription_is_also_a_stream() {
         Duration::from_secs(5),
         "the send's events",
         events
-            .take(5)
+            .take(6)
             .map(|received| match received {
                 Received::Event(event) => event.kind,
                 Received::Lagged(n) => panic!("lagged by {n}"),

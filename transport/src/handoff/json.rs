@@ -14,8 +14,11 @@ use super::validate::{
     CONFIDENCE_PROBLEM, FieldError, InvalidPayload, PERCENT_PROBLEM, Problems, ROOT,
 };
 
-/// The discriminator's key.
+/// The discriminator's key, as agentyard writes it.
 pub(super) const PAYLOAD_TYPE: &str = "payloadType";
+
+/// The discriminator's key as the seed writes it; accepted on input.
+pub(super) const SEED_TYPE: &str = "type";
 
 impl HandoffPayload {
     /// Reads a payload from its wire JSON object, checking every rule.
@@ -197,41 +200,48 @@ impl TryFrom<Value> for HandoffPayload {
     }
 }
 
+/// Reads the discriminator: `payloadType`, or `type` as the seed writes it. Both
+/// may be given only if they say the same.
 fn read_payload_type(object: &Map<String, Value>) -> Result<PayloadType, InvalidPayload> {
-    match object.get(PAYLOAD_TYPE) {
-        Some(Value::String(wire)) => PayloadType::from_wire(wire).ok_or_else(|| {
-            InvalidPayload::one(
-                PAYLOAD_TYPE,
-                format!(
-                    "unknown payload type `{wire}`; expected one of {}",
-                    PayloadType::expected()
-                ),
-            )
-        }),
-        Some(_) => Err(InvalidPayload::one(PAYLOAD_TYPE, "must be a string")),
-        None => Err(InvalidPayload::one(
+    match (object.get(PAYLOAD_TYPE), object.get(SEED_TYPE)) {
+        (None, None) => Err(InvalidPayload::one(
             PAYLOAD_TYPE,
-            missing_payload_type(object),
+            "is required (the seed's `type` is accepted too)",
+        )),
+        (Some(value), None) => wire_payload_type(PAYLOAD_TYPE, value),
+        (None, Some(value)) => wire_payload_type(SEED_TYPE, value),
+        (Some(ours), Some(seeds)) if ours == seeds => wire_payload_type(PAYLOAD_TYPE, ours),
+        (Some(ours), Some(seeds)) => Err(InvalidPayload::one(
+            PAYLOAD_TYPE,
+            format!(
+                "`payloadType` is {ours} but `type` is {seeds}; give one of them, or both the same"
+            ),
         )),
     }
 }
 
-/// "is required", with a hint for senders that follow the seed.
-fn missing_payload_type(object: &Map<String, Value>) -> String {
-    match seed_style_type(object) {
-        Some(wire) => {
-            format!("is required (found `type`: \"{wire}\"; the discriminator is `payloadType`)")
-        }
-        None => "is required".to_owned(),
-    }
+/// The payload type a discriminator's value names; `key` is where it was read.
+fn wire_payload_type(key: &str, value: &Value) -> Result<PayloadType, InvalidPayload> {
+    let Value::String(wire) = value else {
+        return Err(InvalidPayload::one(key, "must be a string"));
+    };
+    PayloadType::from_wire(wire).ok_or_else(|| {
+        InvalidPayload::one(
+            key,
+            format!(
+                "unknown payload type `{wire}`; expected one of {}",
+                PayloadType::expected()
+            ),
+        )
+    })
 }
 
-/// The payload type named by a `type` key, as in the seed (whose discriminator
-/// is `type`). Such an object is clearly meant as a payload, so it is reported
-/// as a broken one rather than taken silently as free text.
+/// The payload type named by a `type` key, as in the seed. A `type` naming no
+/// payload type is someone else's JSON, not a payload (unless `payloadType` says
+/// it is one).
 fn seed_style_type(object: &Map<String, Value>) -> Option<&str> {
     object
-        .get("type")
+        .get(SEED_TYPE)
         .and_then(Value::as_str)
         .filter(|wire| PayloadType::from_wire(wire).is_some())
 }
@@ -385,9 +395,10 @@ impl ParsedPayload {
 
 /// Reads an untyped payload string (the seed's `payloadJson`), never failing.
 ///
-/// - not JSON, or JSON other than an object with a `payloadType` key (or a
-///   seed-style `type` key naming a payload type): free text with no problems;
-/// - an object with `payloadType` that breaks rules: free text with every problem;
+/// - not JSON, or JSON other than an object with a `payloadType` key or a
+///   seed-style `type` key naming a payload type: free text with no problems;
+/// - such an object that breaks rules (or whose `type` and `payloadType`
+///   disagree): free text with every problem;
 /// - otherwise the payload.
 ///
 /// ```
@@ -395,6 +406,10 @@ impl ParsedPayload {
 ///
 /// let parsed = parse_payload_json(r#"{"payloadType":"answer","questionId":"q-1","answer":"yes"}"#);
 /// assert_eq!(parsed.payload_type(), Some(PayloadType::Answer));
+///
+/// // The seed's own discriminator works too.
+/// let parsed = parse_payload_json(r#"{"type":"question","questionId":"q-2","question":"which?"}"#);
+/// assert_eq!(parsed.payload_type(), Some(PayloadType::Question));
 ///
 /// let parsed = parse_payload_json("please look at PR #42");
 /// assert_eq!(parsed, ParsedPayload::FreeText { text: "please look at PR #42".into(), problems: vec![] });

@@ -112,3 +112,29 @@ fn a_request_without_an_id_gets_its_method_and_params_checked_first() {
         );
     }
 }
+
+/// Found by the `jsonrpc_decode` fuzz target: serde_json's default float parsing is
+/// best-effort, so a number in a client's data part came out one ULP off, and the
+/// request no longer said what the client sent once it was written back (to an agent,
+/// the task's history, a peer).
+#[test]
+fn numbers_in_a_request_are_read_exactly_and_written_back_unchanged() {
+    let number = "1.55555555555555e47";
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":10,"method":"message/send","params":{{"message":
+        {{"kind":"message","messageId":"m-0","role":"user",
+        "parts":[{{"kind":"data","data":{{"a":[{number},0.5]}}}}]}}}}}}"#
+    );
+    let call = A2aCall::decode(body.as_bytes()).expect("a valid request");
+    let A2aRequest::SendMessage(params) = &call.request else {
+        panic!("a send: {call:?}");
+    };
+    let crate::a2a::Part::Data(data) = &params.message.parts[0] else {
+        panic!("a data part: {params:?}");
+    };
+    let read = data.data["a"][0].as_f64();
+    assert_eq!(read, number.parse::<f64>().ok(), "the nearest double");
+
+    let written = serde_json::to_vec(&call).expect("serializes");
+    assert_eq!(A2aCall::decode(&written).ok(), Some(call));
+}

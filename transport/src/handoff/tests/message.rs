@@ -272,3 +272,35 @@ fn attaching_leaves_a_single_handoff_part() -> TestResult {
     );
     Ok(())
 }
+
+#[test]
+fn a_data_part_written_with_the_seeds_type_is_read() -> TestResult {
+    let received = message_with(json!([
+        {"kind": "text", "text": "which branch?"},
+        {
+            "kind": "data",
+            "data": {"type": "question", "questionId": "q-9", "question": "Which branch?"},
+            "metadata": marker(json!("question")),
+        },
+    ]))?;
+    let payload = payload_from_message(&received).transpose()?;
+    assert_eq!(
+        payload.map(|p| p.payload_type()),
+        Some(PayloadType::Question)
+    );
+
+    let disagreeing = message_with(json!([{
+        "kind": "data",
+        "data": {"type": "answer", "payloadType": "question", "questionId": "q-9", "question": "?"},
+        "metadata": marker(json!("question")),
+    }]))?;
+    let Some(Err(invalid)) = payload_from_message(&disagreeing) else {
+        panic!("a payload whose two discriminators disagree was read");
+    };
+    assert_eq!(fields(&invalid), ["parts[0].data.payloadType"]);
+    assert!(
+        invalid.to_string().contains("`type` is \"answer\""),
+        "{invalid}"
+    );
+    Ok(())
+}

@@ -1,5 +1,5 @@
 //! `parse_payload_json`: the seed's `parseA2APayload` cases (its section 7.1),
-//! with the seed's `type` discriminator written as `payloadType`, plus the
+//! with both discriminators (`payloadType` and the seed's `type`), plus the
 //! free-text fallback.
 
 use serde_json::json;
@@ -119,20 +119,75 @@ fn json_that_does_not_claim_to_be_a_payload_is_plain_free_text() {
 }
 
 #[test]
-fn a_seed_style_type_key_is_reported_rather_than_ignored() {
-    let text = json!({"type": "question", "questionId": "q-001", "question": "?"}).to_string();
+fn a_payload_written_as_in_the_seed_with_type_is_typed() {
+    let text = json!({
+        "type": "task_delegation",
+        "taskId": "task-001",
+        "taskTitle": "API 문서 작성",
+        "taskDescription": "sessions_send 도구의 payloadJson 파라미터 문서화",
+        "priority": "high",
+    })
+    .to_string();
+    let parsed = parse_payload_json(&text);
+    assert_eq!(parsed.payload_type(), Some(PayloadType::TaskDelegation));
+    assert_eq!(parsed.intent(), Some(Intent::Delegate));
+    // Written back, it uses the one form agentyard writes.
+    let written = parsed.payload().map(|p| p.to_json_value());
+    assert_eq!(
+        written.as_ref().and_then(|v| v.get("payloadType")),
+        Some(&json!("task_delegation"))
+    );
+    assert_eq!(written.as_ref().and_then(|v| v.get("type")), None);
+    // A `type` key that names no payload type is just someone's JSON.
+    let text = json!({"type": "greeting"}).to_string();
+    assert_eq!(parse_payload_json(&text), free_text(&text, vec![]));
+}
+
+#[test]
+fn type_and_payload_type_together_must_agree() {
+    let text = json!({
+        "type": "question",
+        "payloadType": "question",
+        "questionId": "q-001",
+        "question": "?",
+    })
+    .to_string();
+    assert_eq!(
+        parse_payload_json(&text).payload_type(),
+        Some(PayloadType::Question)
+    );
+
+    let text = json!({
+        "type": "question",
+        "payloadType": "answer",
+        "questionId": "q-001",
+        "answer": "yes",
+    })
+    .to_string();
     let parsed = parse_payload_json(&text);
     assert_eq!(parsed.payload(), None);
     assert_eq!(
         parsed.problems(),
         [FieldError::new(
             "payloadType",
-            "is required (found `type`: \"question\"; the discriminator is `payloadType`)"
+            "`payloadType` is \"answer\" but `type` is \"question\"; \
+             give one of them, or both the same"
         )]
     );
-    // A `type` key that names no payload type is just someone's JSON.
-    let text = json!({"type": "greeting"}).to_string();
-    assert_eq!(parse_payload_json(&text), free_text(&text, vec![]));
+    // Even a `type` that names no payload type disagrees with a `payloadType`.
+    let text =
+        json!({"type": "greeting", "payloadType": "answer", "questionId": "q", "answer": "a"})
+            .to_string();
+    assert_eq!(parse_payload_json(&text).problems().len(), 1);
+}
+
+#[test]
+fn a_seed_style_type_is_checked_like_payload_type() {
+    let parsed = parse_payload_json(&json!({"type": "question", "question": "?"}).to_string());
+    assert_eq!(
+        parsed.problems(),
+        [FieldError::new("questionId", "is required")]
+    );
 }
 
 #[test]

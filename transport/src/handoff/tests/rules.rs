@@ -380,7 +380,13 @@ fn every_invalid_field_is_reported_at_once() {
 #[test]
 fn payload_type_is_required_and_must_be_known() {
     let error = invalid(json!({"taskId": "task-001"}));
-    assert_eq!(error.errors()[0].to_string(), "payloadType: is required");
+    assert_eq!(
+        error.errors()[0].to_string(),
+        "payloadType: is required (the seed's `type` is accepted too)"
+    );
+
+    let error = invalid(json!({"type": 7, "taskId": "task-001"}));
+    assert_eq!(error.errors()[0].to_string(), "type: must be a string");
 
     let error = invalid(json!({"payloadType": "handover", "taskId": "task-001"}));
     assert_eq!(
