@@ -7,7 +7,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use agentyard_policy::EntryPoint;
-use agentyard_transport::a2a::{AgentSkill, Artifact, Message, Metadata, Part, Role, TaskState};
+use agentyard_transport::a2a::{
+    AgentSkill, Artifact, Message, Metadata, Part, Role, Task, TaskState,
+};
 use agentyard_transport::handoff::{HandoffPayload, Intent};
 use agentyard_transport::{ContextId, MessageId, TaskId};
 use tokio_util::sync::CancellationToken;
@@ -15,6 +17,9 @@ use tokio_util::sync::CancellationToken;
 use crate::error::Result;
 use crate::supervisor::{Completed, SendRequest, Submitted, Supervisor};
 use crate::task::TaskEvents;
+
+#[cfg(test)]
+mod tests;
 
 /// The error an agent returns; its text becomes the failed task's status message.
 pub type AgentError = Box<dyn std::error::Error + Send + Sync>;
@@ -183,6 +188,22 @@ pub(crate) enum Finish {
 /// Status changes other than `working` take effect when the handler returns, so the
 /// task's outcome is decided in one place; artifacts and `working` updates are
 /// published at once, so streaming clients see progress as it happens.
+///
+/// An agent reaches other agents only through the context's send methods, which
+/// stamp each send as this agent's and carry the chain of sessions waiting on it, so
+/// the policy's hop limit and the delegation-cycle check always apply. There is no
+/// supervisor behind it to call directly:
+///
+/// ```compile_fail
+/// use agentyard_actors::{SendRequest, TaskContext};
+/// use agentyard_transport::a2a::Message;
+///
+/// async fn bypass(ctx: &TaskContext) {
+///     // Does not compile: the context does not hand out its supervisor.
+///     let request = ctx.request_to("other", Message::user_text("hi"));
+///     let _ = ctx.supervisor().send_and_wait(request).await;
+/// }
+/// ```
 pub struct TaskContext {
     pub(crate) supervisor: Supervisor,
     pub(crate) agent: Arc<str>,
@@ -432,8 +453,10 @@ impl TaskContext {
     }
 
     /// A send to another agent from this one: the sender is this agent, the entry point
-    /// `agent`, the hop count one more than this message's. It goes through the
-    /// supervisor like every other send (policy, idempotency, limits).
+    /// `agent`, the hop count one more than this message's. Adjust it, then send it
+    /// with [`TaskContext::send_request`] or [`TaskContext::send_request_and_wait`];
+    /// it goes through the supervisor like every other send (policy, idempotency,
+    /// limits).
     #[must_use]
     pub fn request_to(&self, to: impl Into<String>, message: Message) -> SendRequest {
         SendRequest::new(to, message)
@@ -442,21 +465,12 @@ impl TaskContext {
             .hops(self.hops.saturating_add(1))
     }
 
-    /// [`TaskContext::request_to`] for a send this handler will wait on: it carries the
-    /// chain of sessions waiting on it, so a send back into one of them is refused
-    /// ([`crate::Error::DelegationCycle`]) instead of deadlocking.
-    fn waiting_request_to(&self, to: impl Into<String>, message: Message) -> SendRequest {
-        let mut request = self.request_to(to, message);
-        request.chain = Arc::clone(&self.chain);
-        request
-    }
-
     /// Sends to another agent and returns once its task is submitted.
     ///
     /// # Errors
     /// Whatever the supervisor refuses the send with.
     pub async fn send(&self, to: impl Into<String>, message: Message) -> Result<Submitted> {
-        self.supervisor.send(self.request_to(to, message)).await
+        self.send_request(self.request_to(to, message)).await
     }
 
     /// Sends to another agent and waits for its task to complete or ask for input.
@@ -468,8 +482,7 @@ impl TaskContext {
         to: impl Into<String>,
         message: Message,
     ) -> Result<Completed> {
-        self.supervisor
-            .send_and_wait(self.waiting_request_to(to, message))
+        self.send_request_and_wait(self.request_to(to, message))
             .await
     }
 
@@ -485,14 +498,58 @@ impl TaskContext {
         payload: HandoffPayload,
     ) -> Result<Completed> {
         let message = Message::new(Role::User, vec![Part::text(text)]);
-        self.supervisor
-            .send_and_wait(self.waiting_request_to(to, message).payload(payload))
+        self.send_request_and_wait(self.request_to(to, message).payload(payload))
             .await
     }
 
-    /// The supervisor, for anything the helpers above do not cover.
-    #[must_use]
-    pub fn supervisor(&self) -> &Supervisor {
-        &self.supervisor
+    /// Sends a request built with [`TaskContext::request_to`] (and adjusted: a
+    /// payload, a conversation, an idempotency key, more hops) and returns once its
+    /// task is submitted.
+    ///
+    /// The request is stamped as this agent's whatever it says: the sender is this
+    /// agent, the entry point `agent`, no caller's principal, and at least one hop
+    /// deeper than this message — an agent cannot send as someone else, or shallower
+    /// than it is.
+    ///
+    /// # Errors
+    /// Whatever the supervisor refuses the send with.
+    pub async fn send_request(&self, request: SendRequest) -> Result<Submitted> {
+        self.supervisor.send(self.stamped(request)).await
+    }
+
+    /// [`TaskContext::send_request`] that waits for the task to complete, end or ask
+    /// for input. Every waiting send of the context comes through here: the request
+    /// carries the chain of sessions waiting on it, so a send back into one of them
+    /// is refused ([`crate::Error::DelegationCycle`]) instead of deadlocking.
+    ///
+    /// # Errors
+    /// Whatever the supervisor refuses the send with.
+    pub async fn send_request_and_wait(&self, request: SendRequest) -> Result<Completed> {
+        let mut request = self.stamped(request);
+        request.chain = Arc::clone(&self.chain);
+        self.supervisor.send_and_wait(request).await
+    }
+
+    /// The task being worked on as the store has it now, with at most
+    /// `history_length` of its most recent messages (all with `None`): its status,
+    /// artifacts published so far, and the messages of its earlier turns.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] if the store fails; [`crate::Error::TaskNotFound`]
+    /// only if the store lost the task.
+    pub async fn task(&self, history_length: Option<usize>) -> Result<Task> {
+        self.supervisor
+            .get_task(&self.task_id, history_length)
+            .await
+    }
+
+    /// `request` as a send from this agent (see [`TaskContext::send_request`]).
+    fn stamped(&self, mut request: SendRequest) -> SendRequest {
+        request.from = Some(self.agent.to_string());
+        request.entry_point = EntryPoint::Agent;
+        request.principal = None;
+        request.hops = request.hops.max(self.hops.saturating_add(1));
+        request.chain = Arc::new([]);
+        request
     }
 }

@@ -263,7 +263,7 @@ async fn to_planner(
 ) -> Result<Completed, AgentError> {
     let message = Message::user_text(text).with_context_id(ctx.context_id().clone());
     let request = ctx.request_to(PLANNER, message).payload(payload);
-    let done = ctx.supervisor().send_and_wait(request).await?;
+    let done = ctx.send_request_and_wait(request).await?;
     if done.task.status.state != TaskState::Completed {
         return Err(format!("the planner did not take it: {}", done.task.status.state).into());
     }

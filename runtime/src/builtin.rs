@@ -171,7 +171,7 @@ impl Ask {
 impl Agent for Ask {
     async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
         // The first message of the task opens it; a later one is the answer.
-        let task = ctx.supervisor().get_task(ctx.task_id(), None).await?;
+        let task = ctx.task(None).await?;
         let user_messages = task
             .history
             .iter()

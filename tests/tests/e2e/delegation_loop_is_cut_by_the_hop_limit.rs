@@ -119,7 +119,7 @@ async fn the_refused_hop_is_reported_with_its_depth_to_the_agent_that_sent_it() 
     impl Agent for Deep {
         async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
             let request = ctx.request_to("deep", Message::user_text("deeper")).hops(2);
-            match ctx.supervisor().send(request).await {
+            match ctx.send_request(request).await {
                 Err(agentyard::Error::PolicyRejected { rejection, .. }) => {
                     let RejectionKind::HopLimitExceeded { hops, limit } = rejection.kind() else {
                         return Err(format!("unexpected rejection {rejection:?}").into());
