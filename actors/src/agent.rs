@@ -15,7 +15,8 @@ use agentyard_transport::{ContextId, MessageId, TaskId};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Result;
-use crate::supervisor::{Completed, SendRequest, Submitted, Supervisor};
+use crate::send::{Completed, SendRequest, SessionKey, Submitted};
+use crate::supervisor::Supervisor;
 use crate::task::TaskEvents;
 
 #[cfg(test)]
@@ -217,7 +218,7 @@ pub struct TaskContext {
     pub(crate) sender: Option<Arc<str>>,
     pub(crate) entry_point: EntryPoint,
     pub(crate) hops: u32,
-    pub(crate) chain: Arc<[crate::supervisor::SessionKey]>,
+    pub(crate) chain: Arc<[SessionKey]>,
     /// Loaded on first use: most agents never read it, and copying it out of the
     /// store for every message was a large part of a send's cost.
     pub(crate) history: tokio::sync::OnceCell<Vec<Message>>,

@@ -23,7 +23,7 @@ use agentyard_transport::handoff::{
 };
 
 use crate::error::{Error, Result};
-use crate::supervisor::SendRequest;
+use crate::send::SendRequest;
 
 /// What the supervisor learned about a send's payload.
 #[derive(Debug, Default)]

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use agentyard_transport::handoff::Intent;
 use futures::FutureExt as _;
 
-use crate::supervisor::SendRequest;
+use crate::send::SendRequest;
 
 /// Says what a free-text send means: delegation, report, question or answer.
 ///

@@ -12,6 +12,9 @@
 //! - [`supervisor`]: [`Supervisor`], the single path of every send (events → policy →
 //!   idempotency → concurrency limits → session), and the actor that supervises and
 //!   passivates sessions.
+//! - `send`: the plain values of a send ([`SendRequest`], [`Submitted`],
+//!   [`Completed`]) that everything else builds on; re-exported here and from
+//!   [`supervisor`].
 //! - `session`: the session actor, one per agent type and conversation; private, so no
 //!   send can bypass the supervisor.
 //! - `task`: the work of one message, run off the session's mailbox.
@@ -52,6 +55,7 @@ mod handoff;
 mod idempotency;
 pub mod intent;
 mod limits;
+mod send;
 mod session;
 pub mod store;
 pub mod supervisor;

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use ractor::{Actor, ActorProcessingErr, ActorRef};
 
 use crate::agent::DynAgent;
-use crate::supervisor::SessionKey;
+use crate::send::SessionKey;
 use crate::task::Work;
 
 /// What a session actor is told.

@@ -43,16 +43,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
-use agentyard_policy::{Decision, EntryPoint, Policy};
-use agentyard_transport::a2a::{
-    Message, Metadata, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
-};
-use agentyard_transport::handoff::HandoffPayload;
+use agentyard_policy::{Decision, Policy};
+use agentyard_transport::a2a::{Message, Task, TaskState, TaskStatus, TaskStatusUpdateEvent};
 use agentyard_transport::{ContextId, TaskId};
 use dashmap::DashMap;
 use futures::Stream;
 use ractor::{Actor, ActorProcessingErr, ActorRef, SupervisionEvent};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::broadcast;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -62,83 +59,21 @@ use crate::agent::{AgentDescriptor, DynAgent, Factory, SessionInfo};
 use crate::error::{Error, Result};
 use crate::events::{Envelope, EventBus, EventDetail, EventKind, Subscription};
 use crate::handoff::Handoff;
-use crate::idempotency::{self, Caller, Claim, Failure, IdempotencyCache};
-use crate::intent::SharedIntentClassifier;
+use crate::idempotency::{self, Claim, Failure, IdempotencyCache};
 use crate::limits::{LimitScope, Limiter, Permits, Place, Queued};
+pub(crate) use crate::send::SessionKey;
+pub use crate::send::{Completed, DEDUPLICATED_METADATA_KEY, SendRequest, Submitted};
+use crate::send::{Follow, Watcher, caller, is_settled, mark_deduplicated, policy_request};
 use crate::session::{SessionActor, SessionMsg};
 use crate::store::{StoreError, TaskOwner, TaskStore};
 use crate::task::{LiveTask, TaskChannel, TaskEvents, Work};
 use agentyard_transport::a2a::StreamEvent;
 
+mod config;
 #[cfg(test)]
 mod tests;
 
-/// The supervisor's settings. Every field has a documented default
-/// ([`SupervisorConfig::default`]).
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct SupervisorConfig {
-    /// Tasks running at once in the whole runtime (default 10,000).
-    pub global_limit: usize,
-    /// Sends that may wait for the global limit before `busy` (default 10,000).
-    pub global_queue: usize,
-    /// Tasks of one agent type running at once, unless its descriptor says otherwise
-    /// (default 1,000).
-    pub agent_limit: usize,
-    /// Sends that may wait for an agent type's limit (default 1,000).
-    pub agent_queue: usize,
-    /// Tasks of one session running at once (default 1: a session handles its messages
-    /// one after another, in order).
-    pub session_limit: usize,
-    /// Sends that may wait for a session (default 64).
-    pub session_queue: usize,
-    /// A session with no work for this long is passivated: its actor stops, its
-    /// history stays in the store (default 5 minutes).
-    pub idle_timeout: Duration,
-    /// Sessions kept live while they have no task running, queued or waiting for
-    /// input (default 1,000). Such a session holds nothing the store lacks, so past
-    /// this many the one used least recently is passivated as soon as another
-    /// settles; a new conversation per request then costs a bounded amount of memory,
-    /// not one actor per request until the idle timeout.
-    pub warm_sessions: usize,
-    /// How long a canceled handler may keep running before it is dropped (default 2 s).
-    pub cancel_grace: Duration,
-    /// How long an idempotency key is remembered (default 10 minutes).
-    pub idempotency_ttl: Duration,
-    /// How many idempotency keys are remembered at most (default 100,000).
-    pub idempotency_capacity: usize,
-    /// How many earlier messages of the conversation an agent sees (default 20).
-    pub history_depth: usize,
-    /// Events a subscriber may fall behind by before it lags (default 1,024).
-    pub event_capacity: usize,
-    /// Updates a task stream may fall behind by before it lags (default 256).
-    pub stream_capacity: usize,
-    /// Says what free-text sends mean (default none: they have no intent); see
-    /// [`crate::intent`].
-    pub intent_classifier: Option<SharedIntentClassifier>,
-}
-
-impl Default for SupervisorConfig {
-    fn default() -> Self {
-        Self {
-            global_limit: 10_000,
-            global_queue: 10_000,
-            agent_limit: 1_000,
-            agent_queue: 1_000,
-            session_limit: 1,
-            session_queue: 64,
-            idle_timeout: Duration::from_secs(300),
-            warm_sessions: 1_000,
-            cancel_grace: Duration::from_secs(2),
-            idempotency_ttl: Duration::from_secs(600),
-            idempotency_capacity: 100_000,
-            history_depth: 20,
-            event_capacity: 1_024,
-            stream_capacity: 256,
-            intent_classifier: None,
-        }
-    }
-}
+pub use config::SupervisorConfig;
 
 /// A registered agent type.
 struct Registered {
@@ -188,13 +123,6 @@ impl Registration {
     pub fn descriptor(&self) -> &AgentDescriptor {
         &self.descriptor
     }
-}
-
-/// A session: one agent type in one conversation.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) struct SessionKey {
-    pub(crate) agent: Arc<str>,
-    pub(crate) context_id: ContextId,
 }
 
 /// A live session in the registry.
@@ -307,134 +235,6 @@ impl fmt::Debug for Core {
             .field("live_tasks", &self.live.len())
             .finish_non_exhaustive()
     }
-}
-
-/// A send: a message for an agent type, with who sent it and how.
-#[derive(Debug, Clone)]
-pub struct SendRequest {
-    /// The target agent type.
-    pub to: String,
-    /// The message. Its `contextId` picks the conversation (a new one is minted when
-    /// absent); its `taskId` continues a task that has not ended.
-    pub message: Message,
-    /// Where the send comes from (default `api`).
-    pub entry_point: EntryPoint,
-    /// The sender: an agent name, or the caller's principal.
-    pub from: Option<String>,
-    /// The authenticated caller the send comes from (set by the HTTP edge). The task
-    /// it creates belongs to this principal ([`TaskOwner`]), and its idempotency key
-    /// is scoped by it rather than by `from`.
-    pub principal: Option<String>,
-    /// A key that makes repeats of this send return the first one's task. A handoff
-    /// payload's taskId / questionId serves when none is given. Keys are scoped by the
-    /// target agent and the caller (`principal`, else `from`): two callers never share
-    /// a key.
-    pub idempotency_key: Option<String>,
-    /// How many agent-to-agent hops deep this send is.
-    pub hops: u32,
-    /// A typed handoff payload to attach to the message as a data part.
-    pub payload: Option<HandoffPayload>,
-    /// The request's own metadata (A2A `params.metadata`), for the agent.
-    pub metadata: Option<Metadata>,
-    /// The extension URIs activated for this send (A2A `X-A2A-Extensions` that the
-    /// agent's card declares), for the agent.
-    pub extensions: Vec<String>,
-    /// The sessions waiting on this send, outermost first (set by agent-to-agent sends).
-    pub(crate) chain: Arc<[SessionKey]>,
-}
-
-impl SendRequest {
-    /// A send of `message` to the agent type `to`, from the API entry point.
-    #[must_use]
-    pub fn new(to: impl Into<String>, message: Message) -> Self {
-        Self {
-            to: to.into(),
-            message,
-            entry_point: EntryPoint::Api,
-            from: None,
-            principal: None,
-            idempotency_key: None,
-            hops: 0,
-            payload: None,
-            metadata: None,
-            extensions: Vec::new(),
-            chain: Arc::new([]),
-        }
-    }
-
-    /// Sets the sender.
-    #[must_use]
-    pub fn from(mut self, from: impl Into<String>) -> Self {
-        self.from = Some(from.into());
-        self
-    }
-
-    /// Sets the authenticated principal the send comes from.
-    #[must_use]
-    pub fn principal(mut self, principal: impl Into<String>) -> Self {
-        self.principal = Some(principal.into());
-        self
-    }
-
-    /// Sets the entry point.
-    #[must_use]
-    pub fn entry_point(mut self, entry_point: EntryPoint) -> Self {
-        self.entry_point = entry_point;
-        self
-    }
-
-    /// Sets the idempotency key.
-    #[must_use]
-    pub fn idempotency_key(mut self, key: impl Into<String>) -> Self {
-        self.idempotency_key = Some(key.into());
-        self
-    }
-
-    /// Sets the hop count.
-    #[must_use]
-    pub fn hops(mut self, hops: u32) -> Self {
-        self.hops = hops;
-        self
-    }
-
-    /// Attaches a typed handoff payload.
-    #[must_use]
-    pub fn payload(mut self, payload: HandoffPayload) -> Self {
-        self.payload = Some(payload);
-        self
-    }
-
-    /// Sets the request's metadata (A2A `params.metadata`).
-    #[must_use]
-    pub fn metadata(mut self, metadata: Option<Metadata>) -> Self {
-        self.metadata = metadata;
-        self
-    }
-
-    /// Sets the activated extension URIs.
-    #[must_use]
-    pub fn extensions(mut self, extensions: Vec<String>) -> Self {
-        self.extensions = extensions;
-        self
-    }
-}
-
-/// A send that reached its session.
-#[derive(Debug, Clone)]
-pub struct Submitted {
-    /// The task as it stood when submitted.
-    pub task: Task,
-    /// Whether this was a repeat of an earlier send (by idempotency key).
-    pub deduplicated: bool,
-}
-
-/// A send whose task completed, ended, or stopped to ask for input.
-#[derive(Debug, Clone)]
-pub struct Completed {
-    /// The task as it stands now.
-    pub task: Task,
-    /// Whether this was a repeat of an earlier send (by idempotency key).
-    pub deduplicated: bool,
 }
 
 /// The handle to the supervisor. Cheap to clone; every entry point holds one.
@@ -955,7 +755,7 @@ impl Supervisor {
             .map(|live| live.channel.subscribe());
         let task = self.get_task(task_id, None).await?;
         // A task that is already settled streams only itself.
-        let rx = rx.filter(|_| !settled(task.status.state));
+        let rx = rx.filter(|_| !is_settled(task.status.state));
         Ok(self.task_stream(task, rx))
     }
 
@@ -1299,14 +1099,15 @@ impl Supervisor {
             {
                 Claim::First(guard) => Some(guard),
                 Claim::Duplicate(task_id) => {
-                    let rx = core.live.get(&task_id).map_or(Watcher::Nothing, |live| {
-                        Watcher::new(&live.channel, subscribe)
-                    });
+                    let rx = core
+                        .live
+                        .get(&task_id)
+                        .map_or(Watcher::Nothing, |live| live.channel.follow(subscribe));
                     let mut task = self.get_task(&task_id, None).await?;
                     mark_deduplicated(&mut task);
                     // A task that already settled (waiting for input) publishes
                     // nothing more until its next message: waiting on it would hang.
-                    let rx = if settled(task.status.state) {
+                    let rx = if is_settled(task.status.state) {
                         Watcher::Nothing
                     } else {
                         rx
@@ -1502,7 +1303,7 @@ impl Supervisor {
         if let Some(guard) = guard {
             guard.settle(&task.id);
         }
-        let rx = Watcher::new(&channel, subscribe);
+        let rx = channel.follow(subscribe);
 
         let mut work = Work {
             supervisor: self.clone(),
@@ -1671,7 +1472,7 @@ impl Supervisor {
         if let Watcher::State(mut state) = watcher {
             // Returns at once if the task has already settled (a repeat may find it
             // waiting for input); an error means the task left the live set, i.e. ended.
-            let _ = state.wait_for(|s| settled(*s)).await;
+            let _ = state.wait_for(|s| is_settled(*s)).await;
         }
         self.get_task(&submitted.task.id, None).await
     }
@@ -1706,7 +1507,7 @@ impl Supervisor {
                             // Fell behind: resynchronize with the task's current status
                             // rather than replay what was dropped.
                             let task = supervisor.get_task(&id, Some(0)).await.ok()?;
-                            let is_final = settled(task.status.state);
+                            let is_final = is_settled(task.status.state);
                             let update = TaskStatusUpdateEvent::new(
                                 task.id,
                                 task.context_id,
@@ -1774,57 +1575,6 @@ fn take_place(session: &SessionShared, registered: &Registered, core: &Core) -> 
     })
 }
 
-/// What a send's caller will follow of its task.
-#[derive(Debug, Clone, Copy)]
-enum Follow {
-    Nothing,
-    State,
-    Updates,
-}
-
-/// The receiving end of what a caller follows.
-#[derive(Debug)]
-enum Watcher {
-    Nothing,
-    State(watch::Receiver<TaskState>),
-    Updates(broadcast::Receiver<StreamEvent>),
-}
-
-impl Watcher {
-    fn new(channel: &TaskChannel, follow: Follow) -> Self {
-        match follow {
-            Follow::Nothing => Self::Nothing,
-            Follow::State => Self::State(channel.watch()),
-            Follow::Updates => Self::Updates(channel.subscribe()),
-        }
-    }
-}
-
-/// The metadata key that marks a task returned for a repeated idempotency key:
-/// `"agentyard.deduplicated": true` on the copy handed to the repeat, never stored.
-pub const DEDUPLICATED_METADATA_KEY: &str = "agentyard.deduplicated";
-
-fn mark_deduplicated(task: &mut Task) {
-    task.metadata.get_or_insert_with(Default::default).insert(
-        DEDUPLICATED_METADATA_KEY.to_owned(),
-        serde_json::Value::Bool(true),
-    );
-}
-
-/// Who presents a send's idempotency key: its principal, else its named sender.
-fn caller(request: &SendRequest) -> Caller<'_> {
-    match (&request.principal, &request.from) {
-        (Some(principal), _) => Caller::Principal(principal),
-        (None, Some(from)) => Caller::Sender(from),
-        (None, None) => Caller::Anonymous,
-    }
-}
-
-/// Whether a task in this state is done with the current message.
-fn settled(state: TaskState) -> bool {
-    state.is_terminal() || state.is_interrupted()
-}
-
 fn terminal_to_error(error: StoreError, task_id: &TaskId) -> Error {
     match error {
         StoreError::Terminal { state, .. } => Error::TaskTerminal {
@@ -1833,19 +1583,4 @@ fn terminal_to_error(error: StoreError, task_id: &TaskId) -> Error {
         },
         other => Error::Store(other),
     }
-}
-
-fn policy_request<'a>(
-    request: &'a SendRequest,
-    payload_type: Option<&'a str>,
-) -> agentyard_policy::SendRequest<'a> {
-    let mut described =
-        agentyard_policy::SendRequest::new(&request.to, request.entry_point).hops(request.hops);
-    if let Some(from) = request.from.as_deref() {
-        described = described.from(from);
-    }
-    if let Some(payload_type) = payload_type {
-        described = described.payload_type(payload_type);
-    }
-    described
 }

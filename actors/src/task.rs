@@ -20,7 +20,8 @@ use crate::error::Result;
 use crate::events::{Envelope, EventDetail, EventKind};
 use crate::handoff::Handoff;
 use crate::limits::Permits;
-use crate::supervisor::{SessionKey, SessionShared, Supervisor, TaskPin};
+use crate::send::{Follow, SessionKey, Watcher};
+use crate::supervisor::{SessionShared, Supervisor, TaskPin};
 
 #[cfg(test)]
 mod tests;
@@ -49,6 +50,15 @@ impl TaskChannel {
             updates: Mutex::new(None),
             capacity: capacity.max(1),
         })
+    }
+
+    /// What a caller that wants to `follow` the task receives.
+    pub(crate) fn follow(&self, follow: Follow) -> Watcher {
+        match follow {
+            Follow::Nothing => Watcher::Nothing,
+            Follow::State => Watcher::State(self.watch()),
+            Follow::Updates => Watcher::Updates(self.subscribe()),
+        }
     }
 
     /// Every update from now on.
@@ -210,7 +220,7 @@ pub(crate) struct Work {
     pub(crate) sender: Option<Arc<str>>,
     pub(crate) hops: u32,
     /// The sessions waiting on this work, this one last.
-    pub(crate) chain: Arc<[crate::supervisor::SessionKey]>,
+    pub(crate) chain: Arc<[SessionKey]>,
     pub(crate) cancel: CancellationToken,
     pub(crate) events: TaskEvents,
     /// Held while the work exists: dropping them admits the next send.

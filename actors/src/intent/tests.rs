@@ -2,7 +2,7 @@ use agentyard_transport::a2a::Message;
 use agentyard_transport::handoff::Intent;
 
 use super::{IntentClassifier, SharedIntentClassifier};
-use crate::supervisor::SendRequest;
+use crate::send::SendRequest;
 
 struct QuestionMark;
 
