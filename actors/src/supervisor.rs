@@ -37,10 +37,10 @@
 //! So memory follows the number of conversations in progress, not the number of
 //! requests served.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use agentyard_policy::{Decision, Policy};
@@ -70,10 +70,13 @@ use crate::task::{LiveTask, TaskChannel, TaskEvents, Work};
 use agentyard_transport::a2a::StreamEvent;
 
 mod config;
+mod sessions;
 #[cfg(test)]
 mod tests;
 
 pub use config::SupervisorConfig;
+use sessions::Sessions;
+pub(crate) use sessions::{SessionShared, TaskPin};
 
 /// A registered agent type.
 struct Registered {
@@ -125,88 +128,6 @@ impl Registration {
     }
 }
 
-/// A live session in the registry.
-#[derive(Debug)]
-struct Slot {
-    actor: ActorRef<SessionMsg>,
-    session: Arc<SessionShared>,
-}
-
-/// What the send path, the session's tasks and the warm line share about one live
-/// session. Held by `Arc` so each can reach it without a registry lookup.
-#[derive(Debug)]
-pub(crate) struct SessionShared {
-    limiter: Arc<Limiter>,
-    /// Milliseconds since the supervisor started, at the last send to this session.
-    last_used: AtomicU64,
-    /// The stamp of this session's entry in the warm line; 0 while it has none.
-    warm: AtomicU64,
-    /// The session's tasks that have not ended: queued, running or waiting for input.
-    live_tasks: AtomicUsize,
-}
-
-impl SessionShared {
-    /// Whether the session holds nothing the store lacks: no task of its own that
-    /// has not ended, and nobody holding or waiting for its permit.
-    fn is_idle(&self) -> bool {
-        self.live_tasks.load(Ordering::Acquire) == 0 && self.limiter.is_idle()
-    }
-}
-
-/// Counts a task among its session's live tasks for as long as it is held (by the
-/// task's entry in the live set).
-#[derive(Debug)]
-pub(crate) struct TaskPin(Arc<SessionShared>);
-
-impl TaskPin {
-    fn new(session: &Arc<SessionShared>) -> Self {
-        session.live_tasks.fetch_add(1, Ordering::AcqRel);
-        Self(Arc::clone(session))
-    }
-
-    fn session(&self) -> Arc<SessionShared> {
-        Arc::clone(&self.0)
-    }
-}
-
-impl Drop for TaskPin {
-    fn drop(&mut self) {
-        self.0.live_tasks.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// One entry of the warm line: current only while its session's `warm` stamp still
-/// equals `stamp` (a session used or settled again since has a newer entry, or none).
-#[derive(Debug)]
-struct WarmEntry {
-    key: SessionKey,
-    session: Arc<SessionShared>,
-    stamp: u64,
-}
-
-/// The idle sessions kept live, least recently settled first.
-///
-/// A queue of stamped entries rather than a linked map: marking a session warm again
-/// pushes a new entry and leaves the old one stale, to be skipped when it reaches the
-/// front or dropped when stale entries outnumber current ones. `len` counts sessions
-/// whose stamp is set, i.e. current entries; every change of a stamp between zero and
-/// non-zero goes through a swap or compare-exchange that tells which way it went.
-#[derive(Debug, Default)]
-struct WarmLine {
-    entries: Mutex<VecDeque<WarmEntry>>,
-    len: AtomicUsize,
-    next_stamp: AtomicU64,
-}
-
-impl WarmLine {
-    /// Takes a session out of the warm set (it is in use, or leaves the registry).
-    fn take(&self, session: &SessionShared) {
-        if session.warm.swap(0, Ordering::AcqRel) != 0 {
-            self.len.fetch_sub(1, Ordering::AcqRel);
-        }
-    }
-}
-
 /// The shared state of the send path.
 pub(crate) struct Core {
     pub(crate) config: SupervisorConfig,
@@ -216,13 +137,11 @@ pub(crate) struct Core {
     pub(crate) events: EventBus,
     idempotency: IdempotencyCache,
     global: Limiter,
-    sessions: DashMap<SessionKey, Slot>,
-    warm: WarmLine,
+    sessions: Sessions,
     live: DashMap<TaskId, LiveTask>,
     actor: OnceLock<ActorRef<SupervisorMsg>>,
     pub(crate) tracker: TaskTracker,
     shutting_down: AtomicBool,
-    started: Instant,
     restarts: AtomicU64,
 }
 
@@ -282,7 +201,7 @@ impl Actor for SupervisorActor {
         core: &mut Arc<Core>,
     ) -> Result<(), ActorProcessingErr> {
         match msg {
-            SupervisorMsg::Sweep => core.passivate_idle(),
+            SupervisorMsg::Sweep => core.sessions.passivate_idle_for(core.config.idle_timeout),
         }
         Ok(())
     }
@@ -310,96 +229,14 @@ impl Actor for SupervisorActor {
 }
 
 impl Core {
-    fn elapsed_ms(&self) -> u64 {
-        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
-    }
-
-    /// Stops the sessions with no work, no waiting sends and no use for the idle
-    /// timeout. Removal from the registry comes first, then a drain: a send that
-    /// already holds the old actor either lands before the drain marker (and runs) or
-    /// is refused with its message handed back (and goes to a fresh session).
-    fn passivate_idle(&self) {
-        let now = self.elapsed_ms();
-        let idle_ms = u64::try_from(self.config.idle_timeout.as_millis()).unwrap_or(u64::MAX);
-        let mut stopped = Vec::new();
-        self.sessions.retain(|_, slot| {
-            let session = &slot.session;
-            let idle = now.saturating_sub(session.last_used.load(Ordering::Relaxed)) >= idle_ms
-                && session.limiter.is_idle();
-            if idle {
-                self.warm.take(session);
-                stopped.push(slot.actor.clone());
-            }
-            !idle
-        });
-        for actor in stopped {
-            let _ = actor.drain();
-        }
-    }
-
     /// Called whenever a session may have become idle (its work ended, a task of it
-    /// ended, a send to it was refused): an idle session joins the warm set as the
-    /// most recently used, and the least recently used ones past
-    /// [`SupervisorConfig::warm_sessions`] are passivated at once, by the same
-    /// remove-then-drain as the idle sweep.
+    /// ended, a send to it was refused): see [`Sessions::settled`]. Nothing joins the
+    /// warm set once shutdown has begun.
     pub(crate) fn settled(&self, key: &SessionKey, session: &Arc<SessionShared>) {
-        if !session.is_idle() || self.shutting_down.load(Ordering::Acquire) {
+        if self.shutting_down.load(Ordering::Acquire) {
             return;
         }
-        let registered = self
-            .sessions
-            .get(key)
-            .is_some_and(|slot| Arc::ptr_eq(&slot.session, session));
-        if !registered {
-            // Passivated or stopped already; nothing to keep warm.
-            return;
-        }
-        let stamp = self.warm.next_stamp.fetch_add(1, Ordering::Relaxed) + 1;
-        if session.warm.swap(stamp, Ordering::AcqRel) == 0 {
-            self.warm.len.fetch_add(1, Ordering::AcqRel);
-        }
-        let victims = {
-            let mut entries = self
-                .warm
-                .entries
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            entries.push_back(WarmEntry {
-                key: key.clone(),
-                session: Arc::clone(session),
-                stamp,
-            });
-            let mut victims = Vec::new();
-            while self.warm.len.load(Ordering::Acquire) > self.config.warm_sessions {
-                let Some(entry) = entries.pop_front() else {
-                    break;
-                };
-                if entry
-                    .session
-                    .warm
-                    .compare_exchange(entry.stamp, 0, Ordering::AcqRel, Ordering::Acquire)
-                    .is_ok()
-                {
-                    self.warm.len.fetch_sub(1, Ordering::AcqRel);
-                    victims.push(entry);
-                }
-            }
-            // Stale entries are skipped at the front; drop them in one pass once they
-            // outnumber the current ones, so the line stays O(warm sessions).
-            if entries.len() > 2 * self.warm.len.load(Ordering::Acquire) + 64 {
-                entries.retain(|e| e.session.warm.load(Ordering::Acquire) == e.stamp);
-            }
-            victims
-        };
-        // Outside the line's lock: removal takes a registry shard lock.
-        for victim in victims {
-            let removed = self.sessions.remove_if(&victim.key, |_, slot| {
-                Arc::ptr_eq(&slot.session, &victim.session) && slot.session.is_idle()
-            });
-            if let Some((_, slot)) = removed {
-                let _ = slot.actor.drain();
-            }
-        }
+        self.sessions.settled(key, session);
     }
 
     fn agent(&self, name: &str) -> Result<(&Arc<str>, &Registered)> {
@@ -415,13 +252,8 @@ impl Core {
         key: &SessionKey,
         registered: &Registered,
     ) -> Result<(ActorRef<SessionMsg>, Arc<SessionShared>, bool)> {
-        if let Some(slot) = self.sessions.get(key) {
-            slot.session
-                .last_used
-                .store(self.elapsed_ms(), Ordering::Relaxed);
-            // In use again: out of the warm set until it settles.
-            self.warm.take(&slot.session);
-            return Ok((slot.actor.clone(), Arc::clone(&slot.session), false));
+        if let Some((actor, session)) = self.sessions.touch(key) {
+            return Ok((actor, session, false));
         }
         // Make the agent outside any lock: the factory is user code and may be slow or
         // panic. A racing first send may make one too; the loser's is dropped.
@@ -437,41 +269,20 @@ impl Core {
                 reason: String::from("the agent factory panicked"),
             })?;
         let supervisor = self.actor.get().ok_or(Error::ShuttingDown)?.get_cell();
-        let mut created = false;
-        let slot = match self.sessions.entry(key.clone()) {
-            dashmap::mapref::entry::Entry::Occupied(slot) => slot.into_ref(),
-            dashmap::mapref::entry::Entry::Vacant(vacant) => {
-                created = true;
-                let (actor, _) = ractor::ActorRuntime::spawn_linked_instant(
-                    None,
-                    SessionActor,
-                    SessionActor::args(agent as Arc<dyn DynAgent>, key),
-                    supervisor,
-                )
-                .map_err(|e| Error::SessionUnavailable {
-                    agent: key.agent.to_string(),
-                    context_id: key.context_id.clone(),
-                    reason: e.to_string(),
-                })?;
-                vacant.insert(Slot {
-                    actor,
-                    session: Arc::new(SessionShared {
-                        limiter: Arc::new(Limiter::new(
-                            LimitScope::Session,
-                            self.config.session_limit,
-                            self.config.session_queue,
-                        )),
-                        last_used: AtomicU64::new(self.elapsed_ms()),
-                        warm: AtomicU64::new(0),
-                        live_tasks: AtomicUsize::new(0),
-                    }),
-                })
-            }
-        };
-        if !created {
-            self.warm.take(&slot.session);
-        }
-        Ok((slot.actor.clone(), Arc::clone(&slot.session), created))
+        self.sessions.get_or_spawn(key, || {
+            ractor::ActorRuntime::spawn_linked_instant(
+                None,
+                SessionActor,
+                SessionActor::args(agent as Arc<dyn DynAgent>, key),
+                supervisor,
+            )
+            .map(|(actor, _)| actor)
+            .map_err(|e| Error::SessionUnavailable {
+                agent: key.agent.to_string(),
+                context_id: key.context_id.clone(),
+                reason: e.to_string(),
+            })
+        })
     }
 
     /// Stops a session spawned for a send that was then refused, if nothing else has
@@ -479,30 +290,9 @@ impl Core {
     /// new conversations past a limit would fill memory with idle sessions.
     fn discard_unused(&self, key: &SessionKey, actor: &ActorRef<SessionMsg>) {
         let id = actor.get_id();
-        let removed = self.sessions.remove_if(key, |_, slot| {
+        self.sessions.passivate_if(key, |slot| {
             slot.actor.get_id() == id && slot.session.is_idle()
         });
-        if let Some((_, slot)) = removed {
-            self.warm.take(&slot.session);
-            let _ = actor.drain();
-        }
-    }
-
-    /// Whether `session` is still the one registered under `key`.
-    fn is_current(&self, key: &SessionKey, session: &Arc<SessionShared>) -> bool {
-        self.sessions
-            .get(key)
-            .is_some_and(|slot| Arc::ptr_eq(&slot.session, session))
-    }
-
-    fn forget_session(&self, key: &SessionKey, actor: &ActorRef<SessionMsg>) {
-        let id = actor.get_id();
-        if let Some((_, slot)) = self
-            .sessions
-            .remove_if(key, |_, slot| slot.actor.get_id() == id)
-        {
-            self.warm.take(&slot.session);
-        }
     }
 }
 
@@ -542,17 +332,19 @@ impl Supervisor {
             idempotency: IdempotencyCache::new(config.idempotency_ttl, config.idempotency_capacity)
                 .keeping(Arc::clone(&store)),
             events: EventBus::new(config.event_capacity),
+            sessions: Sessions::new(
+                config.warm_sessions,
+                config.session_limit,
+                config.session_queue,
+            ),
             config,
             agents,
             policy,
             store,
-            sessions: DashMap::new(),
-            warm: WarmLine::default(),
             live: DashMap::new(),
             actor: OnceLock::new(),
             tracker: TaskTracker::new(),
             shutting_down: AtomicBool::new(false),
-            started: Instant::now(),
             restarts: AtomicU64::new(0),
         });
         let (actor, _) = SupervisorActor::spawn(None, SupervisorActor, Arc::clone(&core))
@@ -647,31 +439,15 @@ impl Supervisor {
             agent: Arc::from(agent),
             context_id: context_id.clone(),
         };
-        match self.core.sessions.remove(&key) {
-            Some((_, slot)) => {
-                self.core.warm.take(&slot.session);
-                let _ = slot.actor.drain();
-                true
-            }
-            None => false,
-        }
+        self.core.sessions.passivate_if(&key, |_| true)
     }
 
     /// Passivates every session that is idle right now, whatever its idle time (for
     /// tests, benchmarks and memory pressure).
     pub fn passivate_all_idle(&self) {
-        let mut stopped = Vec::new();
-        self.core.sessions.retain(|_, slot| {
-            let idle = slot.session.limiter.is_idle();
-            if idle {
-                self.core.warm.take(&slot.session);
-                stopped.push(slot.actor.clone());
-            }
-            !idle
-        });
-        for actor in stopped {
-            let _ = actor.drain();
-        }
+        self.core
+            .sessions
+            .passivate_all(|session| session.limiter.is_idle());
     }
 
     /// Asks the policy whether this send would be allowed, without sending it and
@@ -872,12 +648,6 @@ impl Supervisor {
             actor.stop(Some(String::from("shutdown")));
         }
         self.core.sessions.clear();
-        self.core
-            .warm
-            .entries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
     }
 
     /// Moves a task to a terminal or interrupted status, publishes it as the final
@@ -1162,7 +932,7 @@ impl Supervisor {
         // refused before a session is spawned for it: cheaper, and it leaves nothing.
         // A send that will wait off the caller's path is checked the same way whatever
         // its conversation, so that it is refused while it still has no task.
-        if (waits_off_path || !core.sessions.contains_key(&key))
+        if (waits_off_path || !core.sessions.contains(&key))
             && let Some(full) = [&registered.limiter, &core.global]
                 .into_iter()
                 .find(|limiter| limiter.is_saturated())
@@ -1217,7 +987,7 @@ impl Supervisor {
             // The session may have been passivated while we waited: its limiter is then
             // orphaned, and a fresh session must be used to keep the per-session limit.
             // (A place in its line keeps it from passivation from here on.)
-            if core.is_current(&key, &session) {
+            if core.sessions.is_current(&key, &session) {
                 break (actor, session, ticket, settle);
             }
         };
@@ -1411,7 +1181,7 @@ impl Supervisor {
                 Ok(()) => return Ok(()),
                 Err(ractor::MessagingErr::SendErr(returned)) => {
                     msg = returned;
-                    self.core.forget_session(key, &actor);
+                    self.core.sessions.forget(key, &actor);
                     let (respawned, session, _) = self.core.session(key, registered)?;
                     actor = respawned;
                     // The work now belongs to the fresh session, which it settles.

@@ -38,9 +38,7 @@ fn in_context(context: &str) -> SendRequest {
 /// the work is dropped).
 async fn settle(supervisor: &Supervisor, warm: usize) {
     for _ in 0..1_000 {
-        if supervisor.core.warm.len.load(Ordering::Acquire) == warm
-            && supervisor.core.sessions.iter().all(|s| s.session.is_idle())
-        {
+        if supervisor.core.sessions.warm_len() == warm && supervisor.core.sessions.all_idle() {
             return;
         }
         tokio::task::yield_now().await;
@@ -58,7 +56,7 @@ async fn the_warm_line_stays_bounded_when_one_conversation_goes_on_and_on() {
             .expect("answered");
     }
     settle(&supervisor, 1).await;
-    let entries = supervisor.core.warm.entries.lock().expect("lock").len();
+    let entries = supervisor.core.sessions.warm_entries();
     assert!(
         entries <= 2 + 64 + 1,
         "stale entries are dropped as they pile up: {entries} for one warm session"
@@ -88,8 +86,8 @@ async fn the_warm_count_follows_the_sessions_in_and_out() {
 
     // Removed by hand or by the sweep: out of the count too.
     assert!(supervisor.stop_session("echo", &ContextId::new("c9")));
-    assert_eq!(supervisor.core.warm.len.load(Ordering::Acquire), 2);
+    assert_eq!(supervisor.core.sessions.warm_len(), 2);
     supervisor.passivate_all_idle();
-    assert_eq!(supervisor.core.warm.len.load(Ordering::Acquire), 0);
+    assert_eq!(supervisor.core.sessions.warm_len(), 0);
     assert_eq!(supervisor.session_count(), 0);
 }

@@ -1,0 +1,151 @@
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentyard_transport::ContextId;
+use ractor::ActorStatus;
+
+use super::*;
+use crate::agent::{Agent, AgentError, DynAgent, TaskContext};
+use crate::error::Error;
+use crate::session::SessionActor;
+
+struct Idle;
+
+impl Agent for Idle {
+    async fn handle(&self, _ctx: &mut TaskContext) -> std::result::Result<(), AgentError> {
+        Ok(())
+    }
+}
+
+fn key(context: &str) -> SessionKey {
+    SessionKey {
+        agent: Arc::from("idle"),
+        context_id: ContextId::new(context),
+    }
+}
+
+fn spawn(key: &SessionKey) -> Result<ActorRef<SessionMsg>> {
+    ractor::ActorRuntime::spawn_instant(
+        None,
+        SessionActor,
+        SessionActor::args(Arc::new(Idle) as Arc<dyn DynAgent>, key),
+    )
+    .map(|(actor, _)| actor)
+    .map_err(|e| Error::SessionUnavailable {
+        agent: key.agent.to_string(),
+        context_id: key.context_id.clone(),
+        reason: e.to_string(),
+    })
+}
+
+/// Registers (or finds) the session under `context`.
+fn open(sessions: &Sessions, context: &str) -> (ActorRef<SessionMsg>, Arc<SessionShared>, bool) {
+    let key = key(context);
+    sessions
+        .get_or_spawn(&key, || spawn(&key))
+        .expect("session spawns")
+}
+
+/// Waits until the actor has stopped (a drain is asynchronous).
+async fn stopped(actor: &ActorRef<SessionMsg>) -> bool {
+    for _ in 0..200 {
+        if actor.get_status() == ActorStatus::Stopped {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn a_session_is_spawned_once_and_found_after() {
+    let sessions = Sessions::new(10, 1, 8);
+    let (first, shared, created) = open(&sessions, "c");
+    assert!(created);
+    let (again, same, created) = open(&sessions, "c");
+    assert!(!created, "a second lookup registers nothing");
+    assert_eq!(first.get_id(), again.get_id());
+    assert!(Arc::ptr_eq(&shared, &same));
+    let (touched, _) = sessions.touch(&key("c")).expect("live");
+    assert_eq!(touched.get_id(), first.get_id());
+    assert!(sessions.touch(&key("other")).is_none());
+    assert_eq!(sessions.len(), 1);
+}
+
+#[tokio::test]
+async fn past_the_warm_limit_the_least_recently_settled_is_passivated() {
+    let sessions = Sessions::new(2, 1, 8);
+    let mut actors = Vec::new();
+    for context in ["a", "b", "c"] {
+        let (actor, shared, _) = open(&sessions, context);
+        sessions.settled(&key(context), &shared);
+        actors.push(actor);
+    }
+    assert!(!sessions.contains(&key("a")), "the oldest went");
+    assert!(sessions.contains(&key("b")) && sessions.contains(&key("c")));
+    assert!(stopped(&actors[0]).await, "and its actor stopped");
+}
+
+#[tokio::test]
+async fn a_session_in_use_again_leaves_the_warm_set() {
+    let sessions = Sessions::new(2, 1, 8);
+    for context in ["a", "b"] {
+        let (_, shared, _) = open(&sessions, context);
+        sessions.settled(&key(context), &shared);
+    }
+    // "a" is used again: it is no longer the oldest warm session, nor warm at all.
+    let (_, a) = sessions.touch(&key("a")).expect("live");
+    let (_, c, _) = open(&sessions, "c");
+    sessions.settled(&key("c"), &c);
+    assert!(
+        sessions.contains(&key("a")),
+        "a session in use is never the victim"
+    );
+    assert!(sessions.contains(&key("b")) && sessions.contains(&key("c")));
+    // Settled again, it is the newest: "b" is now the oldest of three warm.
+    sessions.settled(&key("a"), &a);
+    assert!(!sessions.contains(&key("b")));
+}
+
+#[tokio::test]
+async fn a_busy_session_is_not_offered_to_the_warm_set() {
+    let sessions = Sessions::new(0, 1, 8);
+    let (_, shared, _) = open(&sessions, "a");
+    let pin = TaskPin::new(&shared);
+    assert!(!shared.is_idle());
+    sessions.settled(&key("a"), &shared);
+    assert!(sessions.contains(&key("a")), "a task of it has not ended");
+    drop(pin);
+    sessions.settled(&key("a"), &shared);
+    assert!(
+        !sessions.contains(&key("a")),
+        "with no warm room it goes at once"
+    );
+}
+
+#[tokio::test]
+async fn passivating_all_takes_only_the_chosen_sessions() {
+    let sessions = Sessions::new(10, 1, 8);
+    let (idle, _, _) = open(&sessions, "idle");
+    let (_, busy, _) = open(&sessions, "busy");
+    let _permit = busy.limiter.try_acquire().expect("a free permit");
+    sessions.passivate_all(|session| session.limiter.is_idle());
+    assert!(!sessions.contains(&key("idle")));
+    assert!(sessions.contains(&key("busy")));
+    assert!(stopped(&idle).await);
+}
+
+#[tokio::test]
+async fn a_forgotten_session_is_only_the_one_registered() {
+    let sessions = Sessions::new(10, 1, 8);
+    let (old, old_shared, _) = open(&sessions, "a");
+    assert!(sessions.passivate_if(&key("a"), |_| true));
+    let (fresh, _, created) = open(&sessions, "a");
+    assert!(created);
+    assert!(!sessions.is_current(&key("a"), &old_shared));
+    // Forgetting the old actor leaves the fresh session alone.
+    sessions.forget(&key("a"), &old);
+    assert!(sessions.contains(&key("a")));
+    sessions.forget(&key("a"), &fresh);
+    assert!(!sessions.contains(&key("a")));
+}
