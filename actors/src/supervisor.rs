@@ -46,7 +46,6 @@ use std::time::Duration;
 use agentyard_policy::{Decision, Policy};
 use agentyard_transport::a2a::{Message, Task, TaskState, TaskStatus, TaskStatusUpdateEvent};
 use agentyard_transport::{ContextId, TaskId};
-use dashmap::DashMap;
 use futures::Stream;
 use ractor::{Actor, ActorProcessingErr, ActorRef, SupervisionEvent};
 use tokio::sync::broadcast;
@@ -66,17 +65,19 @@ pub use crate::send::{Completed, DEDUPLICATED_METADATA_KEY, SendRequest, Submitt
 use crate::send::{Follow, Watcher, caller, is_settled, mark_deduplicated, policy_request};
 use crate::session::{SessionActor, SessionMsg};
 use crate::store::{StoreError, TaskOwner, TaskStore};
-use crate::task::{LiveTask, TaskChannel, TaskEvents, Work};
+use crate::task::{TaskChannel, TaskEvents, Work};
 use agentyard_transport::a2a::StreamEvent;
 
 mod config;
+mod live;
 mod sessions;
 #[cfg(test)]
 mod tests;
 
 pub use config::SupervisorConfig;
+use live::{Ended, LiveTasks};
+pub(crate) use sessions::SessionShared;
 use sessions::Sessions;
-pub(crate) use sessions::{SessionShared, TaskPin};
 
 /// A registered agent type.
 struct Registered {
@@ -138,7 +139,7 @@ pub(crate) struct Core {
     idempotency: IdempotencyCache,
     global: Limiter,
     sessions: Sessions,
-    live: DashMap<TaskId, LiveTask>,
+    live: LiveTasks,
     actor: OnceLock<ActorRef<SupervisorMsg>>,
     pub(crate) tracker: TaskTracker,
     shutting_down: AtomicBool,
@@ -341,7 +342,7 @@ impl Supervisor {
             agents,
             policy,
             store,
-            live: DashMap::new(),
+            live: LiveTasks::default(),
             actor: OnceLock::new(),
             tracker: TaskTracker::new(),
             shutting_down: AtomicBool::new(false),
@@ -396,11 +397,7 @@ impl Supervisor {
     /// follow a task that has not ended.
     #[must_use]
     pub fn stream_count(&self) -> usize {
-        self.core
-            .live
-            .iter()
-            .map(|live| live.channel.stream_count())
-            .sum()
+        self.core.live.stream_count()
     }
 
     /// How many session actors have crashed and been dropped for a restart.
@@ -524,11 +521,7 @@ impl Supervisor {
         task_id: &TaskId,
     ) -> Result<impl Stream<Item = StreamEvent> + Send + 'static> {
         // Subscribe before reading the task, so no update falls between the two.
-        let rx = self
-            .core
-            .live
-            .get(task_id)
-            .map(|live| live.channel.subscribe());
+        let rx = self.core.live.subscribe(task_id);
         let task = self.get_task(task_id, None).await?;
         // A task that is already settled streams only itself.
         let rx = rx.filter(|_| !is_settled(task.status.state));
@@ -570,7 +563,7 @@ impl Supervisor {
     /// # Errors
     /// [`Error::TaskNotFound`]; [`Error::TaskNotCancelable`] for an ended task.
     pub async fn cancel_task(&self, task_id: &TaskId) -> Result<Task> {
-        let cancel = self.core.live.get(task_id).map(|live| live.cancel.clone());
+        let cancel = self.core.live.cancel_token(task_id);
         let Some(cancel) = cancel else {
             let task = self.get_task(task_id, Some(0)).await?;
             return Err(Error::TaskNotCancelable {
@@ -602,15 +595,7 @@ impl Supervisor {
         // waiting for input is failed: a handler cut short, or a send still queued.
         let _ = tokio::time::timeout(deadline, self.core.tracker.wait()).await;
         {
-            let running: Vec<(TaskId, CancellationToken, Arc<TaskChannel>)> = self
-                .core
-                .live
-                .iter()
-                .map(|live| {
-                    let channel = Arc::clone(&live.channel);
-                    (live.key().clone(), live.cancel.clone(), channel)
-                })
-                .collect();
+            let running = self.core.live.snapshot();
             let mut followed = Vec::new();
             for (task_id, cancel, channel) in running {
                 let Ok(Some(task)) = self.core.store.get(&task_id, Some(0)).await else {
@@ -668,39 +653,18 @@ impl Supervisor {
         // An ended task leaves the live set, and with it its session's count of live
         // tasks; the session is offered to the warm set once the update is out.
         let (events, ended) = if state.is_terminal() {
-            let Some((_, live)) = core.live.remove(task_id) else {
+            let Some(Ended {
+                events,
+                key,
+                session,
+            }) = core.live.end(task_id)
+            else {
                 return Ok(());
-            };
-            let LiveTask {
-                agent,
-                context_id,
-                channel,
-                envelope,
-                pin,
-                ..
-            } = live;
-            let key = SessionKey {
-                agent,
-                context_id: context_id.clone(),
-            };
-            let session = pin.session();
-            drop(pin);
-            let events = TaskEvents {
-                task_id: task_id.clone(),
-                context_id,
-                channel,
-                envelope,
             };
             (events, Some((key, session)))
         } else {
-            let Some(live) = core.live.get(task_id) else {
+            let Some(events) = core.live.publisher(task_id) else {
                 return Ok(());
-            };
-            let events = TaskEvents {
-                task_id: task_id.clone(),
-                context_id: live.context_id.clone(),
-                channel: Arc::clone(&live.channel),
-                envelope: live.envelope.clone(),
             };
             (events, None)
         };
@@ -871,8 +835,8 @@ impl Supervisor {
                 Claim::Duplicate(task_id) => {
                     let rx = core
                         .live
-                        .get(&task_id)
-                        .map_or(Watcher::Nothing, |live| live.channel.follow(subscribe));
+                        .follow(&task_id, subscribe)
+                        .unwrap_or(Watcher::Nothing);
                     let mut task = self.get_task(&task_id, None).await?;
                     mark_deduplicated(&mut task);
                     // A task that already settled (waiting for input) publishes
@@ -994,36 +958,30 @@ impl Supervisor {
 
         // Create or continue the task.
         request.message.context_id = Some(context_id.clone());
-        let (task, channel, cancel) = match continued {
+        let (task, events, cancel) = match continued {
             Some(task) => {
                 request.message.task_id = Some(task.id.clone());
                 core.store
                     .append_history(&task.id, request.message.clone())
                     .await
                     .map_err(|e| terminal_to_error(e, &task.id))?;
-                let (channel, cancel) = {
-                    let Some(mut live) = core.live.get_mut(&task.id) else {
-                        return Err(Error::TaskTerminal {
-                            task_id: task.id.clone(),
-                            state: TaskState::Canceled,
-                        });
-                    };
-                    live.envelope = envelope.clone();
-                    // The task now belongs to the session that handles it (its old one
-                    // may have been passivated while it waited for input).
-                    if !Arc::ptr_eq(&live.pin.session(), &session) {
-                        live.pin = TaskPin::new(&session);
-                    }
-                    (Arc::clone(&live.channel), live.cancel.clone())
+                // The task now belongs to the session that handles it (its old one
+                // may have been passivated while it waited for input).
+                let Some((events, cancel)) = core.live.continue_with(&task.id, envelope, &session)
+                else {
+                    return Err(Error::TaskTerminal {
+                        task_id: task.id.clone(),
+                        state: TaskState::Canceled,
+                    });
                 };
                 // The task leaves input-required: it has a message to work on again.
                 core.store
                     .set_status(&task.id, TaskStatus::new(TaskState::Submitted))
                     .await
                     .map_err(|e| terminal_to_error(e, &task.id))?;
-                channel.set_state(TaskState::Submitted);
+                events.channel.set_state(TaskState::Submitted);
                 let task = self.get_task(&task.id, None).await?;
-                (task, channel, cancel)
+                (task, events, cancel)
             }
             None => {
                 let task_id = TaskId::mint();
@@ -1055,25 +1013,26 @@ impl Supervisor {
                     );
                     envelope.event(EventKind::TaskStatus, EventDetail::Status { update })
                 });
-                core.live.insert(
+                let events = TaskEvents {
                     task_id,
-                    LiveTask {
-                        agent: Arc::clone(&agent_name),
-                        context_id: context_id.clone(),
-                        cancel: cancel.clone(),
-                        channel: Arc::clone(&channel),
-                        envelope: envelope.clone(),
-                        pin: TaskPin::new(&session),
-                    },
+                    context_id: context_id.clone(),
+                    channel,
+                    envelope: envelope.clone(),
+                };
+                core.live.create(
+                    Arc::clone(&agent_name),
+                    events.clone(),
+                    cancel.clone(),
+                    &session,
                 );
-                (task, channel, cancel)
+                (task, events, cancel)
             }
         };
         envelope.task_id = Some(task.id.clone());
         if let Some(guard) = guard {
             guard.settle(&task.id);
         }
-        let rx = channel.follow(subscribe);
+        let rx = events.channel.follow(subscribe);
 
         let mut work = Work {
             supervisor: self.clone(),
@@ -1086,12 +1045,7 @@ impl Supervisor {
             hops: request.hops,
             chain: request.chain.iter().cloned().chain([key.clone()]).collect(),
             cancel,
-            events: TaskEvents {
-                task_id: task.id.clone(),
-                context_id,
-                channel,
-                envelope: envelope.clone(),
-            },
+            events,
             _permits: None,
             started: false,
             key: key.clone(),
@@ -1219,7 +1173,7 @@ impl Supervisor {
                 state: task.status.state,
             });
         }
-        let owner = self.core.live.get(task_id).map(|l| Arc::clone(&l.agent));
+        let owner = self.core.live.agent(task_id);
         if owner.as_ref().is_some_and(|owner| owner != agent) {
             return Err(Error::TaskMismatch {
                 task_id: task_id.clone(),

@@ -21,7 +21,7 @@ use crate::events::{Envelope, EventDetail, EventKind};
 use crate::handoff::Handoff;
 use crate::limits::Permits;
 use crate::send::{Follow, SessionKey, Watcher};
-use crate::supervisor::{SessionShared, Supervisor, TaskPin};
+use crate::supervisor::{SessionShared, Supervisor};
 
 #[cfg(test)]
 mod tests;
@@ -107,20 +107,6 @@ impl TaskChannel {
             *updates = None;
         }
     }
-}
-
-/// What the supervisor keeps about a task that has not ended.
-#[derive(Debug)]
-pub(crate) struct LiveTask {
-    pub(crate) agent: Arc<str>,
-    pub(crate) context_id: ContextId,
-    pub(crate) cancel: CancellationToken,
-    pub(crate) channel: Arc<TaskChannel>,
-    /// The envelope of the send now being handled, for its closing event.
-    pub(crate) envelope: Envelope,
-    /// Keeps the task's session out of the warm set (and so from being passivated
-    /// for space) while the task has not ended.
-    pub(crate) pin: TaskPin,
 }
 
 /// Publishes a task's updates: store first, then the task's stream, then the bus.
