@@ -286,6 +286,13 @@ impl KeyGuard<'_> {
             tx.send_replace(Some(Err(error)));
         }
     }
+
+    /// The send was refused for a reason a repeat may not share (a bad `taskId`, a
+    /// session that could not start, …): the key is released, and waiting repeats
+    /// claim it afresh. The same as dropping the guard, said out loud.
+    pub(crate) fn release(self) {
+        drop(self);
+    }
 }
 
 impl Drop for KeyGuard<'_> {

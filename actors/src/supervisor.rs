@@ -19,6 +19,17 @@
 //! 6. when the task settles: `a2a.send.completed` (completed, input-required,
 //!    auth-required) or `a2a.send.failed` (failed, canceled, rejected, or not routed).
 //!
+//! [`Supervisor::route`](Supervisor) reads as those steps, each a function of its
+//! own: `check_policy_of` → `claim_key` → `pick_session` → `take_place` →
+//! `open_or_continue` → `deliver_in_turn`. The idempotency key's fate is decided in
+//! one place, after the steps that can refuse: the task's once it exists; passed on
+//! to concurrent repeats when the limits refused (they would be refused alike);
+//! released otherwise.
+//!
+//! The supervisor's parts live beside it: `config` ([`SupervisorConfig`]),
+//! `sessions` (the session registry, its warm set, and the one passivation routine)
+//! and `live` (the table of tasks that have not ended).
+//!
 //! # Why the hot path is not one mailbox
 //!
 //! Every decision above reads shared concurrent state (the policy's own maps, the
@@ -58,7 +69,7 @@ use crate::agent::{AgentDescriptor, DynAgent, Factory, SessionInfo};
 use crate::error::{Error, Result};
 use crate::events::{Envelope, EventBus, EventDetail, EventKind, Subscription};
 use crate::handoff::Handoff;
-use crate::idempotency::{self, Claim, Failure, IdempotencyCache};
+use crate::idempotency::{self, Claim, Failure, IdempotencyCache, KeyGuard};
 use crate::limits::{LimitScope, Limiter, Permits, Place, Queued};
 pub(crate) use crate::send::SessionKey;
 pub use crate::send::{Completed, DEDUPLICATED_METADATA_KEY, SendRequest, Submitted};
@@ -795,76 +806,198 @@ impl Supervisor {
         result
     }
 
+    /// Routes a prepared send, as a sequence of named steps: find the agent, check
+    /// the policy, claim the idempotency key, pick the session, take a place in its
+    /// line, open or continue the task, deliver. The key's fate is decided once, here,
+    /// from what the steps after the claim returned.
     async fn route(
         &self,
         request: &mut SendRequest,
-        mut handoff: Handoff,
+        handoff: Handoff,
         envelope: &mut Envelope,
-        subscribe: Follow,
+        follow: Follow,
     ) -> Result<(Submitted, Watcher)> {
         let core = &self.core;
-        let (agent_name, registered) = core.agent(&request.to)?;
-        let agent_name = Arc::clone(agent_name);
+        let (agent, registered) = core.agent(&request.to)?;
+        let agent = Arc::clone(agent);
+        self.check_policy_of(request, &handoff)?;
+        let guard = match self.claim_key(request, envelope, follow).await? {
+            KeyClaim::Repeat(answer) => return Ok(*answer),
+            KeyClaim::Claimed(guard) => guard,
+        };
 
-        // Policy.
+        let admitted = async {
+            let (continued, key) = self.pick_session(request, &agent, envelope).await?;
+            let seat = self
+                .take_place(key, registered, matches!(follow, Follow::Nothing))
+                .await?;
+            let opened = self
+                .open_or_continue(
+                    request,
+                    continued,
+                    &seat.settle.key,
+                    &seat.session,
+                    envelope,
+                )
+                .await?;
+            Ok::<_, Refusal>((seat, opened))
+        }
+        .await;
+
+        // The key's fate: the task's once it exists; else passed on to waiting repeats
+        // when the limits refused (they would be refused alike), else released.
+        let (seat, (task, events, cancel)) = match admitted {
+            Ok(admitted) => {
+                if let Some(guard) = guard {
+                    guard.settle(&admitted.1.0.id);
+                }
+                admitted
+            }
+            Err(Refusal { error, shared }) => {
+                match guard {
+                    Some(guard) if shared => guard.fail(Failure::of(&error)),
+                    Some(guard) => guard.release(),
+                    None => {}
+                }
+                return Err(error);
+            }
+        };
+
+        envelope.task_id = Some(task.id.clone());
+        let rx = events.channel.follow(follow);
+        let Seat {
+            actor,
+            session,
+            ticket,
+            settle,
+        } = seat;
+        let key = &settle.key;
+        let work = Work {
+            supervisor: self.clone(),
+            agent_name: agent,
+            message: request.message.clone(),
+            handoff,
+            metadata: request.metadata.take(),
+            extensions: std::mem::take(&mut request.extensions),
+            sender: envelope.from.clone(),
+            hops: request.hops,
+            chain: request.chain.iter().cloned().chain([key.clone()]).collect(),
+            cancel,
+            events,
+            _permits: None,
+            started: false,
+            key: key.clone(),
+            session,
+            _tracked: core.tracker.token(),
+        };
+        self.deliver_in_turn(registered, actor, ticket, work)?;
+        Ok((
+            Submitted {
+                task,
+                deduplicated: false,
+            },
+            rx,
+        ))
+    }
+
+    /// Step: deliver the work to its session — now if it holds every permit, else
+    /// once its turn comes, off the caller's path.
+    fn deliver_in_turn(
+        &self,
+        registered: &Registered,
+        actor: ActorRef<SessionMsg>,
+        ticket: Ticket,
+        mut work: Work,
+    ) -> Result<()> {
+        match ticket {
+            Ticket::Ready(permits) => {
+                work._permits = Some(permits);
+                let key = work.key.clone();
+                self.deliver(&key, registered, actor, work)
+            }
+            Ticket::Wait(turn) => {
+                // The work's tracker token already counts it for the shutdown drain.
+                let key = work.key.clone();
+                tokio::spawn(self.clone().wait_turn(key, actor, turn, work));
+                Ok(())
+            }
+        }
+    }
+
+    /// Step: the policy (allow/deny rules, rate limits, hop limit).
+    fn check_policy_of(&self, request: &SendRequest, handoff: &Handoff) -> Result<()> {
         let payload_type = handoff.payload_type.map(|t| t.as_str());
-        if let Decision::Deny(rejection) = core.policy.check(
+        match self.core.policy.check(
             &policy_request(request, payload_type),
             Instant::now().into_std(),
         ) {
-            return Err(Error::PolicyRejected {
+            Decision::Deny(rejection) => Err(Error::PolicyRejected {
                 reason: rejection.to_string(),
                 rejection,
-            });
+            }),
+            Decision::Allow => Ok(()),
         }
+    }
 
-        // Idempotency.
-        let guard = match &envelope.idempotency_key {
-            None => None,
-            // Keys are scoped by target agent and caller: two agents' keys never
-            // collide, nor do two callers'.
-            Some(key) => match core
-                .idempotency
-                .claim(
-                    &idempotency::scope(&envelope.to, caller(request), key),
-                    Instant::now(),
-                )
-                .await
-            {
-                Claim::First(guard) => Some(guard),
-                Claim::Duplicate(task_id) => {
-                    let rx = core
-                        .live
-                        .follow(&task_id, subscribe)
-                        .unwrap_or(Watcher::Nothing);
-                    let mut task = self.get_task(&task_id, None).await?;
-                    mark_deduplicated(&mut task);
-                    // A task that already settled (waiting for input) publishes
-                    // nothing more until its next message: waiting on it would hang.
-                    let rx = if is_settled(task.status.state) {
-                        Watcher::Nothing
-                    } else {
-                        rx
-                    };
-                    envelope.task_id = Some(task.id.clone());
-                    envelope.context_id = Some(task.context_id.clone());
-                    core.events
-                        .emit(|| envelope.event(EventKind::SendDeduplicated, EventDetail::None));
-                    return Ok((
-                        Submitted {
-                            task,
-                            deduplicated: true,
-                        },
-                        rx,
-                    ));
-                }
-                Claim::DuplicateFailed(failure) => return Err(failure.into_error(key)),
-            },
+    /// Step: the idempotency key. A repeat of a send that made a task gets that task
+    /// (and whatever it asked to follow of it); a concurrent repeat of one that was
+    /// refused gets the same refusal.
+    async fn claim_key(
+        &self,
+        request: &SendRequest,
+        envelope: &mut Envelope,
+        follow: Follow,
+    ) -> Result<KeyClaim<'_>> {
+        let core = &self.core;
+        let Some(key) = &envelope.idempotency_key else {
+            return Ok(KeyClaim::Claimed(None));
         };
+        // Keys are scoped by target agent and caller: two agents' keys never collide,
+        // nor do two callers'.
+        let scoped = idempotency::scope(&envelope.to, caller(request), key);
+        match core.idempotency.claim(&scoped, Instant::now()).await {
+            Claim::First(guard) => Ok(KeyClaim::Claimed(Some(guard))),
+            Claim::DuplicateFailed(failure) => Err(failure.into_error(key)),
+            Claim::Duplicate(task_id) => {
+                let rx = core
+                    .live
+                    .follow(&task_id, follow)
+                    .unwrap_or(Watcher::Nothing);
+                let mut task = self.get_task(&task_id, None).await?;
+                mark_deduplicated(&mut task);
+                // A task that already settled (waiting for input) publishes nothing
+                // more until its next message: waiting on it would hang.
+                let rx = if is_settled(task.status.state) {
+                    Watcher::Nothing
+                } else {
+                    rx
+                };
+                envelope.task_id = Some(task.id.clone());
+                envelope.context_id = Some(task.context_id.clone());
+                core.events
+                    .emit(|| envelope.event(EventKind::SendDeduplicated, EventDetail::None));
+                Ok(KeyClaim::Repeat(Box::new((
+                    Submitted {
+                        task,
+                        deduplicated: true,
+                    },
+                    rx,
+                ))))
+            }
+        }
+    }
 
-        // Which task and conversation: a continued task keeps its own.
-        let continued = match request.message.task_id.clone() {
-            Some(task_id) => Some(self.continuable(&task_id, &agent_name, request).await?),
+    /// Step: which task and conversation, hence which session. A continued task keeps
+    /// its own conversation; a send back into a session waiting on this chain of
+    /// sends is refused.
+    async fn pick_session(
+        &self,
+        request: &SendRequest,
+        agent: &Arc<str>,
+        envelope: &mut Envelope,
+    ) -> std::result::Result<(Option<Task>, SessionKey), Refusal> {
+        let continued = match &request.message.task_id {
+            Some(task_id) => Some(self.continuable(task_id, agent, request).await?),
             None => None,
         };
         let context_id = match (&continued, &request.message.context_id) {
@@ -874,52 +1007,54 @@ impl Supervisor {
         };
         envelope.context_id = Some(context_id.clone());
         let key = SessionKey {
-            agent: Arc::clone(&agent_name),
-            context_id: context_id.clone(),
+            agent: Arc::clone(agent),
+            context_id,
         };
-
         // A send back into a session that is itself waiting on this chain of sends
         // would wait for its own permit forever.
         if request.chain.contains(&key) {
             return Err(Error::DelegationCycle {
                 agent: key.agent.to_string(),
                 context_id: key.context_id.clone(),
-            });
+            }
+            .into());
         }
+        Ok((continued, key))
+    }
 
-        // A send that does not wait for its task (`send`) must not wait for its turn
-        // either: it takes its place in the session's line now, and the task waits
-        // there, `submitted`, off the caller's path.
-        let waits_off_path = matches!(subscribe, Follow::Nothing);
-
+    /// Step: the concurrency limits, most specific first (a send waiting on a busy
+    /// session holds nothing that other sessions need), spawning the session on
+    /// first use. With `off_path` (a send that does not wait for its task) the send
+    /// takes its place in the session's line without waiting for its turn either.
+    async fn take_place(
+        &self,
+        key: SessionKey,
+        registered: &Registered,
+        off_path: bool,
+    ) -> std::result::Result<Seat<'_>, Refusal> {
+        let core = &self.core;
         // A new conversation that the agent or global limit would refuse anyway is
         // refused before a session is spawned for it: cheaper, and it leaves nothing.
         // A send that will wait off the caller's path is checked the same way whatever
         // its conversation, so that it is refused while it still has no task.
-        if (waits_off_path || !core.sessions.contains(&key))
+        if (off_path || !core.sessions.contains(&key))
             && let Some(full) = [&registered.limiter, &core.global]
                 .into_iter()
                 .find(|limiter| limiter.is_saturated())
         {
-            let error = full.busy();
-            if let Some(guard) = guard {
-                guard.fail(Failure::of(&error));
-            }
-            return Err(error);
+            return Err(Refusal::shared(full.busy()));
         }
-
-        // Concurrency limits, most specific first: a send waiting on a busy session
-        // holds nothing that other sessions need.
-        let (actor, session, ticket, _settle) = loop {
-            let (actor, session, created) = core.session(&key, registered)?;
-            // Whatever happens to this send from here, its session is offered to the
-            // warm set when the send lets go of it (a no-op while it is busy).
-            let settle = Settle {
-                core,
-                key: &key,
-                session: Arc::clone(&session),
-            };
-            let ticket = if waits_off_path {
+        // Whatever happens to this send from here, its session is offered to the warm
+        // set when the send lets go of it (a no-op while it is busy).
+        let mut settle = Settle {
+            core,
+            key,
+            session: None,
+        };
+        loop {
+            let (actor, session, created) = core.session(&settle.key, registered)?;
+            settle.session = Some(Arc::clone(&session));
+            let ticket = if off_path {
                 take_place(&session, registered, core)
             } else {
                 Permits::acquire(&session.limiter, &registered.limiter, &core.global)
@@ -940,135 +1075,107 @@ impl Supervisor {
                 Err(error) => {
                     // (`settle` runs after this, and finds a discarded session gone.)
                     if created {
-                        core.discard_unused(&key, &actor);
+                        core.discard_unused(&settle.key, &actor);
                     }
-                    if let Some(guard) = guard {
-                        guard.fail(Failure::of(&error));
-                    }
-                    return Err(error);
+                    return Err(Refusal::shared(error));
                 }
             };
             // The session may have been passivated while we waited: its limiter is then
             // orphaned, and a fresh session must be used to keep the per-session limit.
             // (A place in its line keeps it from passivation from here on.)
-            if core.sessions.is_current(&key, &session) {
-                break (actor, session, ticket, settle);
-            }
-        };
-
-        // Create or continue the task.
-        request.message.context_id = Some(context_id.clone());
-        let (task, events, cancel) = match continued {
-            Some(task) => {
-                request.message.task_id = Some(task.id.clone());
-                core.store
-                    .append_history(&task.id, request.message.clone())
-                    .await
-                    .map_err(|e| terminal_to_error(e, &task.id))?;
-                // The task now belongs to the session that handles it (its old one
-                // may have been passivated while it waited for input).
-                let Some((events, cancel)) = core.live.continue_with(&task.id, envelope, &session)
-                else {
-                    return Err(Error::TaskTerminal {
-                        task_id: task.id.clone(),
-                        state: TaskState::Canceled,
-                    });
-                };
-                // The task leaves input-required: it has a message to work on again.
-                core.store
-                    .set_status(&task.id, TaskStatus::new(TaskState::Submitted))
-                    .await
-                    .map_err(|e| terminal_to_error(e, &task.id))?;
-                events.channel.set_state(TaskState::Submitted);
-                let task = self.get_task(&task.id, None).await?;
-                (task, events, cancel)
-            }
-            None => {
-                let task_id = TaskId::mint();
-                request.message.task_id = Some(task_id.clone());
-                let mut task = Task::new(
-                    task_id.clone(),
-                    context_id.clone(),
-                    TaskStatus::new(TaskState::Submitted),
-                );
-                task.history = Some(vec![request.message.clone()]);
-                let owner = TaskOwner::new(
-                    Arc::clone(&agent_name),
-                    request.principal.as_deref().map(Arc::from),
-                );
-                core.store.insert_owned(task.clone(), owner).await?;
-                let channel = TaskChannel::new(TaskState::Submitted, core.config.stream_capacity);
-                let cancel = CancellationToken::new();
-                envelope.task_id = Some(task_id.clone());
-                // Subscribers learn of the task when it exists, not only once its
-                // agent starts: `submitted` is a state the store records, so it is an
-                // update like the others (not final; the task stream starts with the
-                // task itself instead).
-                core.events.emit(|| {
-                    let update = TaskStatusUpdateEvent::new(
-                        task_id.clone(),
-                        context_id.clone(),
-                        task.status.clone(),
-                        false,
-                    );
-                    envelope.event(EventKind::TaskStatus, EventDetail::Status { update })
+            if core.sessions.is_current(&settle.key, &session) {
+                return Ok(Seat {
+                    actor,
+                    session,
+                    ticket,
+                    settle,
                 });
-                let events = TaskEvents {
-                    task_id,
-                    context_id: context_id.clone(),
-                    channel,
-                    envelope: envelope.clone(),
-                };
-                core.live.create(
-                    Arc::clone(&agent_name),
-                    events.clone(),
-                    cancel.clone(),
-                    &session,
-                );
-                (task, events, cancel)
             }
-        };
-        envelope.task_id = Some(task.id.clone());
-        if let Some(guard) = guard {
-            guard.settle(&task.id);
         }
-        let rx = events.channel.follow(subscribe);
+    }
 
-        let mut work = Work {
-            supervisor: self.clone(),
-            agent_name: Arc::clone(&agent_name),
-            message: request.message.clone(),
-            handoff: std::mem::take(&mut handoff),
-            metadata: request.metadata.take(),
-            extensions: std::mem::take(&mut request.extensions),
-            sender: envelope.from.clone(),
-            hops: request.hops,
-            chain: request.chain.iter().cloned().chain([key.clone()]).collect(),
-            cancel,
-            events,
-            _permits: None,
-            started: false,
-            key: key.clone(),
-            session,
-            _tracked: core.tracker.token(),
-        };
-        match ticket {
-            Ticket::Ready(permits) => {
-                work._permits = Some(permits);
-                self.deliver(&key, registered, actor, work)?;
-            }
-            Ticket::Wait(turn) => {
-                // The work's tracker token already counts it for the shutdown drain.
-                tokio::spawn(self.clone().wait_turn(key.clone(), actor, turn, work));
-            }
+    /// Step: the task — a new one created `submitted`, or the continued one taken
+    /// out of `input-required` with the message added to its history.
+    async fn open_or_continue(
+        &self,
+        request: &mut SendRequest,
+        continued: Option<Task>,
+        key: &SessionKey,
+        session: &Arc<SessionShared>,
+        envelope: &mut Envelope,
+    ) -> std::result::Result<(Task, TaskEvents, CancellationToken), Refusal> {
+        let core = &self.core;
+        let context_id = &key.context_id;
+        request.message.context_id = Some(context_id.clone());
+        if let Some(task) = &continued {
+            request.message.task_id = Some(task.id.clone());
+            core.store
+                .append_history(&task.id, request.message.clone())
+                .await
+                .map_err(|e| terminal_to_error(e, &task.id))?;
+            // The task now belongs to the session that handles it (its old one may
+            // have been passivated while it waited for input).
+            let Some((events, cancel)) = core.live.continue_with(&task.id, envelope, session)
+            else {
+                return Err(Error::TaskTerminal {
+                    task_id: task.id.clone(),
+                    state: TaskState::Canceled,
+                }
+                .into());
+            };
+            // The task leaves input-required: it has a message to work on again.
+            core.store
+                .set_status(&task.id, TaskStatus::new(TaskState::Submitted))
+                .await
+                .map_err(|e| terminal_to_error(e, &task.id))?;
+            events.channel.set_state(TaskState::Submitted);
+            let task = self.get_task(&task.id, None).await?;
+            return Ok((task, events, cancel));
         }
-        Ok((
-            Submitted {
-                task,
-                deduplicated: false,
-            },
-            rx,
-        ))
+        let task_id = TaskId::mint();
+        request.message.task_id = Some(task_id.clone());
+        let mut task = Task::new(
+            task_id.clone(),
+            context_id.clone(),
+            TaskStatus::new(TaskState::Submitted),
+        );
+        task.history = Some(vec![request.message.clone()]);
+        let owner = TaskOwner::new(
+            Arc::clone(&key.agent),
+            request.principal.as_deref().map(Arc::from),
+        );
+        core.store
+            .insert_owned(task.clone(), owner)
+            .await
+            .map_err(Error::from)?;
+        let channel = TaskChannel::new(TaskState::Submitted, core.config.stream_capacity);
+        let cancel = CancellationToken::new();
+        envelope.task_id = Some(task_id.clone());
+        // Subscribers learn of the task when it exists, not only once its agent
+        // starts: `submitted` is a state the store records, so it is an update like
+        // the others (not final; the task stream starts with the task itself instead).
+        core.events.emit(|| {
+            let update = TaskStatusUpdateEvent::new(
+                task_id.clone(),
+                context_id.clone(),
+                task.status.clone(),
+                false,
+            );
+            envelope.event(EventKind::TaskStatus, EventDetail::Status { update })
+        });
+        let events = TaskEvents {
+            task_id,
+            context_id: context_id.clone(),
+            channel,
+            envelope: envelope.clone(),
+        };
+        core.live.create(
+            Arc::clone(&key.agent),
+            events.clone(),
+            cancel.clone(),
+            session,
+        );
+        Ok((task, events, cancel))
     }
 
     /// Waits for a queued task's turn off the caller's path, then delivers it; if the
@@ -1253,16 +1360,63 @@ impl Supervisor {
     }
 }
 
-/// Offers a session to the warm set when a send lets go of it.
+/// Offers a send's session (once it has one) to the warm set when the send lets go
+/// of it.
 struct Settle<'a> {
     core: &'a Core,
-    key: &'a SessionKey,
-    session: Arc<SessionShared>,
+    key: SessionKey,
+    session: Option<Arc<SessionShared>>,
 }
 
 impl Drop for Settle<'_> {
     fn drop(&mut self) {
-        self.core.settled(self.key, &self.session);
+        if let Some(session) = &self.session {
+            self.core.settled(&self.key, session);
+        }
+    }
+}
+
+/// What claiming a send's idempotency key came to.
+enum KeyClaim<'a> {
+    /// The send goes ahead, holding its key if it has one.
+    Claimed(Option<KeyGuard<'a>>),
+    /// A repeat: the first send's task, and what the repeat follows of it.
+    /// (Boxed: repeats are rare, and the answer is large.)
+    Repeat(Box<(Submitted, Watcher)>),
+}
+
+/// A send's place at its session: the session, its claim on the limits, and the
+/// guard that offers the session to the warm set when the send lets go of it.
+struct Seat<'a> {
+    actor: ActorRef<SessionMsg>,
+    session: Arc<SessionShared>,
+    ticket: Ticket,
+    settle: Settle<'a>,
+}
+
+/// A send refused after its key was claimed, and whether concurrent repeats share
+/// the refusal (the limits refused: a repeat would be refused alike) or the key is
+/// released for them to try afresh (anything else).
+struct Refusal {
+    error: Error,
+    shared: bool,
+}
+
+impl Refusal {
+    fn shared(error: Error) -> Self {
+        Self {
+            error,
+            shared: true,
+        }
+    }
+}
+
+impl From<Error> for Refusal {
+    fn from(error: Error) -> Self {
+        Self {
+            error,
+            shared: false,
+        }
     }
 }
 

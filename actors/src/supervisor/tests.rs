@@ -91,3 +91,29 @@ async fn the_warm_count_follows_the_sessions_in_and_out() {
     assert_eq!(supervisor.core.sessions.warm_len(), 0);
     assert_eq!(supervisor.session_count(), 0);
 }
+
+#[tokio::test]
+async fn a_send_refused_for_its_task_releases_its_idempotency_key() {
+    let supervisor = supervisor(4).await;
+    let mut bad = in_context("k").idempotency_key("once");
+    bad.message.task_id = Some(TaskId::new("no-such-task"));
+    let refused = supervisor.send_and_wait(bad).await;
+    assert!(
+        matches!(refused, Err(Error::TaskNotFound(_))),
+        "{refused:?}"
+    );
+    // The key was released, not kept with the refusal: the corrected send runs.
+    let done = supervisor
+        .send_and_wait(in_context("k").idempotency_key("once"))
+        .await
+        .expect("the corrected send is accepted");
+    assert!(!done.deduplicated);
+    assert_eq!(done.task.status.state, TaskState::Completed);
+    // And it, having made a task, keeps the key.
+    let again = supervisor
+        .send_and_wait(in_context("k").idempotency_key("once"))
+        .await
+        .expect("a repeat");
+    assert!(again.deduplicated);
+    assert_eq!(again.task.id, done.task.id);
+}
