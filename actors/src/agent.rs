@@ -15,7 +15,7 @@ use agentyard_transport::{ContextId, MessageId, TaskId};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Result;
-use crate::send::{Completed, SendRequest, SessionKey, Submitted};
+use crate::send::{SendRequest, SessionKey, Settled, Submitted};
 use crate::supervisor::Supervisor;
 use crate::task::TaskEvents;
 
@@ -171,6 +171,36 @@ impl AgentDescriptor {
     pub fn concurrency(mut self, limit: usize) -> Self {
         self.concurrency = Some(limit);
         self
+    }
+}
+
+/// Which piece of a streamed artifact a chunk is: A2A's `append` and `lastChunk`,
+/// named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArtifactChunk {
+    /// The whole artifact at once, replacing one with the same id (`append` false,
+    /// `lastChunk` true; what [`TaskContext::artifact`] publishes).
+    Whole,
+    /// The first piece, replacing one with the same id; more follow (`append`
+    /// false, `lastChunk` false).
+    First,
+    /// A piece added to the artifact; more follow (`append` true, `lastChunk` false).
+    More,
+    /// The final piece added to the artifact (`append` true, `lastChunk` true).
+    Last,
+}
+
+impl ArtifactChunk {
+    /// Whether the chunk's parts are added to the artifact rather than replace it.
+    #[must_use]
+    pub fn appends(self) -> bool {
+        matches!(self, Self::More | Self::Last)
+    }
+
+    /// Whether no chunk of the artifact follows this one.
+    #[must_use]
+    pub fn is_last(self) -> bool {
+        matches!(self, Self::Whole | Self::Last)
     }
 }
 
@@ -407,23 +437,24 @@ impl TaskContext {
     /// [`crate::Error::Store`] if the task has already ended.
     pub async fn artifact(&mut self, artifact: Artifact) -> Result<()> {
         self.events
-            .artifact(&self.supervisor, artifact, false, true)
+            .artifact(
+                &self.supervisor,
+                artifact,
+                ArtifactChunk::Whole.appends(),
+                ArtifactChunk::Whole.is_last(),
+            )
             .await
     }
 
-    /// Publishes a chunk of an artifact: with `append` its parts are added to the
-    /// artifact of the same id; `last_chunk` says it is the final piece.
+    /// Publishes a piece of an artifact streamed in chunks; `chunk` says which piece
+    /// it is (a first or whole one replaces the artifact of the same id, the others
+    /// add their parts to it).
     ///
     /// # Errors
     /// [`crate::Error::Store`] if the task has already ended.
-    pub async fn artifact_chunk(
-        &mut self,
-        artifact: Artifact,
-        append: bool,
-        last_chunk: bool,
-    ) -> Result<()> {
+    pub async fn artifact_chunk(&mut self, artifact: Artifact, chunk: ArtifactChunk) -> Result<()> {
         self.events
-            .artifact(&self.supervisor, artifact, append, last_chunk)
+            .artifact(&self.supervisor, artifact, chunk.appends(), chunk.is_last())
             .await
     }
 
@@ -478,11 +509,7 @@ impl TaskContext {
     ///
     /// # Errors
     /// Whatever the supervisor refuses the send with.
-    pub async fn send_and_wait(
-        &self,
-        to: impl Into<String>,
-        message: Message,
-    ) -> Result<Completed> {
+    pub async fn send_and_wait(&self, to: impl Into<String>, message: Message) -> Result<Settled> {
         self.send_request_and_wait(self.request_to(to, message))
             .await
     }
@@ -497,7 +524,7 @@ impl TaskContext {
         to: impl Into<String>,
         text: impl Into<String>,
         payload: HandoffPayload,
-    ) -> Result<Completed> {
+    ) -> Result<Settled> {
         let message = Message::new(Role::User, vec![Part::text(text)]);
         self.send_request_and_wait(self.request_to(to, message).payload(payload))
             .await
@@ -525,7 +552,7 @@ impl TaskContext {
     ///
     /// # Errors
     /// Whatever the supervisor refuses the send with.
-    pub async fn send_request_and_wait(&self, request: SendRequest) -> Result<Completed> {
+    pub async fn send_request_and_wait(&self, request: SendRequest) -> Result<Settled> {
         let mut request = self.stamped(request);
         request.chain = Arc::clone(&self.chain);
         self.supervisor.send_and_wait(request).await

@@ -13,7 +13,7 @@
 //!   idempotency → concurrency limits → session), and the actor that supervises and
 //!   passivates sessions.
 //! - `send`: the plain values of a send ([`SendRequest`], [`Submitted`],
-//!   [`Completed`]) that everything else builds on; re-exported here and from
+//!   [`Settled`]) that everything else builds on; re-exported here and from
 //!   [`supervisor`].
 //! - `session`: the session actor, one per agent type and conversation; private, so no
 //!   send can bypass the supervisor.
@@ -61,16 +61,14 @@ pub mod store;
 pub mod supervisor;
 mod task;
 
-pub use agent::{Agent, AgentDescriptor, AgentError, SessionInfo, TaskContext};
+pub use agent::{Agent, AgentDescriptor, AgentError, ArtifactChunk, SessionInfo, TaskContext};
 pub use agentyard_transport::a2a::StreamEvent;
 pub use error::{Error, Result};
 pub use events::{Event, EventDetail, EventKind, Received, Subscription};
 pub use intent::{IntentClassifier, SharedIntentClassifier};
 pub use limits::LimitScope;
 pub use store::{InMemoryTaskStore, StoreError, TaskOwner, TaskStore};
-pub use supervisor::{
-    Completed, Registration, SendRequest, Submitted, Supervisor, SupervisorConfig,
-};
+pub use supervisor::{Registration, SendRequest, Settled, Submitted, Supervisor, SupervisorConfig};
 
 /// Compile-time checks that the handles and futures callers move between tasks are
 /// `Send`/`Sync` (an HTTP server spawns them onto a multi-threaded runtime).

@@ -1,5 +1,5 @@
 //! The plain values of a send: what a caller asks for ([`SendRequest`]), what it gets
-//! back ([`Submitted`], [`Completed`]), the session a send addresses ([`SessionKey`]),
+//! back ([`Submitted`], [`Settled`]), the session a send addresses ([`SessionKey`]),
 //! and what a caller follows of its task. No actors, no shared state: the supervisor
 //! and the session and task modules all build on these, and these on nothing of theirs.
 
@@ -144,9 +144,11 @@ pub struct Submitted {
     pub deduplicated: bool,
 }
 
-/// A send whose task completed, ended, or stopped to ask for input.
+/// A send whose task has settled: it ended — `completed`, but also `failed`,
+/// `canceled` or `rejected` — or stopped to ask for input or authentication. Read
+/// which from `task.status.state`.
 #[derive(Debug, Clone)]
-pub struct Completed {
+pub struct Settled {
     /// The task as it stands now.
     pub task: Task,
     /// Whether this was a repeat of an earlier send (by idempotency key).

@@ -72,7 +72,7 @@ use crate::handoff::Handoff;
 use crate::idempotency::{self, Claim, Failure, IdempotencyCache, KeyGuard};
 use crate::limits::{LimitScope, Limiter, Permits, Place, Queued};
 pub(crate) use crate::send::SessionKey;
-pub use crate::send::{Completed, DEDUPLICATED_METADATA_KEY, SendRequest, Submitted};
+pub use crate::send::{DEDUPLICATED_METADATA_KEY, SendRequest, Settled, Submitted};
 use crate::send::{Follow, Watcher, caller, is_settled, mark_deduplicated, policy_request};
 use crate::session::{SessionActor, SessionMsg};
 use crate::store::{StoreError, TaskOwner, TaskStore};
@@ -493,13 +493,13 @@ impl Supervisor {
     ///
     /// # Errors
     /// As [`Supervisor::send`].
-    pub async fn send_and_wait(&self, request: SendRequest) -> Result<Completed> {
+    pub async fn send_and_wait(&self, request: SendRequest) -> Result<Settled> {
         let (submitted, watcher) = self.submit(request, Follow::State).await?;
         let mut task = self.settle(&submitted, watcher).await?;
         if submitted.deduplicated {
             mark_deduplicated(&mut task);
         }
-        Ok(Completed {
+        Ok(Settled {
             task,
             deduplicated: submitted.deduplicated,
         })

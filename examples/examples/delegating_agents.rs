@@ -64,8 +64,8 @@ use agentyard::handoff::{
 };
 use agentyard::policy::EntryPoint;
 use agentyard::{
-    Agent, AgentDescriptor, AgentError, Completed, Event, EventDetail, EventKind, Message, Part,
-    Received, Runtime, TaskContext, TaskState,
+    Agent, AgentDescriptor, AgentError, Event, EventDetail, EventKind, Message, Part, Received,
+    Runtime, Settled, TaskContext, TaskState,
 };
 
 const PLANNER: &str = "planner";
@@ -260,7 +260,7 @@ async fn to_planner(
     ctx: &TaskContext,
     text: &str,
     payload: HandoffPayload,
-) -> Result<Completed, AgentError> {
+) -> Result<Settled, AgentError> {
     let message = Message::user_text(text).with_context_id(ctx.context_id().clone());
     let request = ctx.request_to(PLANNER, message).payload(payload);
     let done = ctx.send_request_and_wait(request).await?;

@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use agentyard_actors::{Agent, AgentDescriptor, AgentError, TaskContext};
+use agentyard_actors::{Agent, AgentDescriptor, AgentError, ArtifactChunk, TaskContext};
 use agentyard_transport::a2a::{AgentSkill, Artifact, Message, Part, Role};
 use agentyard_transport::handoff::{
     HandoffPayload, Priority, ReportStatus, StatusReport, TaskDelegation, payload_from_message,
@@ -132,7 +132,12 @@ impl Agent for Countdown {
         for left in (1..=total).rev() {
             ctx.working(Some(&format!("{left} left"))).await?;
             let chunk = Artifact::new("countdown", vec![Part::text(format!("{left}\n"))]);
-            ctx.artifact_chunk(chunk, left != total, false).await?;
+            let piece = if left == total {
+                ArtifactChunk::First
+            } else {
+                ArtifactChunk::More
+            };
+            ctx.artifact_chunk(chunk, piece).await?;
             tokio::select! {
                 () = tokio::time::sleep(self.tick) => {}
                 // Stop at once: the runtime has already marked the task canceled.
@@ -140,7 +145,13 @@ impl Agent for Countdown {
             }
         }
         let last = Artifact::new("countdown", vec![Part::text("liftoff\n")]);
-        ctx.artifact_chunk(last, total > 0, true).await?;
+        // After no pieces at all (a countdown from 0) the last is the whole artifact.
+        let piece = if total > 0 {
+            ArtifactChunk::Last
+        } else {
+            ArtifactChunk::Whole
+        };
+        ctx.artifact_chunk(last, piece).await?;
         ctx.reply_text(format!("counted down {total} seconds"));
         Ok(())
     }

@@ -25,10 +25,10 @@ mod runtime;
 pub mod serve;
 
 pub use agentyard_actors::{
-    Agent, AgentDescriptor, AgentError, Completed, Error, Event, EventDetail, EventKind,
+    Agent, AgentDescriptor, AgentError, ArtifactChunk, Error, Event, EventDetail, EventKind,
     InMemoryTaskStore, IntentClassifier, LimitScope, Received, Registration, Result, SendRequest,
-    SessionInfo, StoreError, StreamEvent, Submitted, Subscription, Supervisor, SupervisorConfig,
-    TaskContext, TaskOwner, TaskStore,
+    SessionInfo, Settled, StoreError, StreamEvent, Submitted, Subscription, Supervisor,
+    SupervisorConfig, TaskContext, TaskOwner, TaskStore,
 };
 pub use agentyard_policy as policy;
 pub use agentyard_transport::a2a::{Artifact, Message, Part, Role, Task, TaskState, TaskStatus};

@@ -4,9 +4,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentyard_actors::{
-    Agent, AgentDescriptor, Completed, InMemoryTaskStore, IntentClassifier, Registration, Result,
-    SendRequest, SessionInfo, SharedIntentClassifier, StreamEvent, Submitted, Subscription,
-    Supervisor, SupervisorConfig, TaskStore,
+    Agent, AgentDescriptor, InMemoryTaskStore, IntentClassifier, Registration, Result, SendRequest,
+    SessionInfo, Settled, SharedIntentClassifier, StreamEvent, Submitted, Subscription, Supervisor,
+    SupervisorConfig, TaskStore,
 };
 use agentyard_policy::{Decision, Policy};
 use agentyard_transport::a2a::{Message, Task};
@@ -230,7 +230,7 @@ impl Runtime {
     ///
     /// # Errors
     /// See [`Supervisor::send`].
-    pub async fn send_and_wait(&self, to: &str, message: Message) -> Result<Completed> {
+    pub async fn send_and_wait(&self, to: &str, message: Message) -> Result<Settled> {
         self.supervisor
             .send_and_wait(SendRequest::new(to, message))
             .await

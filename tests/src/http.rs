@@ -20,7 +20,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentyard::{
-    Agent, AgentDescriptor, AgentError, Artifact, Part, Runtime, RuntimeBuilder, TaskContext,
+    Agent, AgentDescriptor, AgentError, Artifact, ArtifactChunk, Part, Runtime, RuntimeBuilder,
+    TaskContext,
 };
 use agentyard_actors::edge::{Edge, EdgeConfig};
 use agentyard_transport::client::{A2aClient, ClientOptions};
@@ -125,8 +126,11 @@ impl Agent for Chunks {
             ctx.working(Some(&format!("step {n}"))).await?;
             ctx.artifact_chunk(
                 Artifact::new("count", vec![Part::text(n.to_string())]),
-                n > 1,
-                n == 3,
+                match n {
+                    1 => ArtifactChunk::First,
+                    3 => ArtifactChunk::Last,
+                    _ => ArtifactChunk::More,
+                },
             )
             .await?;
         }

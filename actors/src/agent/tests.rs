@@ -168,3 +168,12 @@ async fn a_request_sent_through_the_context_is_stamped_as_the_agents() {
         (TaskState::Completed, Some("stamped"))
     );
 }
+
+#[test]
+fn an_artifact_chunk_names_what_a2a_sends_as_two_flags() {
+    let flags = |chunk: ArtifactChunk| (chunk.appends(), chunk.is_last());
+    assert_eq!(flags(ArtifactChunk::Whole), (false, true));
+    assert_eq!(flags(ArtifactChunk::First), (false, false));
+    assert_eq!(flags(ArtifactChunk::More), (true, false));
+    assert_eq!(flags(ArtifactChunk::Last), (true, true));
+}

@@ -9,15 +9,15 @@
 use std::time::Duration;
 
 use agentyard::{
-    AgentDescriptor, Completed, ContextId, Error, EventKind, LimitScope, Message, Result, Runtime,
-    RuntimeBuilder, TaskState,
+    AgentDescriptor, ContextId, Error, EventKind, LimitScope, Message, Result, Runtime,
+    RuntimeBuilder, Settled, TaskState,
 };
 use agentyard_tests::{EventLog, Gated, eventually, within};
 use tokio::task::JoinHandle;
 
 const SOON: Duration = Duration::from_secs(5);
 
-type Pending = JoinHandle<Result<Completed>>;
+type Pending = JoinHandle<Result<Settled>>;
 
 fn spawn_send(runtime: &Runtime, to: &'static str, message: Message) -> Pending {
     let runtime = runtime.clone();

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use agentyard::{
-    Agent, AgentDescriptor, AgentError, Artifact, Message, Part, Runtime, SendRequest, StreamEvent,
-    TaskContext, TaskState,
+    Agent, AgentDescriptor, AgentError, Artifact, ArtifactChunk, Message, Part, Runtime,
+    SendRequest, StreamEvent, TaskContext, TaskState,
 };
 use agentyard_tests::{Asking, within};
 use futures::{Stream, StreamExt};
@@ -21,14 +21,12 @@ impl Agent for Writer {
         ctx.working(Some("drafting")).await?;
         ctx.artifact_chunk(
             Artifact::new("notes", vec![Part::text("part one; ")]),
-            false,
-            false,
+            ArtifactChunk::First,
         )
         .await?;
         ctx.artifact_chunk(
             Artifact::new("notes", vec![Part::text("part two.")]),
-            true,
-            true,
+            ArtifactChunk::Last,
         )
         .await?;
         ctx.reply_text("written");
@@ -226,8 +224,11 @@ impl Agent for Chatty {
         for i in 0..50 {
             ctx.artifact_chunk(
                 Artifact::new("log", vec![Part::text(format!("line {i}\n"))]),
-                i > 0,
-                i == 49,
+                match i {
+                    0 => ArtifactChunk::First,
+                    49 => ArtifactChunk::Last,
+                    _ => ArtifactChunk::More,
+                },
             )
             .await?;
         }
