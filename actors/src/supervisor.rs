@@ -821,7 +821,7 @@ impl Supervisor {
         let (agent, registered) = core.agent(&request.to)?;
         let agent = Arc::clone(agent);
         self.check_policy_of(request, &handoff)?;
-        let guard = match self.claim_key(request, envelope, follow).await? {
+        let guard = match self.claim_key(request, &agent, envelope, follow).await? {
             KeyClaim::Repeat(answer) => return Ok(*answer),
             KeyClaim::Claimed(guard) => guard,
         };
@@ -941,10 +941,12 @@ impl Supervisor {
 
     /// Step: the idempotency key. A repeat of a send that made a task gets that task
     /// (and whatever it asked to follow of it); a concurrent repeat of one that was
-    /// refused gets the same refusal.
+    /// refused gets the same refusal. A repeat that would wait on a task of a session
+    /// waiting on this very chain of sends is refused as the delegation cycle it is.
     async fn claim_key(
         &self,
         request: &SendRequest,
+        agent: &Arc<str>,
         envelope: &mut Envelope,
         follow: Follow,
     ) -> Result<KeyClaim<'_>> {
@@ -964,6 +966,17 @@ impl Supervisor {
                     .follow(&task_id, follow)
                     .unwrap_or(Watcher::Nothing);
                 let mut task = self.get_task(&task_id, None).await?;
+                let session = SessionKey {
+                    agent: Arc::clone(agent),
+                    context_id: task.context_id.clone(),
+                };
+                if !is_settled(task.status.state) && request.chain.contains(&session) {
+                    // The task cannot settle before this send's own sender does.
+                    return Err(Error::DelegationCycle {
+                        agent: session.agent.to_string(),
+                        context_id: session.context_id,
+                    });
+                }
                 mark_deduplicated(&mut task);
                 // A task that already settled (waiting for input) publishes nothing
                 // more until its next message: waiting on it would hang.

@@ -177,3 +177,67 @@ fn an_artifact_chunk_names_what_a2a_sends_as_two_flags() {
     assert_eq!(flags(ArtifactChunk::More), (true, false));
     assert_eq!(flags(ArtifactChunk::Last), (true, true));
 }
+
+/// Delegates a task with a fixed id to the relay, so a second delegation repeats the
+/// first's idempotency key (a handoff payload's taskId is its natural key), and logs
+/// what it was told.
+struct Delegator(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl Agent for Delegator {
+    async fn handle(&self, ctx: &mut TaskContext) -> std::result::Result<(), AgentError> {
+        let payload = HandoffPayload::from(
+            TaskDelegation::builder()
+                .task_id("job-1")
+                .task_title("Again")
+                .task_description("the same job, delegated again")
+                .build()?,
+        );
+        let outcome = match ctx.delegate("relay", "job-1", payload).await {
+            Ok(_) => String::from("answered"),
+            Err(Error::DelegationCycle { agent, .. }) => format!("cycle at {agent}"),
+            Err(other) => format!("other error: {other}"),
+        };
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(outcome);
+        ctx.reply_text("delegated");
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_repeated_key_that_would_wait_on_a_waiting_session_is_a_cycle() {
+    // relay(c) → delegator(c) → delegate job-1 → relay(c2) → delegator(c2) →
+    // delegate job-1 again: a repeat of the send relay(c2) is handling, and relay(c2)
+    // waits on this very delegator. Waiting on the repeat would never end.
+    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let shared = Arc::clone(&log);
+    let supervisor = Supervisor::start(
+        SupervisorConfig::default(),
+        vec![
+            Registration::new(AgentDescriptor::new("relay"), |_| Relay),
+            Registration::new(AgentDescriptor::new("back"), move |_| {
+                Delegator(Arc::clone(&shared))
+            }),
+        ],
+        Arc::new(AllowAll),
+        Arc::new(InMemoryTaskStore::new()),
+    )
+    .await
+    .expect("supervisor");
+    let request = SendRequest::new("relay", Message::user_text("start"));
+    let done = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        supervisor.send_and_wait(request),
+    )
+    .await
+    .expect("no deadlock")
+    .expect("accepted");
+    assert_eq!(done.task.status.state, TaskState::Completed);
+    let log = log
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clone();
+    assert_eq!(log, ["cycle at relay", "answered"]);
+}
