@@ -213,12 +213,14 @@ impl Default for InMemoryTaskStore {
 impl InMemoryTaskStore {
     /// How many ended tasks a new store keeps.
     pub const DEFAULT_FINISHED_TASK_LIMIT: usize = 10_000;
+    /// How many tasks of one conversation a new store remembers.
+    pub const DEFAULT_CONTEXT_TASK_LIMIT: usize = 256;
 
     /// An empty store remembering up to 256 tasks per conversation and 10,000 ended
     /// tasks.
     #[must_use]
     pub fn new() -> Self {
-        Self::with_context_task_limit(256)
+        Self::with_context_task_limit(Self::DEFAULT_CONTEXT_TASK_LIMIT)
     }
 
     /// An empty store that remembers the `limit` most recent tasks of each conversation
