@@ -102,9 +102,13 @@ mod rpc;
 
 pub use config::{AuthConfig, ServerConfig, ServerConfigBuilder};
 
-/// The header that carries extension URIs: requested by the client, echoed
-/// (activated) by the server.
+/// The header that carries extension URIs in A2A 0.3: requested by the client,
+/// echoed (activated) by the server.
 pub const EXTENSIONS_HEADER: &str = "X-A2A-Extensions";
+
+/// The header that carries extension URIs in A2A 1.0 (0.3 requests may use it
+/// too; the answer echoes the spelling the request used).
+pub const V1_EXTENSIONS_HEADER: &str = "A2A-Extensions";
 
 /// What every handler holds: the service and the config, both shared.
 struct AppState<S> {

@@ -11,7 +11,9 @@ use agentyard_transport::a2a::{
 };
 use agentyard_transport::handoff::{self, HANDOFF_EXTENSION_URI, PayloadType};
 use agentyard_transport::jsonrpc::{A2aRequest, JsonRpcError};
-use agentyard_transport::service::{A2aService, CallContext, EventStream, Principal, Reply};
+use agentyard_transport::service::{
+    A2aResult, A2aService, CallContext, EventStream, Principal, Reply,
+};
 use agentyard_transport::{TaskId, a2a};
 use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
@@ -182,8 +184,7 @@ impl SupervisorService {
                 .send_message(agent, &context, params)
                 .await
                 .inspect_err(|error| log_refused(agent, &context, "message/send", error))
-                .and_then(to_value)
-                .map(Reply::Result),
+                .map(|result| Reply::Result(result.into())),
             A2aRequest::SendStreamingMessage(params) => self
                 .stream_message(agent, &context, params)
                 .await
@@ -194,7 +195,7 @@ impl SupervisorService {
                 let mut task = self.task(&params.id).await?;
                 decorate_task(&mut task, activated);
                 trim_history(&mut task, params.history_length);
-                to_value(task).map(Reply::Result)
+                Ok(Reply::Result(task.into()))
             }
             A2aRequest::CancelTask(params) => {
                 self.check_owner(&context, &params.id).await?;
@@ -205,7 +206,7 @@ impl SupervisorService {
                     .await
                     .map_err(|e| rpc_error::from_runtime(&e))?;
                 decorate_task(&mut task, activated);
-                to_value(task).map(Reply::Result)
+                Ok(Reply::Result(task.into()))
             }
             A2aRequest::TaskResubscription(params) => {
                 self.check_owner(&context, &params.id).await?;
@@ -234,7 +235,7 @@ impl SupervisorService {
                     .set(config, task.status.state.is_terminal())
                     .await
                     .map_err(|e| rpc_error::from_edge(&e))?;
-                to_value(stored).map(Reply::Result)
+                Ok(Reply::Result(stored.into()))
             }
             A2aRequest::GetTaskPushNotificationConfig(params) => {
                 let push = self.push_or_unsupported()?;
@@ -243,13 +244,13 @@ impl SupervisorService {
                 let config = push
                     .get(&params.id, params.push_notification_config_id.as_deref())
                     .map_err(|e| rpc_error::from_edge(&e))?;
-                to_value(config).map(Reply::Result)
+                Ok(Reply::Result(config.into()))
             }
             A2aRequest::ListTaskPushNotificationConfig(params) => {
                 let push = self.push_or_unsupported()?;
                 self.check_owner(&context, &params.id).await?;
                 self.task_summary(&params.id).await?;
-                to_value(push.list(&params.id)).map(Reply::Result)
+                Ok(Reply::Result(push.list(&params.id).into()))
             }
             A2aRequest::DeleteTaskPushNotificationConfig(params) => {
                 let push = self.push_or_unsupported()?;
@@ -258,7 +259,7 @@ impl SupervisorService {
                 // Deleting a webhook that is not there is not an error: the result the
                 // client wants (no such webhook) holds either way.
                 push.delete(&params.id, &params.push_notification_config_id);
-                Ok(Reply::Result(Value::Null))
+                Ok(Reply::Result(A2aResult::Deleted))
             }
             A2aRequest::GetAuthenticatedExtendedCard => {
                 let card = match &context.principal {
@@ -280,7 +281,7 @@ impl SupervisorService {
                         ))
                         .with_data(json!({"reason": "extended_card_not_configured"}))
                 })?;
-                to_value(card).map(Reply::Result)
+                Ok(Reply::Result(card.into()))
             }
         }
     }
@@ -684,14 +685,6 @@ fn log_refused(agent: &Exposed, context: &CallContext, method: &str, error: &Jso
         message = %error.message,
         "send refused"
     );
-}
-
-fn to_value(value: impl serde::Serialize) -> Result<Value, JsonRpcError> {
-    serde_json::to_value(value).map_err(|error| {
-        tracing::error!(%error, "cannot serialize a result");
-        JsonRpcError::internal_error()
-            .with_message("Internal error: the result could not be serialized")
-    })
 }
 
 /// Whether a media type range (`text/plain`, `text/*`, `*/*`) covers a media type.
