@@ -17,6 +17,7 @@ mod a2a_resubscribe;
 mod a2a_tasks_belong_to_where_they_were_created;
 mod a2a_tasks_cancel;
 mod a2a_tasks_get;
+mod a2a_v1_card;
 mod a2a_v1_jsonrpc;
 mod a2a_v1_version_negotiation;
 mod a2a_what_the_client_sent_reaches_the_agent;

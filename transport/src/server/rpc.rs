@@ -8,7 +8,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Path, Request, State};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt as _;
@@ -145,12 +145,15 @@ struct Call<S> {
 
 /// The version a request asks for with the `A2A-Version` header, else the
 /// `A2A-Version` query parameter (spec §3.6.1); missing or empty means 0.3.
-fn requested_version(parts: &Parts) -> Result<ProtocolVersion, UnsupportedVersion> {
-    if let Some(value) = parts.headers.get(VERSION_HEADER) {
+pub(super) fn requested_version(
+    headers: &HeaderMap,
+    uri: &Uri,
+) -> Result<ProtocolVersion, UnsupportedVersion> {
+    if let Some(value) = headers.get(VERSION_HEADER) {
         let text = String::from_utf8_lossy(value.as_bytes());
         return ProtocolVersion::from_header(Some(&text));
     }
-    let query = parts.uri.query().unwrap_or_default();
+    let query = uri.query().unwrap_or_default();
     let value = query.split('&').find_map(|pair| {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         key.eq_ignore_ascii_case(VERSION_HEADER).then_some(value)
@@ -189,7 +192,7 @@ fn wire_form(
 impl<S: A2aService> Call<S> {
     /// Runs the call.
     async fn run(self, parts: Parts, body: Body) -> Outcome {
-        let asked = requested_version(&parts);
+        let asked = requested_version(&parts.headers, &parts.uri);
         // Errors found before the body names its method are in the form the header
         // asks for (0.3 when it names no version served).
         let header_form = asked.clone().unwrap_or(ProtocolVersion::V0_3);
