@@ -43,7 +43,8 @@
 //! decoded into the same [`A2aRequest`](crate::jsonrpc::A2aRequest) and go through
 //! [`A2aService::call`]; 1.0 answers are written back as `SendMessageResponse`,
 //! `StreamResponse` events, `{}` for a deleted push config, and errors with
-//! `google.rpc.ErrorInfo` details. `ListTasks` (1.0 only) gets -32004 for now.
+//! `google.rpc.ErrorInfo` details. `ListTasks` (1.0 only) reaches the service as
+//! [`A2aRequest::ListTasks`](crate::jsonrpc::A2aRequest::ListTasks).
 //!
 //! # A JSON-RPC request, step by step
 //!

@@ -58,6 +58,8 @@ pub enum A2aResult {
     PushConfigs(Vec<TaskPushNotificationConfig>),
     /// `tasks/pushNotificationConfig/delete`: `null` in 0.3, `{}` in 1.0.
     Deleted,
+    /// `ListTasks` (1.0 only, so in its 1.0 form).
+    TaskList(crate::a2a::v1::ListTasksResponse),
     /// `agent/getAuthenticatedExtendedCard` (`GetExtendedAgentCard`); boxed, as cards
     /// are large and rare.
     Card(Box<AgentCard>),
@@ -72,6 +74,7 @@ impl serde::Serialize for A2aResult {
             Self::PushConfig(config) => config.serialize(serializer),
             Self::PushConfigs(configs) => configs.serialize(serializer),
             Self::Deleted => serializer.serialize_unit(),
+            Self::TaskList(list) => list.serialize(serializer),
             Self::Card(card) => card.serialize(serializer),
         }
     }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentyard_policy::EntryPoint;
+use agentyard_transport::a2a::v1;
 use agentyard_transport::a2a::{
     AgentCard, Message, MessageSendConfiguration, MessageSendParams, Metadata, Part,
     PushNotificationConfig, Role, SendMessageResult, Task, TaskState,
@@ -25,6 +26,7 @@ use super::push::PushNotifier;
 use super::rpc_error;
 use crate::agent::AgentDescriptor;
 use crate::error::Error;
+use crate::store::TaskOwner;
 use crate::supervisor::{DEDUPLICATED_METADATA_KEY, SendRequest, Supervisor};
 
 /// The longest `Idempotency-Key` header accepted, in bytes.
@@ -261,6 +263,10 @@ impl SupervisorService {
                 push.delete(&params.id, &params.push_notification_config_id);
                 Ok(Reply::Result(A2aResult::Deleted))
             }
+            A2aRequest::ListTasks(params) => self
+                .list_tasks(&context, params, activated)
+                .await
+                .map(|list| Reply::Result(A2aResult::TaskList(list))),
             A2aRequest::GetAuthenticatedExtendedCard => {
                 let card = match &context.principal {
                     Some(principal) => self.extended_card(&agent.name, principal),
@@ -312,6 +318,94 @@ impl SupervisorService {
                 task_id.clone(),
             ))),
         }
+    }
+
+    /// `ListTasks`: the caller's tasks at this agent's endpoint (the rule
+    /// [`check_owner`](Self::check_owner) applies to one task), filtered, most
+    /// recently changed first, in pages of `pageSize` (1 to 100, default 50) with an
+    /// opaque cursor, and `totalSize` over all pages.
+    async fn list_tasks(
+        &self,
+        context: &CallContext,
+        params: v1::ListTasksRequest,
+        activated: bool,
+    ) -> Result<v1::ListTasksResponse, JsonRpcError> {
+        let page_size = match params.page_size {
+            None => DEFAULT_PAGE_SIZE,
+            Some(size @ 1..=100) => size,
+            Some(other) => {
+                return Err(invalid_params(format!(
+                    "`pageSize` must be between 1 and 100, not {other}"
+                )));
+            }
+        };
+        let before = match params.page_token.as_str() {
+            "" => None,
+            token => Some(parse_page_token(token).ok_or_else(|| {
+                invalid_params(format!(
+                    "`pageToken` `{token}` is not a token this server gave; start without one"
+                ))
+            })?),
+        };
+        let history_length = match params.history_length {
+            None => None,
+            Some(n) => Some(u32::try_from(n).map_err(|_| {
+                invalid_params(format!("`historyLength` must not be negative, not {n}"))
+            })?),
+        };
+        let after = match &params.status_timestamp_after {
+            None => None,
+            Some(text) => Some(parse_time(text).ok_or_else(|| {
+                invalid_params(format!(
+                    "`statusTimestampAfter` `{text}` is not an RFC 3339 timestamp"
+                ))
+            })?),
+        };
+        let state = params
+            .status
+            .filter(|state| *state != v1::TaskState::Unspecified)
+            .map(TaskState::from);
+        let agent = context.agent.as_str();
+        let principal = context.principal.as_ref().map(|p| p.name.as_str());
+        let context_id = params.context_id.as_str();
+        let filter = |task: &Task, owner: Option<&TaskOwner>| {
+            owner.is_some_and(|owner| {
+                *owner.agent == *agent && owner.principal.as_deref() == principal
+            }) && (context_id.is_empty() || task.context_id.as_str() == context_id)
+                && state.is_none_or(|state| task.status.state == state)
+                && after.is_none_or(|after| {
+                    task.status
+                        .timestamp
+                        .as_deref()
+                        .and_then(parse_time)
+                        .is_some_and(|at| at > after)
+                })
+        };
+        let page = self
+            .inner
+            .supervisor
+            .list_tasks(&filter, usize::try_from(page_size).unwrap_or(1), before)
+            .await
+            .map_err(|e| rpc_error::from_runtime(&e))?;
+        let include_artifacts = params.include_artifacts == Some(true);
+        let tasks = page
+            .tasks
+            .into_iter()
+            .map(|mut task| {
+                decorate_task(&mut task, activated);
+                trim_history(&mut task, history_length);
+                if !include_artifacts {
+                    task.artifacts = None;
+                }
+                v1::Task::from(task)
+            })
+            .collect();
+        Ok(v1::ListTasksResponse {
+            tasks,
+            next_page_token: page.next.map(page_token).unwrap_or_default(),
+            page_size,
+            total_size: i32::try_from(page.total).unwrap_or(i32::MAX),
+        })
     }
 
     /// Keeps a message out of a conversation another principal started: its
@@ -818,6 +912,32 @@ fn strip_handoff_markers(message: &mut Message) {
             }
         }
     }
+}
+
+/// The page size of `ListTasks` when the request names none (the proto's default).
+const DEFAULT_PAGE_SIZE: i32 = 50;
+
+/// A store cursor as a `ListTasks` page token. The token is opaque to clients; the
+/// prefix tells a token of this server from anything else.
+fn page_token(cursor: u64) -> String {
+    format!("c{cursor:x}")
+}
+
+/// The store cursor of a page token [`page_token`] made.
+fn parse_page_token(token: &str) -> Option<u64> {
+    u64::from_str_radix(token.strip_prefix('c')?, 16).ok()
+}
+
+/// An RFC 3339 timestamp.
+fn parse_time(text: &str) -> Option<time::OffsetDateTime> {
+    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()
+}
+
+/// -32602 with `detail` after the standard message.
+fn invalid_params(detail: String) -> JsonRpcError {
+    let error = JsonRpcError::invalid_params();
+    let message = format!("{}: {detail}", error.message);
+    error.with_message(message)
 }
 
 /// Keeps the `n` most recent history messages (all when `None`; none for 0).

@@ -511,8 +511,8 @@ async fn each_error_comes_in_the_1_0_form() {
             .any(|d| d["@type"] == "type.googleapis.com/google.rpc.BadRequest"),
         "{body}"
     );
-    let (code, reason) = error(&edge, "echo", "ListTasks", json!({})).await;
-    assert_eq!((code, reason.as_str()), (-32004, "UNSUPPORTED_OPERATION"));
+    let (code, reason) = error(&edge, "echo", "ListTasks", json!({"pageSize": 0})).await;
+    assert_eq!((code, reason.as_str()), (-32602, "INVALID_PARAMS"));
     // The extended card is for authenticated callers: HTTP 401, as in 0.3.
     let (status, _, _) = call_with(&edge, "echo", "GetExtendedAgentCard", json!({}), &[]).await;
     assert_eq!(status, 401);

@@ -19,6 +19,7 @@ mod a2a_tasks_cancel;
 mod a2a_tasks_get;
 mod a2a_v1_card;
 mod a2a_v1_jsonrpc;
+mod a2a_v1_list_tasks;
 mod a2a_v1_version_negotiation;
 mod a2a_what_the_client_sent_reaches_the_agent;
 mod cancel_of_a_long_running_task;

@@ -454,13 +454,8 @@ impl<S: A2aService> Call<S> {
 /// [`A2aCall::from_jsonrpc`] (method and params first, then the id).
 fn decode_v1(value: Value) -> Result<A2aCall, RequestError> {
     let request = JsonRpcRequest::from_value(value)?;
-    let typed = v1::Request::from_jsonrpc(&request.method, request.params).and_then(|typed| {
-        if matches!(typed, v1::Request::ListTasks(_)) {
-            return Err(JsonRpcError::unsupported_operation()
-                .with_message("Unsupported operation: this server does not serve `ListTasks`"));
-        }
-        A2aRequest::try_from(typed).map_err(JsonRpcError::from)
-    });
+    let typed = v1::Request::from_jsonrpc(&request.method, request.params)
+        .and_then(|typed| A2aRequest::try_from(typed).map_err(JsonRpcError::from));
     let id = match request.id {
         Some(RequestId::Null) | None => {
             let error = typed.err().unwrap_or_else(|| {
@@ -495,6 +490,7 @@ fn encode_result(version: ProtocolVersion, id: RequestId, result: A2aResult) -> 
             &v1::ListTaskPushNotificationConfigsResponse::from(configs),
         ),
         A2aResult::Deleted => reply::success(id, &v1::Empty {}),
+        A2aResult::TaskList(list) => reply::success(id, &list),
         A2aResult::Card(card) => reply::success(
             id,
             &v1::AgentCard::for_versions(*card, &ProtocolVersion::ALL),
