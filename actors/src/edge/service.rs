@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentyard_policy::EntryPoint;
-use agentyard_transport::a2a::v1;
+use agentyard_transport::a2a::v1::{self, ProtocolVersion};
 use agentyard_transport::a2a::{
     AgentCard, Message, MessageSendConfiguration, MessageSendParams, Metadata, Part,
     PushNotificationConfig, Role, SendMessageResult, Task, TaskState,
@@ -226,6 +226,17 @@ impl SupervisorService {
                         params.id
                     )));
                 };
+                // 0.3 streams an ended task as itself; 1.0 refuses to subscribe to one
+                // (the proto's `SubscribeToTask`: UnsupportedOperationError).
+                if context.version == ProtocolVersion::V1_0 && task.status.state.is_terminal() {
+                    return Err(JsonRpcError::unsupported_operation()
+                        .with_message(format!(
+                            "Unsupported operation: task `{}` has already ended ({}); \
+                             GetTask returns it",
+                            params.id, task.status.state
+                        ))
+                        .with_data(json!({"taskId": params.id, "state": task.status.state})));
+                }
                 let started = Started { task, updates };
                 Ok(Reply::Stream(wire_stream(started, None, activated)))
             }

@@ -247,6 +247,20 @@ async fn subscribe_to_task_streams_until_the_task_ends() {
         "{subscriber:#?}"
     );
     subscriber.iter().for_each(assert_no_v03_members);
+
+    // The task has ended: 1.0 refuses to subscribe (0.3 streams the task alone).
+    let events = stream(&edge, "gated", "SubscribeToTask", json!({"id": id})).await;
+    assert_eq!(events.len(), 1, "{events:#?}");
+    assert_eq!(events[0]["error"]["code"], -32004, "{events:#?}");
+    assert_eq!(
+        events[0]["error"]["data"][0]["reason"], "UNSUPPORTED_OPERATION",
+        "{events:#?}"
+    );
+    let legacy = edge
+        .sse("gated", "tasks/resubscribe", json!({"id": id}))
+        .await;
+    assert_eq!(legacy.len(), 1, "{legacy:#?}");
+    assert_eq!(legacy[0]["result"]["kind"], "task", "{legacy:#?}");
     edge.stop().await;
 }
 
