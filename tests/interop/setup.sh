@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the official A2A clients the interop suite drives (tests/tests/interop.rs):
 # a2a-sdk into a venv under $CARGO_TARGET_DIR/interop/venv (default target/), and
-# @a2a-js/sdk into tests/interop/js/node_modules from the committed lock file.
+# @a2a-js/sdk 0.3.x and 1.x into tests/interop/{js,js1}/node_modules from the committed
+# lock files.
 # Idempotent: what is installed from the same pins is not installed again.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -33,13 +34,15 @@ else
     printf '%s' "$want" > "$stamp"
 fi
 
-# JS: npm ci from package-lock.json, again only when the lock file changed.
-js="$here/js"
-js_stamp="$js/node_modules/.agentyard-installed"
-if [[ -f "$js_stamp" ]] && cmp -s "$js_stamp" "$js/package-lock.json"; then
-    echo "interop: @a2a-js/sdk already installed in $js/node_modules"
-else
-    echo "interop: installing @a2a-js/sdk into $js/node_modules"
-    (cd "$js" && npm ci --no-audit --no-fund --loglevel=error)
-    cp "$js/package-lock.json" "$js_stamp"
-fi
+# JS: npm ci from package-lock.json, again only when the lock file changed; `js` holds
+# the 0.3.x SDK, `js1` the 1.x one.
+for js in "$here/js" "$here/js1"; do
+    js_stamp="$js/node_modules/.agentyard-installed"
+    if [[ -f "$js_stamp" ]] && cmp -s "$js_stamp" "$js/package-lock.json"; then
+        echo "interop: @a2a-js/sdk already installed in $js/node_modules"
+    else
+        echo "interop: installing @a2a-js/sdk into $js/node_modules"
+        (cd "$js" && npm ci --no-audit --no-fund --loglevel=error)
+        cp "$js/package-lock.json" "$js_stamp"
+    fi
+done

@@ -2,9 +2,10 @@
 //! (`a2a-sdk` 0.3.x) and the JS SDK (`@a2a-js/sdk` 0.3.x) drive `agentyard serve` —
 //! cards, send, stream, get, cancel, resubscribe, errors on streams, input-required,
 //! push to a local webhook, API-key auth, the handoff extension, the samples'
-//! `acceptedOutputModes`, a non-blocking send to a busy conversation. The cases live
-//! in `tests/interop/{python,js}`; this harness starts the servers, runs each script
-//! and fails with its output.
+//! `acceptedOutputModes`, a non-blocking send to a busy conversation; and the JS SDK
+//! 1.x (`@a2a-js/sdk` 1.3, default options, so A2A 1.0) sends, streams, gets,
+//! cancels, subscribes and lists. The cases live in `tests/interop/{python,js,js1}`;
+//! this harness starts the servers, runs each script and fails with its output.
 //!
 //! The SDKs are installed by `tests/interop/setup.sh` (`.ci/run` calls it). Without
 //! them the tests say they were skipped and why, unless `AGENTYARD_INTEROP=require`
@@ -250,4 +251,24 @@ fn js_sdk_drives_the_server() {
         Err(why) => return unavailable("js", &why),
     };
     drive("js", &node, &[js.join("interop.mjs")], &bin);
+}
+
+#[test]
+fn js_sdk_1_x_with_default_options_drives_the_server_in_a2a_1_0() {
+    let js = root().join("tests/interop/js1");
+    if !js.join("node_modules/@a2a-js/sdk/package.json").is_file() {
+        return unavailable(
+            "js1",
+            &format!("no @a2a-js/sdk in {}/node_modules; {SET_UP}", js.display()),
+        );
+    }
+    let node = PathBuf::from("node");
+    if Command::new(&node).arg("--version").output().is_err() {
+        return unavailable("js1", &format!("`node` is not on PATH; {SET_UP}"));
+    }
+    let bin = match binary() {
+        Ok(bin) => bin,
+        Err(why) => return unavailable("js1", &why),
+    };
+    drive("js1", &node, &[js.join("interop.mjs")], &bin);
 }
