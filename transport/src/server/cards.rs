@@ -220,7 +220,7 @@ fn hybrid(card: AgentCard) -> Value {
 /// Adds to `into` what `from` has and `into` lacks: members of objects, and the
 /// items of lists of the same length pairwise. Where both have a value that is not
 /// an object or such a list, `into` wins.
-fn merge_missing(into: &mut Value, from: Value) {
+pub(super) fn merge_missing(into: &mut Value, from: Value) {
     match (into, from) {
         (Value::Object(into), Value::Object(from)) => {
             for (key, value) in from {
@@ -253,7 +253,7 @@ fn etag_of(body: &[u8]) -> String {
 /// Whether a conditional GET's validators still hold: `If-None-Match` naming the
 /// current `ETag` (or `*`); else, without `If-None-Match` (RFC 9110 §13.1.3),
 /// `If-Modified-Since` at or after `Last-Modified`.
-fn not_modified(headers: &HeaderMap, etag: &str, modified: SystemTime) -> bool {
+pub(super) fn not_modified(headers: &HeaderMap, etag: &str, modified: SystemTime) -> bool {
     if let Some(value) = headers.get(IF_NONE_MATCH) {
         let value = value.to_str().unwrap_or_default();
         return value

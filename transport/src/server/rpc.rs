@@ -173,7 +173,7 @@ pub(super) fn requested_version(
 /// with -32603, which helps no one). The header still has to name a version served
 /// (else -32009). A name neither version has is answered in the form the header
 /// asks for.
-fn wire_form(
+pub(super) fn wire_form(
     named: Option<&str>,
     asked: ProtocolVersion,
 ) -> (ProtocolVersion, Option<&'static str>) {
