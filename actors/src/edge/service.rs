@@ -245,7 +245,7 @@ impl SupervisorService {
                 self.check_owner(&context, &config.task_id).await?;
                 let task = self.task_summary(&config.task_id).await?;
                 let stored = push
-                    .set(config, task.status.state.is_terminal())
+                    .set_for(config, task.status.state.is_terminal(), context.version)
                     .await
                     .map_err(|e| rpc_error::from_edge(&e))?;
                 Ok(Reply::Result(stored.into()))
@@ -471,7 +471,7 @@ impl SupervisorService {
         agent: &Exposed,
         context: &CallContext,
         params: MessageSendParams,
-    ) -> Result<(SendRequest, Option<PushNotificationConfig>), JsonRpcError> {
+    ) -> Result<(SendRequest, Option<Webhook>), JsonRpcError> {
         let MessageSendParams {
             mut message,
             configuration,
@@ -502,7 +502,7 @@ impl SupervisorService {
                 push.validate(&webhook)
                     .await
                     .map_err(|e| rpc_error::from_edge(&e))?;
-                Some(webhook)
+                Some((webhook, context.version))
             }
             None => None,
         };
@@ -526,7 +526,7 @@ impl SupervisorService {
     async fn start(
         &self,
         request: SendRequest,
-        webhook: Option<PushNotificationConfig>,
+        webhook: Option<Webhook>,
     ) -> Result<Started, JsonRpcError> {
         let updates = self
             .inner
@@ -548,17 +548,13 @@ impl SupervisorService {
 
     /// Stores a webhook given with a send and notifies the task's current status, so
     /// that changes made before the webhook was stored are not lost.
-    async fn register(
-        &self,
-        task: &Task,
-        webhook: PushNotificationConfig,
-    ) -> Result<(), JsonRpcError> {
+    async fn register(&self, task: &Task, (webhook, version): Webhook) -> Result<(), JsonRpcError> {
         let push = self.push_or_unsupported()?;
         let config = a2a::TaskPushNotificationConfig {
             task_id: task.id.clone(),
             push_notification_config: webhook,
         };
-        push.set(config, false)
+        push.set_for(config, false, version)
             .await
             .map_err(|e| rpc_error::from_edge(&e))?;
         if let Ok(current) = self.inner.supervisor.get_task(&task.id, Some(0)).await {
@@ -924,6 +920,10 @@ fn strip_handoff_markers(message: &mut Message) {
         }
     }
 }
+
+/// A webhook given with a send, and the protocol version of that send (what its
+/// notifications are written in).
+type Webhook = (PushNotificationConfig, ProtocolVersion);
 
 /// The page size of `ListTasks` when the request names none (the proto's default).
 const DEFAULT_PAGE_SIZE: i32 = 50;

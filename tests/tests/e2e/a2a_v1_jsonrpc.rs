@@ -555,3 +555,57 @@ async fn each_error_comes_in_the_1_0_form() {
     );
     edge.stop().await;
 }
+
+#[tokio::test]
+async fn each_webhook_gets_the_body_of_the_version_it_was_registered_in() {
+    let v1_hook = WebhookReceiver::start(&[]).await;
+    let v03_hook = WebhookReceiver::start(&[]).await;
+    let edge = TestEdge::start().await;
+    // Registered with the 1.0 send itself, with `authentication`.
+    let answer = result(
+        &edge,
+        "gated",
+        "SendMessage",
+        json!({
+            "message": message("job"),
+            "configuration": {
+                "returnImmediately": true,
+                "taskPushNotificationConfig": {
+                    "id": "v1", "url": v1_hook.url(),
+                    "authentication": {"scheme": "Bearer", "credentials": "secret"}
+                }
+            }
+        }),
+    )
+    .await;
+    let id = answer["task"]["id"].as_str().expect("a task id").to_owned();
+    // And one registered over 0.3 on the same task.
+    let body = edge
+        .rpc(
+            "gated",
+            "tasks/pushNotificationConfig/set",
+            json!({"taskId": id, "pushNotificationConfig": {"id": "v03", "url": v03_hook.url()}}),
+        )
+        .await;
+    assert!(body.get("result").is_some(), "{body}");
+    edge.open_gate(1);
+    let completed = |d: &agentyard_tests::http::Delivery| {
+        d.body["task"]["status"]["state"] == "TASK_STATE_COMPLETED"
+            || d.body["status"]["state"] == "completed"
+    };
+    let v1 = v1_hook
+        .wait_for("the 1.0 completed notification", completed)
+        .await;
+    let last = v1.last().expect("a delivery");
+    assert_eq!(last.body["task"]["id"], json!(id), "{:?}", last.body);
+    assert_no_v03_members(&last.body);
+    assert_eq!(last.headers["content-type"], "application/a2a+json");
+    assert_eq!(last.headers["authorization"], "Bearer secret");
+    let v03 = v03_hook
+        .wait_for("the 0.3 completed notification", completed)
+        .await;
+    let last = v03.last().expect("a delivery");
+    assert_eq!(last.body["kind"], "task", "{:?}", last.body);
+    assert_eq!(last.headers["content-type"], "application/json");
+    edge.stop().await;
+}
