@@ -15,6 +15,7 @@
 //! | `POST /` | JSON-RPC for the default agent |
 //! | `GET /.well-known/agent-card.json` (and `agent.json`) | the default agent's card |
 //! | `GET /agents` | a JSON array of every exposed agent's card |
+//! | `GET /a2a-1.0/.well-known/agent-card.json`, `GET /a2a-1.0/agents/{name}/.well-known/agent-card.json` | the strict 1.0 cards alone, for conformance tools ([`ServerConfig::strict_card_prefix`]) |
 //!
 //! Cards are public. Without an `A2A-Version` header a card is the *hybrid* one: the
 //! 1.0 card (`supportedInterfaces` listing each interface as 1.0, then 0.3) with the
@@ -183,12 +184,25 @@ struct ShutdownSignal(CancellationToken);
 /// let router: axum::Router = app(Arc::new(Nobody), ServerConfig::default());
 /// ```
 pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
+    let strict = config.strict_card_prefix().map(str::to_owned);
     let state = AppState {
         service,
         config: Arc::new(config),
         card_clock: Arc::default(),
     };
-    Router::new()
+    let mut router = Router::new();
+    if let Some(prefix) = strict {
+        router = router
+            .route(
+                &format!("{prefix}/.well-known/agent-card.json"),
+                get(cards::strict_default_card::<S>),
+            )
+            .route(
+                &format!("{prefix}/agents/{{name}}/.well-known/agent-card.json"),
+                get(cards::strict_agent_card::<S>),
+            );
+    }
+    router
         .route(
             "/",
             post(rpc::default_agent::<S>).fallback(cards::default_wrong_method::<S>),

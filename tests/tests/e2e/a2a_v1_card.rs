@@ -159,3 +159,33 @@ async fn an_interface_url_works_with_a_trailing_slash() {
     }
     edge.stop().await;
 }
+
+#[tokio::test]
+async fn the_strict_prefix_serves_the_pure_1_0_card_without_a_header() {
+    let edge = secured().await;
+    // (This edge has no default agent, so `/a2a-1.0/.well-known/...` is not served.)
+    for path in ["/a2a-1.0/agents/echo/.well-known/agent-card.json"] {
+        let response = edge
+            .http()
+            .get(format!("{}{path}", edge.base_url()))
+            .send()
+            .await
+            .expect("the server answers");
+        assert_eq!(response.status(), 200, "{path}");
+        let card: Value = response.json().await.expect("JSON");
+        assert_eq!(card["name"], "echo", "{path}: {card}");
+        for legacy in ["url", "preferredTransport", "protocolVersion", "security"] {
+            assert!(card.get(legacy).is_none(), "{path}: `{legacy}` in {card}");
+        }
+        // Its interfaces are the usual endpoints, 1.0 first.
+        assert_eq!(card["supportedInterfaces"][0]["protocolVersion"], "1.0");
+        assert_eq!(
+            card["supportedInterfaces"][0]["url"]
+                .as_str()
+                .map(|url| url.ends_with("/agents/echo")),
+            Some(true),
+            "{card}"
+        );
+    }
+    edge.stop().await;
+}

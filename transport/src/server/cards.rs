@@ -34,7 +34,30 @@ pub(super) async fn default_card<S: A2aService>(
     let Some(agent) = state.service.default_agent() else {
         return no_default_agent();
     };
-    card_of(&state, &agent, &uri, &headers)
+    card_of(&state, &agent, &uri, &headers, None)
+}
+
+/// `GET {strict prefix}/.well-known/agent-card.json`: the default agent's strict 1.0
+/// card.
+pub(super) async fn strict_default_card<S: A2aService>(
+    State(state): State<AppState<S>>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let Some(agent) = state.service.default_agent() else {
+        return no_default_agent();
+    };
+    card_of(&state, &agent, &uri, &headers, Some(CardForm::V1))
+}
+
+/// `GET {strict prefix}/agents/{name}/.well-known/agent-card.json`.
+pub(super) async fn strict_agent_card<S: A2aService>(
+    State(state): State<AppState<S>>,
+    Path(agent): Path<String>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    card_of(&state, &agent, &uri, &headers, Some(CardForm::V1))
 }
 
 /// `GET /agents/{name}/.well-known/agent-card.json` and `.../agent.json`.
@@ -44,7 +67,7 @@ pub(super) async fn agent_card<S: A2aService>(
     uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    card_of(&state, &agent, &uri, &headers)
+    card_of(&state, &agent, &uri, &headers, None)
 }
 
 /// `GET /agents`: the cards of every exposed agent, in the service's order.
@@ -149,20 +172,22 @@ pub(super) enum CardForm {
 /// hybrid, as the Python and Go SDK servers always serve and the JS one serves then;
 /// with `A2A-Version: 1.0` it is the pure 1.0 card (the JS SDK's choice). A version
 /// not served gets the hybrid too: the card is how a client learns which versions
-/// are, so refusing it would leave the client nothing to go on.
+/// are, so refusing it would leave the client nothing to go on. `forced` (the strict
+/// prefix's routes) overrides the header.
 fn card_of<S: A2aService>(
     state: &AppState<S>,
     agent: &str,
     uri: &Uri,
     headers: &HeaderMap,
+    forced: Option<CardForm>,
 ) -> Response {
     let Some(card) = served_card(&*state.service, agent, origin(headers).as_deref()) else {
         return agent_not_found(agent);
     };
-    let form = match super::rpc::requested_version(headers, uri) {
+    let form = forced.unwrap_or_else(|| match super::rpc::requested_version(headers, uri) {
         Ok(ProtocolVersion::V1_0) => CardForm::V1,
         Ok(ProtocolVersion::V0_3) | Err(_) => CardForm::Hybrid,
-    };
+    });
     let body = match form {
         CardForm::Hybrid => serde_json::to_vec(&hybrid(card)),
         CardForm::V1 => {

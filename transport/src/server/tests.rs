@@ -114,3 +114,24 @@ mod cards {
         ]));
     }
 }
+
+#[test]
+fn the_strict_card_prefix_takes_only_plain_path_segments() {
+    use crate::server::ServerConfig;
+    let prefix = |value: Option<&str>| {
+        ServerConfig::builder()
+            .strict_card_prefix(value)
+            .build()
+            .strict_card_prefix()
+            .map(str::to_owned)
+    };
+    assert_eq!(
+        ServerConfig::default().strict_card_prefix(),
+        Some(ServerConfig::DEFAULT_STRICT_CARD_PREFIX)
+    );
+    assert_eq!(prefix(Some("/tck/v1.0/")), Some("/tck/v1.0".to_owned()));
+    for refused in ["", "/", "tck", "/{name}", "/a//b", "/*rest", "/a b"] {
+        assert_eq!(prefix(Some(refused)), None, "{refused:?}");
+    }
+    assert_eq!(prefix(None), None);
+}
