@@ -312,23 +312,25 @@ impl<S: A2aService> Call<S> {
                 .map(|uri| format!("`{uri}`"))
                 .collect::<Vec<_>>()
                 .join(", ");
-            let (header, error) = match version {
-                // 0.3 has no code of its own for this: -32600, as before.
-                ProtocolVersion::V0_3 => (
-                    EXTENSIONS_HEADER,
-                    invalid_request("").with_data(json!({ "missingExtensions": missing })),
-                ),
-                ProtocolVersion::V1_0 => (
-                    V1_EXTENSIONS_HEADER,
-                    v1::extension_support_required(&missing),
-                ),
+            let header = match version {
+                ProtocolVersion::V0_3 => EXTENSIONS_HEADER,
+                ProtocolVersion::V1_0 => V1_EXTENSIONS_HEADER,
             };
-            let lead = error.message.trim_end_matches(": ").to_owned();
-            return Err(error.with_message(format!(
-                "{lead}: agent `{}` requires extension {list}; activate it with the {header} \
-                 header",
+            let detail = format!(
+                "agent `{}` requires extension {list}; activate it with the {header} header",
                 self.agent
-            )));
+            );
+            return Err(match version {
+                // 0.3 has no code of its own for this: -32600, as before.
+                ProtocolVersion::V0_3 => {
+                    invalid_request(detail).with_data(json!({ "missingExtensions": missing }))
+                }
+                ProtocolVersion::V1_0 => {
+                    let error = v1::extension_support_required(&missing);
+                    let message = format!("{}: {detail}", error.message);
+                    error.with_message(message)
+                }
+            });
         }
         let capabilities = &self.card.capabilities;
         if request.is_streaming() && capabilities.streaming != Some(true) {
