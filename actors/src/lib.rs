@@ -63,7 +63,7 @@ pub use error::{Error, Result};
 pub use events::{Event, EventDetail, EventKind, Received, Subscription};
 pub use intent::{IntentClassifier, SharedIntentClassifier};
 pub use limits::LimitScope;
-pub use store::{InMemoryTaskStore, StoreError, TaskOwner, TaskStore};
+pub use store::{InMemoryTaskStore, StoreError, TaskFilter, TaskOwner, TaskPage, TaskStore};
 pub use supervisor::{
     Completed, Registration, SendRequest, Submitted, Supervisor, SupervisorConfig,
 };

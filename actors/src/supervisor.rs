@@ -66,7 +66,7 @@ use crate::idempotency::{self, Caller, Claim, Failure, IdempotencyCache};
 use crate::intent::SharedIntentClassifier;
 use crate::limits::{LimitScope, Limiter, Permits, Place, Queued};
 use crate::session::{SessionActor, SessionMsg};
-use crate::store::{StoreError, TaskOwner, TaskStore};
+use crate::store::{StoreError, TaskFilter, TaskOwner, TaskPage, TaskStore};
 use crate::task::{LiveTask, TaskChannel, TaskEvents, Work};
 use agentyard_transport::a2a::StreamEvent;
 
@@ -966,6 +966,20 @@ impl Supervisor {
     /// Only store failures.
     pub async fn task_owner(&self, task_id: &TaskId) -> Result<Option<TaskOwner>> {
         Ok(self.core.store.owner(task_id).await?)
+    }
+
+    /// One page of the tasks `filter` accepts (it sees each task and its owner), most
+    /// recently changed status first; see [`TaskStore::list`].
+    ///
+    /// # Errors
+    /// Only store failures.
+    pub async fn list_tasks(
+        &self,
+        filter: &TaskFilter<'_>,
+        page_size: usize,
+        before: Option<u64>,
+    ) -> Result<TaskPage> {
+        Ok(self.core.store.list(filter, page_size, before).await?)
     }
 
     /// The principal a conversation belongs to, if an authenticated caller started it.
