@@ -67,7 +67,7 @@ pub use error::{Error, Result};
 pub use events::{Event, EventDetail, EventKind, Received, Subscription};
 pub use intent::{IntentClassifier, SharedIntentClassifier};
 pub use limits::LimitScope;
-pub use store::{InMemoryTaskStore, StoreError, TaskOwner, TaskStore};
+pub use store::{InMemoryTaskStore, StoreError, TaskFilter, TaskOwner, TaskPage, TaskStore};
 pub use supervisor::{Registration, SendRequest, Settled, Submitted, Supervisor, SupervisorConfig};
 
 /// Compile-time checks that the handles and futures callers move between tasks are

@@ -8,7 +8,7 @@
 //! The trait is async and returns `Result` everywhere so that a durable store (a
 //! database, a log) can implement it; the in-memory store never fails and never awaits.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -160,6 +160,26 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
         append: bool,
     ) -> Result<Artifact, StoreError>;
 
+    /// One page of the tasks `filter` accepts, most recently changed status first:
+    /// at most `page_size` tasks changed before the cursor `before` (from the start
+    /// when `None`), the cursor of the next page (`None` on the last), and how many
+    /// tasks the filter accepts in all. `filter` sees each task and its owner.
+    ///
+    /// # Errors
+    /// Only backend failures; a store without a status-time index answers
+    /// [`StoreError::Backend`] (the default).
+    async fn list(
+        &self,
+        filter: &TaskFilter<'_>,
+        page_size: usize,
+        before: Option<u64>,
+    ) -> Result<TaskPage, StoreError> {
+        let _ = (filter, page_size, before);
+        Err(StoreError::Backend(
+            "this task store cannot list tasks".into(),
+        ))
+    }
+
     /// Returns the `limit` most recent messages of a conversation, across its tasks,
     /// oldest first. With `before`, only messages older than that message count (it
     /// and anything newer are left out), so an agent sees the conversation as it
@@ -174,6 +194,46 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
         before: Option<&MessageId>,
         limit: usize,
     ) -> Result<Vec<Message>, StoreError>;
+}
+
+/// What [`TaskStore::list`] keeps: a test of a task and its owner.
+pub type TaskFilter<'a> = dyn Fn(&Task, Option<&TaskOwner>) -> bool + Send + Sync + 'a;
+
+/// A page of [`TaskStore::list`].
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct TaskPage {
+    /// The tasks of this page, most recently changed status first.
+    pub tasks: Vec<Task>,
+    /// The cursor of the next page; `None` on the last.
+    pub next: Option<u64>,
+    /// How many tasks the filter accepts over all pages.
+    pub total: usize,
+}
+
+/// The tasks ordered by when their status last changed: each change takes the next
+/// number, so a cursor (a number) stays meaningful while tasks change.
+#[derive(Debug, Default)]
+struct StatusOrder {
+    by_change: BTreeMap<u64, TaskId>,
+    of_task: HashMap<TaskId, u64>,
+    next: u64,
+}
+
+impl StatusOrder {
+    fn touch(&mut self, id: &TaskId) {
+        self.next += 1;
+        if let Some(old) = self.of_task.insert(id.clone(), self.next) {
+            self.by_change.remove(&old);
+        }
+        self.by_change.insert(self.next, id.clone());
+    }
+
+    fn remove(&mut self, id: &TaskId) {
+        if let Some(old) = self.of_task.remove(id) {
+            self.by_change.remove(&old);
+        }
+    }
 }
 
 /// The default [`TaskStore`]: tasks in a concurrent map, lost when the process exits.
@@ -202,6 +262,9 @@ pub struct InMemoryTaskStore {
     /// Ended tasks in the order they ended, oldest first.
     finished: Mutex<VecDeque<TaskId>>,
     finished_task_limit: usize,
+    /// The index [`TaskStore::list`] pages through. Its lock is never held while a
+    /// map's is, nor taken while one is held.
+    order: Mutex<StatusOrder>,
 }
 
 impl Default for InMemoryTaskStore {
@@ -213,12 +276,14 @@ impl Default for InMemoryTaskStore {
 impl InMemoryTaskStore {
     /// How many ended tasks a new store keeps.
     pub const DEFAULT_FINISHED_TASK_LIMIT: usize = 10_000;
+    /// How many tasks of one conversation a new store remembers.
+    pub const DEFAULT_CONTEXT_TASK_LIMIT: usize = 256;
 
     /// An empty store remembering up to 256 tasks per conversation and 10,000 ended
     /// tasks.
     #[must_use]
     pub fn new() -> Self {
-        Self::with_context_task_limit(256)
+        Self::with_context_task_limit(Self::DEFAULT_CONTEXT_TASK_LIMIT)
     }
 
     /// An empty store that remembers the `limit` most recent tasks of each conversation
@@ -233,6 +298,7 @@ impl InMemoryTaskStore {
             context_task_limit: limit.max(1),
             finished: Mutex::new(VecDeque::new()),
             finished_task_limit: Self::DEFAULT_FINISHED_TASK_LIMIT,
+            order: Mutex::default(),
         }
     }
 
@@ -274,6 +340,7 @@ impl InMemoryTaskStore {
             return;
         };
         self.owners.remove(id);
+        self.order().remove(id);
         if let Some(mut ids) = self.contexts.get_mut(&task.context_id) {
             // Usually the conversation's oldest task, so usually the front.
             if ids.front() == Some(id) {
@@ -284,6 +351,10 @@ impl InMemoryTaskStore {
         }
         self.contexts
             .remove_if(&task.context_id, |_, ids| ids.is_empty());
+    }
+
+    fn order(&self) -> std::sync::MutexGuard<'_, StatusOrder> {
+        self.order.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The number of tasks stored.
@@ -349,6 +420,7 @@ impl TaskStore for InMemoryTaskStore {
                 ids.pop_front();
             }
         }
+        self.order().touch(&task_id);
         if ended {
             self.retire(&task_id);
         }
@@ -423,6 +495,7 @@ impl TaskStore for InMemoryTaskStore {
         let ends = status.state.is_terminal();
         let previous =
             self.with_live(id, |task| std::mem::replace(&mut task.status, status).state)?;
+        self.order().touch(id);
         if ends {
             self.retire(id);
         }
@@ -461,6 +534,46 @@ impl TaskStore for InMemoryTaskStore {
                 }
             }
         })
+    }
+
+    async fn list(
+        &self,
+        filter: &TaskFilter<'_>,
+        page_size: usize,
+        before: Option<u64>,
+    ) -> Result<TaskPage, StoreError> {
+        // A snapshot of the order, so no map is read under the index's lock. Every
+        // task is looked at, for `total`: a scan of the tasks kept, as the in-memory
+        // store keeps a bounded number.
+        let order: Vec<(u64, TaskId)> = self
+            .order()
+            .by_change
+            .iter()
+            .rev()
+            .map(|(change, id)| (*change, id.clone()))
+            .collect();
+        let mut page = TaskPage::default();
+        let mut last = None;
+        for (change, id) in order {
+            let owner = self.owners.get(&id).map(|owner| owner.clone());
+            let Some(task) = self.tasks.get(&id) else {
+                continue;
+            };
+            if !filter(&task, owner.as_ref()) {
+                continue;
+            }
+            page.total += 1;
+            if before.is_some_and(|before| change >= before) {
+                continue;
+            }
+            if page.tasks.len() < page_size {
+                page.tasks.push(task.clone());
+                last = Some(change);
+            } else if page.next.is_none() {
+                page.next = last;
+            }
+        }
+        Ok(page)
     }
 
     async fn context_history(

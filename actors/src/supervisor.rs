@@ -75,7 +75,7 @@ pub(crate) use crate::send::SessionKey;
 pub use crate::send::{DEDUPLICATED_METADATA_KEY, SendRequest, Settled, Submitted};
 use crate::send::{Follow, Watcher, caller, is_settled, mark_deduplicated, policy_request};
 use crate::session::{SessionActor, SessionMsg};
-use crate::store::{StoreError, TaskOwner, TaskStore};
+use crate::store::{StoreError, TaskFilter, TaskOwner, TaskPage, TaskStore};
 use crate::task::{TaskChannel, TaskEvents, Work};
 use agentyard_transport::a2a::StreamEvent;
 
@@ -546,6 +546,20 @@ impl Supervisor {
     /// Only store failures.
     pub async fn task_owner(&self, task_id: &TaskId) -> Result<Option<TaskOwner>> {
         Ok(self.core.store.owner(task_id).await?)
+    }
+
+    /// One page of the tasks `filter` accepts (it sees each task and its owner), most
+    /// recently changed status first; see [`TaskStore::list`].
+    ///
+    /// # Errors
+    /// Only store failures.
+    pub async fn list_tasks(
+        &self,
+        filter: &TaskFilter<'_>,
+        page_size: usize,
+        before: Option<u64>,
+    ) -> Result<TaskPage> {
+        Ok(self.core.store.list(filter, page_size, before).await?)
     }
 
     /// The principal a conversation belongs to, if an authenticated caller started it.

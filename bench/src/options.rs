@@ -22,7 +22,7 @@ pub(crate) struct Options {
     pub(crate) sessions: usize,
     /// How long the overload suite offers ten times the sustainable rate.
     pub(crate) overload_secs: f64,
-    /// How long the sustained suite offers load (five minutes, as issue 8 asks).
+    /// How long the sustained suite offers load (default five minutes: long enough to see growth that a short run hides).
     pub(crate) sustained_secs: f64,
     /// How often the sustained suite samples the server's memory and throughput.
     pub(crate) sample_secs: f64,

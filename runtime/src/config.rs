@@ -313,6 +313,19 @@ pub struct LimitsSection {
     /// Ended tasks the task store keeps for `tasks/get`; past it, the task that ended
     /// first is forgotten. Bounds the store's memory under sustained traffic.
     pub finished_tasks: usize,
+    /// The most recent tasks of one conversation the store remembers for its history;
+    /// bounds one long conversation.
+    pub conversation_tasks: usize,
+    /// Earlier messages of its conversation an agent sees.
+    pub history_depth: usize,
+    /// Idempotency keys remembered at most; past it, the oldest is forgotten.
+    pub idempotency_keys: usize,
+    /// Seconds an idempotency key is remembered.
+    pub idempotency_ttl_secs: u64,
+    /// Events an in-process subscriber may fall behind by before it is told it lagged.
+    pub event_capacity: usize,
+    /// Updates a task stream may fall behind by before it is resynchronized.
+    pub stream_capacity: usize,
 }
 
 impl Default for LimitsSection {
@@ -328,6 +341,12 @@ impl Default for LimitsSection {
             idle_timeout_secs: d.idle_timeout.as_secs(),
             warm_sessions: d.warm_sessions,
             finished_tasks: InMemoryTaskStore::DEFAULT_FINISHED_TASK_LIMIT,
+            conversation_tasks: InMemoryTaskStore::DEFAULT_CONTEXT_TASK_LIMIT,
+            history_depth: d.history_depth,
+            idempotency_keys: d.idempotency_capacity,
+            idempotency_ttl_secs: d.idempotency_ttl.as_secs(),
+            event_capacity: d.event_capacity,
+            stream_capacity: d.stream_capacity,
         }
     }
 }
@@ -431,6 +450,10 @@ impl Config {
             ("limits.agent", l.agent),
             ("limits.session", l.session),
             ("limits.finished_tasks", l.finished_tasks),
+            ("limits.conversation_tasks", l.conversation_tasks),
+            ("limits.idempotency_keys", l.idempotency_keys),
+            ("limits.event_capacity", l.event_capacity),
+            ("limits.stream_capacity", l.stream_capacity),
         ] {
             if value == 0 {
                 return Err(invalid(key, "must be at least 1"));
@@ -438,6 +461,9 @@ impl Config {
         }
         if l.idle_timeout_secs == 0 {
             return Err(invalid("limits.idle_timeout_secs", "must be at least 1"));
+        }
+        if l.idempotency_ttl_secs == 0 {
+            return Err(invalid("limits.idempotency_ttl_secs", "must be at least 1"));
         }
         if self.server.body_limit == 0 {
             return Err(invalid("server.body_limit", "must be at least 1 byte"));
@@ -557,13 +583,19 @@ impl Config {
         config.session_queue = l.session_queue;
         config.idle_timeout = Duration::from_secs(l.idle_timeout_secs);
         config.warm_sessions = l.warm_sessions;
+        config.history_depth = l.history_depth;
+        config.idempotency_capacity = l.idempotency_keys;
+        config.idempotency_ttl = Duration::from_secs(l.idempotency_ttl_secs);
+        config.event_capacity = l.event_capacity;
+        config.stream_capacity = l.stream_capacity;
         config
     }
 
     /// The task store the `[limits]` section describes.
     #[must_use]
     pub fn task_store(&self) -> InMemoryTaskStore {
-        InMemoryTaskStore::new().finished_task_limit(self.limits.finished_tasks)
+        InMemoryTaskStore::with_context_task_limit(self.limits.conversation_tasks)
+            .finished_task_limit(self.limits.finished_tasks)
     }
 
     /// The base URL agent cards advertise.

@@ -116,7 +116,7 @@ fn print_banner(server: &Server) {
     let mut text = String::new();
     let _ = writeln!(
         text,
-        "agentyard is serving A2A 0.3.0 on http://{}",
+        "agentyard is serving A2A 1.0 and 0.3.0 on http://{}",
         server.local_addr()
     );
     for (name, url) in server.card_urls() {

@@ -2,9 +2,11 @@
 //! (`a2a-sdk` 0.3.x) and the JS SDK (`@a2a-js/sdk` 0.3.x) drive `agentyard serve` —
 //! cards, send, stream, get, cancel, resubscribe, errors on streams, input-required,
 //! push to a local webhook, API-key auth, the handoff extension, the samples'
-//! `acceptedOutputModes`, a non-blocking send to a busy conversation. The cases live
-//! in `tests/interop/{python,js}`; this harness starts the servers, runs each script
-//! and fails with its output.
+//! `acceptedOutputModes`, a non-blocking send to a busy conversation; and the JS SDK
+//! 1.x (`@a2a-js/sdk` 1.3, default options) and the Python SDK 1.x (`a2a-sdk` 1.3, on
+//! its A2A 1.0 transport) send, stream, get, cancel, subscribe and list. The cases
+//! live in `tests/interop/{python,js,python1,js1}`;
+//! this harness starts the servers, runs each script and fails with its output.
 //!
 //! The SDKs are installed by `tests/interop/setup.sh` (`.ci/run` calls it). Without
 //! them the tests say they were skipped and why, unless `AGENTYARD_INTEROP=require`
@@ -211,7 +213,17 @@ fn drive(client: &str, program: &Path, args: &[PathBuf], bin: &Path) {
 
 #[test]
 fn python_sdk_drives_the_server() {
-    let venv = interop_dir().join("venv");
+    python_drives_the_server("python", "venv", "tests/interop/python/interop.py");
+}
+
+#[test]
+fn python_sdk_1_x_drives_the_server_in_a2a_1_0() {
+    python_drives_the_server("python1", "venv1", "tests/interop/python1/interop.py");
+}
+
+/// Runs a Python client `script` from the venv `venv` of the interop directory.
+fn python_drives_the_server(client: &str, venv: &str, script: &str) {
+    let venv = interop_dir().join(venv);
     let python = if cfg!(windows) {
         venv.join("Scripts").join("python.exe")
     } else {
@@ -220,16 +232,15 @@ fn python_sdk_drives_the_server() {
     // Written by setup.sh only once the SDK is installed.
     if !venv.join(".agentyard-installed").is_file() || !python.is_file() {
         return unavailable(
-            "python",
+            client,
             &format!("no a2a-sdk venv at {}; {SET_UP}", venv.display()),
         );
     }
     let bin = match binary() {
         Ok(bin) => bin,
-        Err(why) => return unavailable("python", &why),
+        Err(why) => return unavailable(client, &why),
     };
-    let script = root().join("tests/interop/python/interop.py");
-    drive("python", &python, &[script], &bin);
+    drive(client, &python, &[root().join(script)], &bin);
 }
 
 #[test]
@@ -250,4 +261,24 @@ fn js_sdk_drives_the_server() {
         Err(why) => return unavailable("js", &why),
     };
     drive("js", &node, &[js.join("interop.mjs")], &bin);
+}
+
+#[test]
+fn js_sdk_1_x_with_default_options_drives_the_server_in_a2a_1_0() {
+    let js = root().join("tests/interop/js1");
+    if !js.join("node_modules/@a2a-js/sdk/package.json").is_file() {
+        return unavailable(
+            "js1",
+            &format!("no @a2a-js/sdk in {}/node_modules; {SET_UP}", js.display()),
+        );
+    }
+    let node = PathBuf::from("node");
+    if Command::new(&node).arg("--version").output().is_err() {
+        return unavailable("js1", &format!("`node` is not on PATH; {SET_UP}"));
+    }
+    let bin = match binary() {
+        Ok(bin) => bin,
+        Err(why) => return unavailable("js1", &why),
+    };
+    drive("js1", &node, &[js.join("interop.mjs")], &bin);
 }

@@ -1,5 +1,5 @@
-//! The HTTP server: A2A 0.3.0 JSON-RPC over HTTP for the agents an [`A2aService`]
-//! exposes.
+//! The HTTP server: A2A JSON-RPC over HTTP, versions 1.0 and 0.3.0 side by side, for
+//! the agents an [`A2aService`] exposes.
 //!
 //! [`app`] builds an axum [`Router`] around any [`A2aService`]; [`serve_with`] runs it
 //! on a listener until a shutdown signal, with the connection limits of a
@@ -10,18 +10,42 @@
 //!
 //! | route | answers |
 //! |---|---|
-//! | `POST /agents/{name}` | JSON-RPC for the exposed agent `name` |
+//! | `POST /agents/{name}` (and `/agents/{name}/`) | JSON-RPC for the exposed agent `name` |
 //! | `GET /agents/{name}/.well-known/agent-card.json` (and `agent.json`) | its card |
 //! | `POST /` | JSON-RPC for the default agent |
 //! | `GET /.well-known/agent-card.json` (and `agent.json`) | the default agent's card |
 //! | `GET /agents` | a JSON array of every exposed agent's card |
+//! | `GET /a2a-1.0/.well-known/agent-card.json`, `GET /a2a-1.0/agents/{name}/.well-known/agent-card.json` | the strict 1.0 cards alone, for conformance tools ([`ServerConfig::strict_card_prefix`]) |
 //!
-//! Cards are public. An agent that is not exposed (or a missing default agent) gets
+//! Cards are public. Without an `A2A-Version` header a card is the *hybrid* one: the
+//! 1.0 card (`supportedInterfaces` listing each interface as 1.0, then 0.3) with the
+//! 0.3 fields beside it (`url`, `preferredTransport`, `protocolVersion`, `security`,
+//! scheme `type`s), which 0.3 clients and SDK 1.x clients both read; with
+//! `A2A-Version: 1.0` it is the strict 1.0 card. Card responses carry
+//! `Vary: A2A-Version`, `Cache-Control`, and an `ETag` and `Last-Modified` per variant
+//! that change when the card does; a conditional GET whose validator holds gets 304.
+//! An agent that is not exposed (or a missing default agent) gets
 //! HTTP 404, as does any other path. Any method but `POST` on an agent's endpoint
 //! gets HTTP 405 with `Allow: POST` and a body that says how to call it (404 when
 //! there is no such agent). Cards come from [`A2aService::card_at`] with the origin
 //! the request's `Host` names, so a service bound to `0.0.0.0` can advertise an
 //! address the client reached rather than one it cannot.
+//!
+//! # Protocol versions
+//!
+//! Both versions are served on every agent endpoint. The version a request asks for
+//! comes from its `A2A-Version` header, else its `A2A-Version` query parameter; only
+//! major.minor counts (`1.0.1` is 1.0) and a missing or empty value means 0.3. The
+//! wire form follows the method name: `message/send`, `tasks/get`, ... are 0.3;
+//! `SendMessage`, `GetTask`, ... are 1.0, served as 1.0 even without a header
+//! (VER-NEG-002); a 0.3 method with `A2A-Version: 1.0` is still served as 0.3, since
+//! a client that names it reads 0.3 answers. A header naming a version not served
+//! (`99.0`) gets -32009 VersionNotSupported with its `ErrorInfo`. Both forms are
+//! decoded into the same [`A2aRequest`](crate::jsonrpc::A2aRequest) and go through
+//! [`A2aService::call`]; 1.0 answers are written back as `SendMessageResponse`,
+//! `StreamResponse` events, `{}` for a deleted push config, and errors with
+//! `google.rpc.ErrorInfo` details. `ListTasks` (1.0 only) reaches the service as
+//! [`A2aRequest::ListTasks`](crate::jsonrpc::A2aRequest::ListTasks).
 //!
 //! # A JSON-RPC request, step by step
 //!
@@ -30,20 +54,23 @@
 //!    (see [`AuthConfig`]); otherwise HTTP 401 with a `WWW-Authenticate` challenge
 //!    per acceptable scheme.
 //! 2. **Content type.** The body must be `application/json` (parameters such as
-//!    `charset` and `+json` types are fine); otherwise HTTP **415**. Code -32005
-//!    is left to its A2A meaning (the message's media types do not suit the agent),
-//!    which only the service can judge.
+//!    `charset` and `+json` types are fine); otherwise HTTP **415**, in both
+//!    versions. Code -32005 is left to its A2A meaning (the message's media types do
+//!    not suit the agent), which only the service can judge: the 1.0 spec keeps
+//!    JSON-RPC on `application/json` (§9.1) and gives -32005 no other meaning.
 //! 3. **Body limit** ([`ServerConfig`], 1 MiB by default): a larger body gets HTTP
 //!    413. A body that takes longer than the request timeout to arrive gets 408.
 //! 4. **Decoding** with [`A2aCall::decode`](crate::jsonrpc::A2aCall::decode): a bad
 //!    body gets HTTP 200 and the JSON-RPC error (-32700 parse error, -32600 invalid
 //!    request, including "batch requests are not supported" for an array, -32601,
 //!    -32602), with the request's id when it could be read and `null` otherwise.
-//! 5. **Extensions.** `X-A2A-Extensions` is read (comma-separated URIs); those the
-//!    card declares in `capabilities.extensions` are activated, the rest ignored.
-//!    A card extension marked `required` that the request did not activate gets
-//!    -32600 naming the URI. Every response echoes the activated URIs in
-//!    `X-A2A-Extensions` (SSE responses too).
+//! 5. **Extensions.** `A2A-Extensions` is read on 1.0, `X-A2A-Extensions` and
+//!    `A2A-Extensions` on 0.3 (comma-separated URIs); those the card declares in
+//!    `capabilities.extensions` are activated, the rest ignored. A card extension
+//!    marked `required` that the request did not activate gets -32600 (0.3) or
+//!    -32008 ExtensionSupportRequired (1.0) naming the URI. Every response echoes
+//!    the activated URIs (SSE responses too): on 1.0 in `A2A-Extensions`, on 0.3 in
+//!    the spelling the request used.
 //! 6. **Capabilities.** Streaming methods on an agent whose card does not say
 //!    `streaming: true` get -32004; push notification config methods on an agent
 //!    without `pushNotifications: true` get -32003.
@@ -55,7 +82,8 @@
 //! 8. **The answer.** A unary result is sent as a JSON-RPC response. A stream is
 //!    sent as SSE (`text/event-stream`): every `data:` line is a whole JSON-RPC
 //!    response with the request's id; an `Err` item is sent as an error response and
-//!    ends the stream; the stream closes right after an event with `final: true`.
+//!    ends the stream; the stream closes right after an event with `final: true`
+//!    (in 1.0, which has no `final`, that is a terminal or interrupted state).
 //!    A unary method answered with a stream, or the reverse, gets -32603. A client
 //!    that disconnects drops the stream, which the service sees as a drop.
 //!
@@ -102,14 +130,20 @@ mod rpc;
 
 pub use config::{AuthConfig, ServerConfig, ServerConfigBuilder};
 
-/// The header that carries extension URIs: requested by the client, echoed
-/// (activated) by the server.
+/// The header that carries extension URIs in A2A 0.3: requested by the client,
+/// echoed (activated) by the server.
 pub const EXTENSIONS_HEADER: &str = "X-A2A-Extensions";
+
+/// The header that carries extension URIs in A2A 1.0 (0.3 requests may use it
+/// too; the answer echoes the spelling the request used).
+pub const V1_EXTENSIONS_HEADER: &str = "A2A-Extensions";
 
 /// What every handler holds: the service and the config, both shared.
 struct AppState<S> {
     service: Arc<S>,
     config: Arc<ServerConfig>,
+    /// When each card variant was first served as it is now (`Last-Modified`).
+    card_clock: Arc<cards::CardClock>,
 }
 
 impl<S> Clone for AppState<S> {
@@ -117,6 +151,7 @@ impl<S> Clone for AppState<S> {
         Self {
             service: Arc::clone(&self.service),
             config: Arc::clone(&self.config),
+            card_clock: Arc::clone(&self.card_clock),
         }
     }
 }
@@ -149,11 +184,25 @@ struct ShutdownSignal(CancellationToken);
 /// let router: axum::Router = app(Arc::new(Nobody), ServerConfig::default());
 /// ```
 pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
+    let strict = config.strict_card_prefix().map(str::to_owned);
     let state = AppState {
         service,
         config: Arc::new(config),
+        card_clock: Arc::default(),
     };
-    Router::new()
+    let mut router = Router::new();
+    if let Some(prefix) = strict {
+        router = router
+            .route(
+                &format!("{prefix}/.well-known/agent-card.json"),
+                get(cards::strict_default_card::<S>),
+            )
+            .route(
+                &format!("{prefix}/agents/{{name}}/.well-known/agent-card.json"),
+                get(cards::strict_agent_card::<S>),
+            );
+    }
+    router
         .route(
             "/",
             post(rpc::default_agent::<S>).fallback(cards::default_wrong_method::<S>),
@@ -166,6 +215,11 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
         .route("/agents", get(cards::list::<S>))
         .route(
             "/agents/{name}",
+            post(rpc::named_agent::<S>).fallback(cards::agent_wrong_method::<S>),
+        )
+        // Some clients append a slash to an interface URL.
+        .route(
+            "/agents/{name}/",
             post(rpc::named_agent::<S>).fallback(cards::agent_wrong_method::<S>),
         )
         .route(

@@ -11,7 +11,8 @@ use std::pin::Pin;
 
 use futures::Stream;
 
-use crate::a2a::{AgentCard, StreamEvent};
+use crate::a2a::v1::ProtocolVersion;
+use crate::a2a::{AgentCard, SendMessageResult, StreamEvent, Task, TaskPushNotificationConfig};
 use crate::jsonrpc::{A2aRequest, JsonRpcError, RequestId};
 
 /// A stream of A2A events answering `message/stream` or `tasks/resubscribe`. An `Err`
@@ -20,9 +21,14 @@ pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, JsonRpcErro
 
 /// What a call answers with.
 #[non_exhaustive]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one reply per call, moved once: a copy costs less than boxing every result"
+)]
 pub enum Reply {
-    /// A JSON-RPC result (already serialized: any A2A result type, or `null`).
-    Result(serde_json::Value),
+    /// A JSON-RPC result, typed: the server writes it in the protocol version the
+    /// request was made in.
+    Result(A2aResult),
     /// An SSE stream of results (for the streaming methods).
     Stream(EventStream),
 }
@@ -33,6 +39,68 @@ impl std::fmt::Debug for Reply {
             Self::Result(value) => f.debug_tuple("Result").field(value).finish(),
             Self::Stream(_) => f.write_str("Stream(..)"),
         }
+    }
+}
+
+/// The result of a unary A2A call, in the internal model. It is typed rather than
+/// serialized so that the server can write it in the version the client speaks
+/// (0.3 `kind` tags, or the 1.0 wrappers) without reading JSON back.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum A2aResult {
+    /// `message/send` (`SendMessage`): a task or a direct message.
+    Send(SendMessageResult),
+    /// `tasks/get` and `tasks/cancel` (`GetTask`, `CancelTask`).
+    Task(Task),
+    /// `tasks/pushNotificationConfig/set` and `get` (`Create…`, `Get…`).
+    PushConfig(TaskPushNotificationConfig),
+    /// `tasks/pushNotificationConfig/list` (`ListTaskPushNotificationConfigs`).
+    PushConfigs(Vec<TaskPushNotificationConfig>),
+    /// `tasks/pushNotificationConfig/delete`: `null` in 0.3, `{}` in 1.0.
+    Deleted,
+    /// `ListTasks` (1.0 only, so in its 1.0 form).
+    TaskList(crate::a2a::v1::ListTasksResponse),
+    /// `agent/getAuthenticatedExtendedCard` (`GetExtendedAgentCard`); boxed, as cards
+    /// are large and rare.
+    Card(Box<AgentCard>),
+}
+
+impl serde::Serialize for A2aResult {
+    /// The 0.3 form (the 1.0 form is the server's to choose).
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::Send(result) => result.serialize(serializer),
+            Self::Task(task) => task.serialize(serializer),
+            Self::PushConfig(config) => config.serialize(serializer),
+            Self::PushConfigs(configs) => configs.serialize(serializer),
+            Self::Deleted => serializer.serialize_unit(),
+            Self::TaskList(list) => list.serialize(serializer),
+            Self::Card(card) => card.serialize(serializer),
+        }
+    }
+}
+
+macro_rules! result_from {
+    ($($variant:ident($ty:ty)),* $(,)?) => {$(
+        impl From<$ty> for A2aResult {
+            fn from(value: $ty) -> Self {
+                Self::$variant(value)
+            }
+        }
+    )*};
+}
+
+result_from!(
+    Send(SendMessageResult),
+    Task(Task),
+    PushConfig(TaskPushNotificationConfig),
+    PushConfigs(Vec<TaskPushNotificationConfig>),
+    Card(Box<AgentCard>),
+);
+
+impl From<AgentCard> for A2aResult {
+    fn from(card: AgentCard) -> Self {
+        Self::Card(Box::new(card))
     }
 }
 
@@ -69,12 +137,17 @@ pub struct CallContext {
     /// The authenticated caller; `None` when the agent requires no authentication and
     /// the caller presented none.
     pub principal: Option<Principal>,
-    /// The extension URIs the caller activated with `X-A2A-Extensions` that the agent
-    /// supports (unknown ones are dropped); echoed back in the response header.
+    /// The extension URIs the caller activated that the agent supports (unknown ones
+    /// are dropped); echoed back in the response header. 0.3 requests name them in
+    /// `X-A2A-Extensions` or `A2A-Extensions`, 1.0 requests in `A2A-Extensions`.
     pub extensions: Vec<String>,
     /// The raw value of the request's `Idempotency-Key` header, if any (unchecked: the
     /// service validates it and scopes it by caller).
     pub idempotency_key: Option<String>,
+    /// The protocol version the request was made in (and its answer is written in).
+    /// The service answers in the internal model either way; it may record the
+    /// version, e.g. for what a webhook registered by this call receives.
+    pub version: ProtocolVersion,
 }
 
 impl CallContext {
@@ -87,6 +160,7 @@ impl CallContext {
             principal: None,
             extensions: Vec::new(),
             idempotency_key: None,
+            version: ProtocolVersion::V0_3,
         }
     }
 

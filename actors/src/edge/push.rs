@@ -41,6 +41,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use agentyard_transport::TaskId;
+use agentyard_transport::a2a::v1::{self, ProtocolVersion};
 use agentyard_transport::a2a::{
     PushNotificationConfig, Task, TaskPushNotificationConfig, TaskStatus,
 };
@@ -76,10 +77,16 @@ pub struct PushStats {
     pub resyncs: u64,
 }
 
+/// The media type of a 1.0 push body (spec §4.3.3).
+const V1_MEDIA_TYPE: &str = "application/a2a+json";
+
 /// The webhooks of one task.
 #[derive(Debug, Default)]
 struct TaskWebhooks {
     configs: Vec<PushNotificationConfig>,
+    /// The ids of the webhooks registered over A2A 1.0: they get a 1.0
+    /// `StreamResponse` body, the others the 0.3 task.
+    v1_ids: std::collections::HashSet<String>,
     /// The status last queued for notification, to skip repeats after a resync.
     last: Option<(agentyard_transport::a2a::TaskState, Option<String>)>,
     /// When the task was seen to end; the webhooks are forgotten `retention` later.
@@ -234,8 +241,25 @@ impl PushNotifier {
     /// As [`validate`](Self::validate); [`EdgeError::TooManyConfigs`].
     pub async fn set(
         &self,
+        config: TaskPushNotificationConfig,
+        task_ended: bool,
+    ) -> Result<TaskPushNotificationConfig, EdgeError> {
+        self.set_for(config, task_ended, ProtocolVersion::V0_3)
+            .await
+    }
+
+    /// [`set`](Self::set) for a webhook registered in protocol `version`: each webhook
+    /// remembers it and gets that version's body (0.3: the task as
+    /// `application/json`; 1.0: a `StreamResponse` holding the task as
+    /// `application/a2a+json`), as the JS SDK does.
+    ///
+    /// # Errors
+    /// As [`set`](Self::set).
+    pub async fn set_for(
+        &self,
         mut config: TaskPushNotificationConfig,
         task_ended: bool,
+        version: ProtocolVersion,
     ) -> Result<TaskPushNotificationConfig, EdgeError> {
         self.validate(&config.push_notification_config).await?;
         let webhook = &mut config.push_notification_config;
@@ -260,6 +284,12 @@ impl PushNotifier {
                 });
             }
             None => entry.configs.push(webhook.clone()),
+        }
+        if let Some(id) = &webhook.id {
+            match version {
+                ProtocolVersion::V1_0 => entry.v1_ids.insert(id.clone()),
+                ProtocolVersion::V0_3 => entry.v1_ids.remove(id),
+            };
         }
         drop(entry);
         Ok(config)
@@ -319,6 +349,7 @@ impl PushNotifier {
         };
         let before = entry.configs.len();
         entry.configs.retain(|c| c.id.as_deref() != Some(id));
+        entry.v1_ids.remove(id);
         let removed = entry.configs.len() != before;
         let empty = entry.configs.is_empty();
         drop(entry);
@@ -413,8 +444,8 @@ impl Inner {
 
     /// Delivers one status change to every webhook of its task.
     async fn deliver(&self, job: Job) {
-        let webhooks = match self.webhooks.get(&job.task_id) {
-            Some(entry) => entry.configs.clone(),
+        let (webhooks, v1_ids) = match self.webhooks.get(&job.task_id) {
+            Some(entry) => (entry.configs.clone(), entry.v1_ids.clone()),
             None => return,
         };
         if webhooks.is_empty() {
@@ -428,21 +459,29 @@ impl Inner {
             }
         };
         task.status = job.status;
-        let body = match serde_json::to_vec(&task) {
-            Ok(body) => body,
-            Err(error) => {
-                tracing::error!(task_id = %task.id, %error, "cannot serialize the task to notify");
+        let task_id = task.id.clone();
+        let v1_body = if v1_ids.is_empty() {
+            Ok(Vec::new())
+        } else {
+            serde_json::to_vec(&v1::StreamResponse::Task(task.clone().into()))
+        };
+        let (body, v1_body) = match (serde_json::to_vec(&task), v1_body) {
+            (Ok(body), Ok(v1_body)) => (body, v1_body),
+            (Err(error), _) | (_, Err(error)) => {
+                tracing::error!(%task_id, %error, "cannot serialize the task to notify");
                 return;
             }
         };
-        let body = body.as_slice();
-        let task_id = &task.id;
         let origin = job.origin.as_ref();
-        futures::future::join_all(
-            webhooks
-                .iter()
-                .map(|webhook| self.deliver_to(task_id, origin, webhook, body)),
-        )
+        futures::future::join_all(webhooks.iter().map(|webhook| {
+            let v1 = webhook.id.as_ref().is_some_and(|id| v1_ids.contains(id));
+            let (body, media) = if v1 {
+                (v1_body.as_slice(), V1_MEDIA_TYPE)
+            } else {
+                (body.as_slice(), "application/json")
+            };
+            self.deliver_to(&task_id, origin, webhook, body, media)
+        }))
         .await;
     }
 
@@ -494,11 +533,12 @@ impl Inner {
         origin: Option<&Arc<Event>>,
         webhook: &PushNotificationConfig,
         body: &[u8],
+        media: &'static str,
     ) {
         let attempts = self.config.attempts.max(1);
         let mut backoff = self.config.initial_backoff;
         for attempt in 1..=attempts {
-            let reason = match self.attempt(webhook, body).await {
+            let reason = match self.attempt(webhook, body, media).await {
                 Ok(()) => {
                     self.counters.delivered.fetch_add(1, Ordering::Relaxed);
                     tracing::debug!(%task_id, url = %webhook.url, attempt, "push notification delivered");
@@ -532,6 +572,7 @@ impl Inner {
         &self,
         webhook: &PushNotificationConfig,
         body: &[u8],
+        media: &'static str,
     ) -> Result<(), AttemptError> {
         // Checked again at every delivery: an IP-literal URL never reaches the guarded
         // resolver, and the operator's rules may have changed with a restart.
@@ -542,7 +583,7 @@ impl Inner {
         let mut request = self
             .client
             .post(url)
-            .header(CONTENT_TYPE, "application/json")
+            .header(CONTENT_TYPE, media)
             .body(body.to_vec());
         if let Some(token) = &webhook.token {
             request = request.header(NOTIFICATION_TOKEN_HEADER, token);

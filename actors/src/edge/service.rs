@@ -5,13 +5,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentyard_policy::EntryPoint;
+use agentyard_transport::a2a::v1::{self, ProtocolVersion};
 use agentyard_transport::a2a::{
     AgentCard, Message, MessageSendConfiguration, MessageSendParams, Metadata, Part,
     PushNotificationConfig, Role, SendMessageResult, Task, TaskState,
 };
 use agentyard_transport::handoff::{self, HANDOFF_EXTENSION_URI, PayloadType};
 use agentyard_transport::jsonrpc::{A2aRequest, JsonRpcError};
-use agentyard_transport::service::{A2aService, CallContext, EventStream, Principal, Reply};
+use agentyard_transport::service::{
+    A2aResult, A2aService, CallContext, EventStream, Principal, Reply,
+};
 use agentyard_transport::{TaskId, a2a};
 use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
@@ -23,6 +26,7 @@ use super::push::PushNotifier;
 use super::rpc_error;
 use crate::agent::AgentDescriptor;
 use crate::error::Error;
+use crate::store::TaskOwner;
 use crate::supervisor::{DEDUPLICATED_METADATA_KEY, SendRequest, Supervisor};
 
 /// The longest `Idempotency-Key` header accepted, in bytes.
@@ -182,8 +186,7 @@ impl SupervisorService {
                 .send_message(agent, &context, params)
                 .await
                 .inspect_err(|error| log_refused(agent, &context, "message/send", error))
-                .and_then(to_value)
-                .map(Reply::Result),
+                .map(|result| Reply::Result(result.into())),
             A2aRequest::SendStreamingMessage(params) => self
                 .stream_message(agent, &context, params)
                 .await
@@ -194,7 +197,7 @@ impl SupervisorService {
                 let mut task = self.task(&params.id).await?;
                 decorate_task(&mut task, activated);
                 trim_history(&mut task, params.history_length);
-                to_value(task).map(Reply::Result)
+                Ok(Reply::Result(task.into()))
             }
             A2aRequest::CancelTask(params) => {
                 self.check_owner(&context, &params.id).await?;
@@ -205,7 +208,7 @@ impl SupervisorService {
                     .await
                     .map_err(|e| rpc_error::from_runtime(&e))?;
                 decorate_task(&mut task, activated);
-                to_value(task).map(Reply::Result)
+                Ok(Reply::Result(task.into()))
             }
             A2aRequest::TaskResubscription(params) => {
                 self.check_owner(&context, &params.id).await?;
@@ -223,6 +226,17 @@ impl SupervisorService {
                         params.id
                     )));
                 };
+                // 0.3 streams an ended task as itself; 1.0 refuses to subscribe to one
+                // (the proto's `SubscribeToTask`: UnsupportedOperationError).
+                if context.version == ProtocolVersion::V1_0 && task.status.state.is_terminal() {
+                    return Err(JsonRpcError::unsupported_operation()
+                        .with_message(format!(
+                            "Unsupported operation: task `{}` has already ended ({}); \
+                             GetTask returns it",
+                            params.id, task.status.state
+                        ))
+                        .with_data(json!({"taskId": params.id, "state": task.status.state})));
+                }
                 let started = Started { task, updates };
                 Ok(Reply::Stream(wire_stream(started, None, activated)))
             }
@@ -231,10 +245,10 @@ impl SupervisorService {
                 self.check_owner(&context, &config.task_id).await?;
                 let task = self.task_summary(&config.task_id).await?;
                 let stored = push
-                    .set(config, task.status.state.is_terminal())
+                    .set_for(config, task.status.state.is_terminal(), context.version)
                     .await
                     .map_err(|e| rpc_error::from_edge(&e))?;
-                to_value(stored).map(Reply::Result)
+                Ok(Reply::Result(stored.into()))
             }
             A2aRequest::GetTaskPushNotificationConfig(params) => {
                 let push = self.push_or_unsupported()?;
@@ -243,13 +257,13 @@ impl SupervisorService {
                 let config = push
                     .get(&params.id, params.push_notification_config_id.as_deref())
                     .map_err(|e| rpc_error::from_edge(&e))?;
-                to_value(config).map(Reply::Result)
+                Ok(Reply::Result(config.into()))
             }
             A2aRequest::ListTaskPushNotificationConfig(params) => {
                 let push = self.push_or_unsupported()?;
                 self.check_owner(&context, &params.id).await?;
                 self.task_summary(&params.id).await?;
-                to_value(push.list(&params.id)).map(Reply::Result)
+                Ok(Reply::Result(push.list(&params.id).into()))
             }
             A2aRequest::DeleteTaskPushNotificationConfig(params) => {
                 let push = self.push_or_unsupported()?;
@@ -258,8 +272,12 @@ impl SupervisorService {
                 // Deleting a webhook that is not there is not an error: the result the
                 // client wants (no such webhook) holds either way.
                 push.delete(&params.id, &params.push_notification_config_id);
-                Ok(Reply::Result(Value::Null))
+                Ok(Reply::Result(A2aResult::Deleted))
             }
+            A2aRequest::ListTasks(params) => self
+                .list_tasks(&context, params, activated)
+                .await
+                .map(|list| Reply::Result(A2aResult::TaskList(list))),
             A2aRequest::GetAuthenticatedExtendedCard => {
                 let card = match &context.principal {
                     Some(principal) => self.extended_card(&agent.name, principal),
@@ -280,7 +298,7 @@ impl SupervisorService {
                         ))
                         .with_data(json!({"reason": "extended_card_not_configured"}))
                 })?;
-                to_value(card).map(Reply::Result)
+                Ok(Reply::Result(card.into()))
             }
         }
     }
@@ -311,6 +329,94 @@ impl SupervisorService {
                 task_id.clone(),
             ))),
         }
+    }
+
+    /// `ListTasks`: the caller's tasks at this agent's endpoint (the rule
+    /// [`check_owner`](Self::check_owner) applies to one task), filtered, most
+    /// recently changed first, in pages of `pageSize` (1 to 100, default 50) with an
+    /// opaque cursor, and `totalSize` over all pages.
+    async fn list_tasks(
+        &self,
+        context: &CallContext,
+        params: v1::ListTasksRequest,
+        activated: bool,
+    ) -> Result<v1::ListTasksResponse, JsonRpcError> {
+        let page_size = match params.page_size {
+            None => DEFAULT_PAGE_SIZE,
+            Some(size @ 1..=100) => size,
+            Some(other) => {
+                return Err(invalid_params(format!(
+                    "`pageSize` must be between 1 and 100, not {other}"
+                )));
+            }
+        };
+        let before = match params.page_token.as_str() {
+            "" => None,
+            token => Some(parse_page_token(token).ok_or_else(|| {
+                invalid_params(format!(
+                    "`pageToken` `{token}` is not a token this server gave; start without one"
+                ))
+            })?),
+        };
+        let history_length = match params.history_length {
+            None => None,
+            Some(n) => Some(u32::try_from(n).map_err(|_| {
+                invalid_params(format!("`historyLength` must not be negative, not {n}"))
+            })?),
+        };
+        let after = match &params.status_timestamp_after {
+            None => None,
+            Some(text) => Some(parse_time(text).ok_or_else(|| {
+                invalid_params(format!(
+                    "`statusTimestampAfter` `{text}` is not an RFC 3339 timestamp"
+                ))
+            })?),
+        };
+        let state = params
+            .status
+            .filter(|state| *state != v1::TaskState::Unspecified)
+            .map(TaskState::from);
+        let agent = context.agent.as_str();
+        let principal = context.principal.as_ref().map(|p| p.name.as_str());
+        let context_id = params.context_id.as_str();
+        let filter = |task: &Task, owner: Option<&TaskOwner>| {
+            owner.is_some_and(|owner| {
+                *owner.agent == *agent && owner.principal.as_deref() == principal
+            }) && (context_id.is_empty() || task.context_id.as_str() == context_id)
+                && state.is_none_or(|state| task.status.state == state)
+                && after.is_none_or(|after| {
+                    task.status
+                        .timestamp
+                        .as_deref()
+                        .and_then(parse_time)
+                        .is_some_and(|at| at > after)
+                })
+        };
+        let page = self
+            .inner
+            .supervisor
+            .list_tasks(&filter, usize::try_from(page_size).unwrap_or(1), before)
+            .await
+            .map_err(|e| rpc_error::from_runtime(&e))?;
+        let include_artifacts = params.include_artifacts == Some(true);
+        let tasks = page
+            .tasks
+            .into_iter()
+            .map(|mut task| {
+                decorate_task(&mut task, activated);
+                trim_history(&mut task, history_length);
+                if !include_artifacts {
+                    task.artifacts = None;
+                }
+                v1::Task::from(task)
+            })
+            .collect();
+        Ok(v1::ListTasksResponse {
+            tasks,
+            next_page_token: page.next.map(page_token).unwrap_or_default(),
+            page_size,
+            total_size: i32::try_from(page.total).unwrap_or(i32::MAX),
+        })
     }
 
     /// Keeps a message out of a conversation another principal started: its
@@ -365,7 +471,7 @@ impl SupervisorService {
         agent: &Exposed,
         context: &CallContext,
         params: MessageSendParams,
-    ) -> Result<(SendRequest, Option<PushNotificationConfig>), JsonRpcError> {
+    ) -> Result<(SendRequest, Option<Webhook>), JsonRpcError> {
         let MessageSendParams {
             mut message,
             configuration,
@@ -396,7 +502,7 @@ impl SupervisorService {
                 push.validate(&webhook)
                     .await
                     .map_err(|e| rpc_error::from_edge(&e))?;
-                Some(webhook)
+                Some((webhook, context.version))
             }
             None => None,
         };
@@ -420,7 +526,7 @@ impl SupervisorService {
     async fn start(
         &self,
         request: SendRequest,
-        webhook: Option<PushNotificationConfig>,
+        webhook: Option<Webhook>,
     ) -> Result<Started, JsonRpcError> {
         let updates = self
             .inner
@@ -442,17 +548,13 @@ impl SupervisorService {
 
     /// Stores a webhook given with a send and notifies the task's current status, so
     /// that changes made before the webhook was stored are not lost.
-    async fn register(
-        &self,
-        task: &Task,
-        webhook: PushNotificationConfig,
-    ) -> Result<(), JsonRpcError> {
+    async fn register(&self, task: &Task, (webhook, version): Webhook) -> Result<(), JsonRpcError> {
         let push = self.push_or_unsupported()?;
         let config = a2a::TaskPushNotificationConfig {
             task_id: task.id.clone(),
             push_notification_config: webhook,
         };
-        push.set(config, false)
+        push.set_for(config, false, version)
             .await
             .map_err(|e| rpc_error::from_edge(&e))?;
         if let Ok(current) = self.inner.supervisor.get_task(&task.id, Some(0)).await {
@@ -686,14 +788,6 @@ fn log_refused(agent: &Exposed, context: &CallContext, method: &str, error: &Jso
     );
 }
 
-fn to_value(value: impl serde::Serialize) -> Result<Value, JsonRpcError> {
-    serde_json::to_value(value).map_err(|error| {
-        tracing::error!(%error, "cannot serialize a result");
-        JsonRpcError::internal_error()
-            .with_message("Internal error: the result could not be serialized")
-    })
-}
-
 /// Whether a media type range (`text/plain`, `text/*`, `*/*`) covers a media type.
 /// Parameters (`; charset=utf-8`) and case are ignored.
 pub(crate) fn media_matches(range: &str, media: &str) -> bool {
@@ -825,6 +919,36 @@ fn strip_handoff_markers(message: &mut Message) {
             }
         }
     }
+}
+
+/// A webhook given with a send, and the protocol version of that send (what its
+/// notifications are written in).
+type Webhook = (PushNotificationConfig, ProtocolVersion);
+
+/// The page size of `ListTasks` when the request names none (the proto's default).
+const DEFAULT_PAGE_SIZE: i32 = 50;
+
+/// A store cursor as a `ListTasks` page token. The token is opaque to clients; the
+/// prefix tells a token of this server from anything else.
+fn page_token(cursor: u64) -> String {
+    format!("c{cursor:x}")
+}
+
+/// The store cursor of a page token [`page_token`] made.
+fn parse_page_token(token: &str) -> Option<u64> {
+    u64::from_str_radix(token.strip_prefix('c')?, 16).ok()
+}
+
+/// An RFC 3339 timestamp.
+fn parse_time(text: &str) -> Option<time::OffsetDateTime> {
+    time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()
+}
+
+/// -32602 with `detail` after the standard message.
+fn invalid_params(detail: String) -> JsonRpcError {
+    let error = JsonRpcError::invalid_params();
+    let message = format!("{}: {detail}", error.message);
+    error.with_message(message)
 }
 
 /// Keeps the `n` most recent history messages (all when `None`; none for 0).

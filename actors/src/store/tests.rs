@@ -342,3 +342,44 @@ async fn a_kept_task_outlives_the_finished_limit_until_released() {
     store.release(&TaskId::new("nothing"));
     assert!(found("live").await);
 }
+
+async fn listed(store: &InMemoryTaskStore, size: usize, before: Option<u64>) -> TaskPage {
+    let everything = |_: &Task, _: Option<&TaskOwner>| true;
+    store.list(&everything, size, before).await.expect("listed")
+}
+
+fn listed_ids(page: &TaskPage) -> Vec<&str> {
+    page.tasks.iter().map(|task| task.id.as_str()).collect()
+}
+
+#[tokio::test]
+async fn list_pages_by_the_last_status_change_and_forgets_what_the_store_forgets() {
+    let store = InMemoryTaskStore::new().finished_task_limit(1);
+    for id in ["a", "b", "c"] {
+        store.insert(task(id, "ctx")).await.expect("inserted");
+    }
+    // `a` changes last, so it comes first.
+    store
+        .set_status(&TaskId::new("a"), TaskStatus::new(TaskState::Working))
+        .await
+        .expect("set");
+    let first = listed(&store, 2, None).await;
+    assert_eq!(listed_ids(&first), ["a", "c"]);
+    assert_eq!(first.total, 3);
+    let second = listed(&store, 2, first.next).await;
+    assert_eq!(listed_ids(&second), ["b"]);
+    assert_eq!((second.next, second.total), (None, 3));
+
+    // Past the finished-task limit the first task to end is forgotten, and unlisted.
+    for id in ["b", "c"] {
+        store
+            .set_status(&TaskId::new(id), TaskStatus::new(TaskState::Completed))
+            .await
+            .expect("set");
+    }
+    let page = listed(&store, 10, None).await;
+    assert_eq!(listed_ids(&page), ["c", "a"]);
+    let only_b = |task: &Task, _: Option<&TaskOwner>| task.id.as_str() == "b";
+    let none = store.list(&only_b, 10, None).await.expect("listed");
+    assert_eq!((none.tasks.len(), none.total), (0, 0));
+}

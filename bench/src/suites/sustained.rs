@@ -1,4 +1,4 @@
-//! Suite 5: sustained load against the real server, as issue 8 measured it.
+//! Suite 5: sustained load against the real server: a new conversation per request, for minutes, with the server's memory sampled.
 //!
 //! **Server.** `agentyard serve` with its embedded defaults (no config file), bound to
 //! 127.0.0.1 on a free port, in a child process of its own (this program started

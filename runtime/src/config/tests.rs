@@ -32,6 +32,12 @@ fn a_full_file_is_read() {
         session = 4
         warm_sessions = 5
         finished_tasks = 7
+        conversation_tasks = 9
+        history_depth = 3
+        idempotency_keys = 11
+        idempotency_ttl_secs = 12
+        event_capacity = 13
+        stream_capacity = 14
         [push]
         enabled = false
         [policy]
@@ -45,6 +51,13 @@ fn a_full_file_is_read() {
     assert_eq!(config.supervisor_config().session_limit, 4);
     assert_eq!(config.limits.finished_tasks, 7);
     assert_eq!(config.supervisor_config().warm_sessions, 5);
+    let supervisor = config.supervisor_config();
+    assert_eq!(supervisor.history_depth, 3);
+    assert_eq!(supervisor.idempotency_capacity, 11);
+    assert_eq!(supervisor.idempotency_ttl, Duration::from_secs(12));
+    assert_eq!(supervisor.event_capacity, 13);
+    assert_eq!(supervisor.stream_capacity, 14);
+    assert_eq!(config.limits.conversation_tasks, 9);
     assert_eq!(Config::default().supervisor_config().warm_sessions, 1_000);
     assert_eq!(config.policy.hop_limit, 3);
     assert_eq!(
@@ -150,6 +163,12 @@ fn the_example_file_names_every_key_of_the_embedded_default() {
                 "idle_timeout_secs",
                 "warm_sessions",
                 "finished_tasks",
+                "conversation_tasks",
+                "history_depth",
+                "idempotency_keys",
+                "idempotency_ttl_secs",
+                "event_capacity",
+                "stream_capacity",
             ][..],
         ),
         ("push", &["enabled", "allow_private_addresses"][..]),

@@ -1,4 +1,4 @@
-//! Idempotency keys are per caller (issue 8, item 8): an HTTP caller sets a key with
+//! Idempotency keys are per caller: an HTTP caller sets a key with
 //! the `Idempotency-Key` header; a repeat by the same principal within the TTL returns
 //! the first task marked `"agentyard.deduplicated": true`, even after the store's
 //! finished-task limit would have forgotten it; another principal with the same key,

@@ -1,4 +1,4 @@
-//! Callers are isolated from each other (issue 8, item 7): a task is found only at the
+//! Callers are isolated from each other: a task is found only at the
 //! endpoint of the agent it was created for, a task of an agent that is not exposed
 //! does not exist from outside, and with authentication on a task and its conversation
 //! belong to the principal that created them. Everyone else gets `TaskNotFound`

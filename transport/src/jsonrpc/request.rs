@@ -38,6 +38,9 @@ pub enum A2aRequest {
     TaskResubscription(TaskIdParams),
     /// `agent/getAuthenticatedExtendedCard`; it takes no params.
     GetAuthenticatedExtendedCard,
+    /// `ListTasks`: A2A 1.0 only (0.3 has no such method over JSON-RPC), so its
+    /// params are the 1.0 ones, which are its only model.
+    ListTasks(crate::a2a::v1::ListTasksRequest),
 }
 
 impl A2aRequest {
@@ -57,6 +60,7 @@ impl A2aRequest {
             }
             Self::TaskResubscription(_) => method::TASK_RESUBSCRIPTION,
             Self::GetAuthenticatedExtendedCard => method::GET_AUTHENTICATED_EXTENDED_CARD,
+            Self::ListTasks(_) => crate::a2a::v1::method::LIST_TASKS,
         }
     }
 
@@ -252,6 +256,7 @@ impl Serialize for A2aCall {
                 map.serialize_entry("params", params)?;
             }
             A2aRequest::GetAuthenticatedExtendedCard => {}
+            A2aRequest::ListTasks(params) => map.serialize_entry("params", params)?,
         }
         map.end()
     }

@@ -1,39 +1,73 @@
 //! The agent card routes, the 405 for an agent's URL asked with anything but
 //! `POST`, and the 404 fallback.
 
+use std::collections::HashMap;
+use std::hash::{DefaultHasher, Hasher as _};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
 use axum::extract::{Path, State};
-use axum::http::header::{ALLOW, HOST};
+use axum::http::header::{
+    ALLOW, CACHE_CONTROL, CONTENT_TYPE, ETAG, HOST, IF_MODIFIED_SINCE, IF_NONE_MATCH,
+    LAST_MODIFIED, VARY,
+};
 use axum::http::uri::Authority;
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
-use axum::response::Response;
-use serde_json::json;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use axum::response::{IntoResponse as _, Response};
+use serde_json::{Value, json};
 
 use super::AppState;
 use super::reply::{
     agent_not_found, http_error, http_problem, json_body, no_default_agent, not_found,
 };
 use crate::a2a::AgentCard;
+use crate::a2a::v1::{self, ProtocolVersion, VERSION_HEADER};
 use crate::jsonrpc::RequestId;
 use crate::service::A2aService;
 
 /// `GET /.well-known/agent-card.json` and `/.well-known/agent.json`.
 pub(super) async fn default_card<S: A2aService>(
     State(state): State<AppState<S>>,
+    uri: Uri,
     headers: HeaderMap,
 ) -> Response {
     let Some(agent) = state.service.default_agent() else {
         return no_default_agent();
     };
-    card_of(&*state.service, &agent, &headers)
+    card_of(&state, &agent, &uri, &headers, None)
+}
+
+/// `GET {strict prefix}/.well-known/agent-card.json`: the default agent's strict 1.0
+/// card.
+pub(super) async fn strict_default_card<S: A2aService>(
+    State(state): State<AppState<S>>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    let Some(agent) = state.service.default_agent() else {
+        return no_default_agent();
+    };
+    card_of(&state, &agent, &uri, &headers, Some(CardForm::V1))
+}
+
+/// `GET {strict prefix}/agents/{name}/.well-known/agent-card.json`.
+pub(super) async fn strict_agent_card<S: A2aService>(
+    State(state): State<AppState<S>>,
+    Path(agent): Path<String>,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
+    card_of(&state, &agent, &uri, &headers, Some(CardForm::V1))
 }
 
 /// `GET /agents/{name}/.well-known/agent-card.json` and `.../agent.json`.
 pub(super) async fn agent_card<S: A2aService>(
     State(state): State<AppState<S>>,
     Path(agent): Path<String>,
+    uri: Uri,
     headers: HeaderMap,
 ) -> Response {
-    card_of(&*state.service, &agent, &headers)
+    card_of(&state, &agent, &uri, &headers, None)
 }
 
 /// `GET /agents`: the cards of every exposed agent, in the service's order.
@@ -115,10 +149,181 @@ pub(super) async fn no_route(uri: axum::http::Uri) -> Response {
     ))
 }
 
-fn card_of<S: A2aService>(service: &S, agent: &str, headers: &HeaderMap) -> Response {
-    match served_card(service, agent, origin(headers).as_deref()) {
-        Some(card) => json_body(StatusCode::OK, &card),
-        None => agent_not_found(agent),
+/// How long a client may cache a card without asking again.
+const CARD_MAX_AGE: &str = "public, max-age=300";
+
+/// The two shapes a card is served in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum CardForm {
+    /// The 1.0 card with the 0.3 fields beside it (`url`, `preferredTransport`,
+    /// `protocolVersion`, `security`, scheme `type`s, ...), which 0.3 clients and
+    /// SDK 1.x clients both read.
+    Hybrid,
+    /// The strict 1.0 card, for a client that asks with `A2A-Version: 1.0`.
+    V1,
+}
+
+/// An agent's card in the form the request asks for, with the caching headers:
+/// `Cache-Control`, an `ETag` and `Last-Modified` that change when the card does,
+/// `Vary: A2A-Version` (the body depends on it), and 304 for a conditional GET
+/// whose validator still holds.
+///
+/// Without a version header (what 0.3 clients and the 1.0 TCK send) the card is the
+/// hybrid, as the Python and Go SDK servers always serve and the JS one serves then;
+/// with `A2A-Version: 1.0` it is the pure 1.0 card (the JS SDK's choice). A version
+/// not served gets the hybrid too: the card is how a client learns which versions
+/// are, so refusing it would leave the client nothing to go on. `forced` (the strict
+/// prefix's routes) overrides the header.
+fn card_of<S: A2aService>(
+    state: &AppState<S>,
+    agent: &str,
+    uri: &Uri,
+    headers: &HeaderMap,
+    forced: Option<CardForm>,
+) -> Response {
+    let Some(card) = served_card(&*state.service, agent, origin(headers).as_deref()) else {
+        return agent_not_found(agent);
+    };
+    let form = forced.unwrap_or_else(|| match super::rpc::requested_version(headers, uri) {
+        Ok(ProtocolVersion::V1_0) => CardForm::V1,
+        Ok(ProtocolVersion::V0_3) | Err(_) => CardForm::Hybrid,
+    });
+    let body = match form {
+        CardForm::Hybrid => serde_json::to_vec(&hybrid(card)),
+        CardForm::V1 => {
+            serde_json::to_vec(&v1::AgentCard::for_versions(card, &ProtocolVersion::ALL))
+        }
+    };
+    let body = match body {
+        Ok(body) => body,
+        Err(error) => {
+            tracing::error!(%error, "a card failed to serialize");
+            return json_body(StatusCode::INTERNAL_SERVER_ERROR, &Value::Null);
+        }
+    };
+    let etag = etag_of(&body);
+    let modified = state.card_clock.modified(agent, form, &etag);
+    let status = if not_modified(headers, &etag, modified) {
+        StatusCode::NOT_MODIFIED
+    } else {
+        StatusCode::OK
+    };
+    let mut response = if status == StatusCode::NOT_MODIFIED {
+        StatusCode::NOT_MODIFIED.into_response()
+    } else {
+        (
+            StatusCode::OK,
+            [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            body,
+        )
+            .into_response()
+    };
+    let response_headers = response.headers_mut();
+    response_headers.insert(CACHE_CONTROL, HeaderValue::from_static(CARD_MAX_AGE));
+    response_headers.insert(VARY, HeaderValue::from_static(VERSION_HEADER));
+    if let Ok(value) = HeaderValue::from_str(&etag) {
+        response_headers.insert(ETAG, value);
+    }
+    if let Ok(value) = HeaderValue::from_str(&httpdate::fmt_http_date(modified)) {
+        response_headers.insert(LAST_MODIFIED, value);
+    }
+    response
+}
+
+/// The hybrid card: the 1.0 card (interfaces 1.0 first, then 0.3) with every 0.3
+/// field it lacks added beside it, recursively (scheme `type`/`scheme` next to the
+/// 1.0 oneof member, `capabilities` merged, skills merged one by one), as the
+/// Python SDK's `agent_card_to_dict` builds it.
+fn hybrid(card: AgentCard) -> Value {
+    let legacy = serde_json::to_value(&card).unwrap_or(Value::Null);
+    let mut merged = serde_json::to_value(v1::AgentCard::for_versions(card, &ProtocolVersion::ALL))
+        .unwrap_or(Value::Null);
+    merge_missing(&mut merged, legacy);
+    merged
+}
+
+/// Adds to `into` what `from` has and `into` lacks: members of objects, and the
+/// items of lists of the same length pairwise. Where both have a value that is not
+/// an object or such a list, `into` wins.
+pub(super) fn merge_missing(into: &mut Value, from: Value) {
+    match (into, from) {
+        (Value::Object(into), Value::Object(from)) => {
+            for (key, value) in from {
+                match into.get_mut(&key) {
+                    Some(existing) => merge_missing(existing, value),
+                    None => {
+                        into.insert(key, value);
+                    }
+                }
+            }
+        }
+        (Value::Array(into), Value::Array(from)) if into.len() == from.len() => {
+            for (item, other) in into.iter_mut().zip(from) {
+                merge_missing(item, other);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A strong `ETag` of a card's bytes. The hash only has to change when the bytes
+/// do and be the same for every process running this build (`DefaultHasher::new`
+/// uses fixed keys), not resist forgery: the card is public.
+fn etag_of(body: &[u8]) -> String {
+    let mut hasher = DefaultHasher::new();
+    hasher.write(body);
+    format!("\"{:016x}\"", hasher.finish())
+}
+
+/// Whether a conditional GET's validators still hold: `If-None-Match` naming the
+/// current `ETag` (or `*`); else, without `If-None-Match` (RFC 9110 §13.1.3),
+/// `If-Modified-Since` at or after `Last-Modified`.
+pub(super) fn not_modified(headers: &HeaderMap, etag: &str, modified: SystemTime) -> bool {
+    if let Some(value) = headers.get(IF_NONE_MATCH) {
+        let value = value.to_str().unwrap_or_default();
+        return value
+            .split(',')
+            .map(str::trim)
+            .any(|tag| tag == "*" || tag == etag || tag.strip_prefix("W/") == Some(etag));
+    }
+    headers
+        .get(IF_MODIFIED_SINCE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| httpdate::parse_http_date(value).ok())
+        .is_some_and(|since| modified <= since)
+}
+
+/// When each variant of each agent's card was first served with its current
+/// `ETag`, for `Last-Modified`. A card changes only with the configuration, so a
+/// few `ETag`s per variant are remembered (a card served under several `Host`s has
+/// one per host) and the oldest forgotten first.
+#[derive(Debug, Default)]
+pub(super) struct CardClock(Mutex<HashMap<(String, CardForm), Vec<Seen>>>);
+
+/// An `ETag` and when it was first served.
+type Seen = (String, SystemTime);
+
+/// How many `ETag`s each variant remembers.
+const ETAGS_REMEMBERED: usize = 8;
+
+impl CardClock {
+    /// When the card `agent` in `form` with `etag` was first served; now (to the
+    /// second, as HTTP dates are) if it never was.
+    fn modified(&self, agent: &str, form: CardForm, etag: &str) -> SystemTime {
+        let mut seen = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let known = seen.entry((agent.to_owned(), form)).or_default();
+        if let Some((_, at)) = known.iter().find(|(known, _)| known == etag) {
+            return *at;
+        }
+        let seconds = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs());
+        let now = UNIX_EPOCH + Duration::from_secs(seconds);
+        if known.len() >= ETAGS_REMEMBERED {
+            known.remove(0);
+        }
+        known.push((etag.to_owned(), now));
+        now
     }
 }
 

@@ -38,6 +38,7 @@ pub struct ServerConfig {
     idle_timeout: Duration,
     max_connections: usize,
     auth: AuthConfig,
+    strict_card_prefix: Option<String>,
 }
 
 impl ServerConfig {
@@ -61,6 +62,10 @@ impl ServerConfig {
     /// 4,096: far more than a busy client pool needs, and few enough that idle
     /// connections cannot exhaust the process's file descriptors.
     pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+    /// `/a2a-1.0`: where the strict 1.0 cards are served by default
+    /// (`/a2a-1.0/.well-known/agent-card.json`,
+    /// `/a2a-1.0/agents/{name}/.well-known/agent-card.json`).
+    pub const DEFAULT_STRICT_CARD_PREFIX: &str = "/a2a-1.0";
 
     /// A builder starting from the defaults.
     pub fn builder() -> ServerConfigBuilder {
@@ -112,6 +117,18 @@ impl ServerConfig {
     pub const fn auth(&self) -> &AuthConfig {
         &self.auth
     }
+
+    /// The path prefix under which every card is served in its strict 1.0 form
+    /// alone, whatever the request's headers; `None` when there is none.
+    ///
+    /// The 1.0 card schema allows no extra members, so the hybrid card served at the
+    /// usual paths can never pass a strict check (the 1.0 TCK's CARD-STRUCT-001);
+    /// a conformance tool is pointed at `http://host{prefix}` instead, and calls the
+    /// interfaces that card lists, which are the usual ones.
+    #[must_use]
+    pub fn strict_card_prefix(&self) -> Option<&str> {
+        self.strict_card_prefix.as_deref()
+    }
 }
 
 impl Default for ServerConfig {
@@ -124,6 +141,7 @@ impl Default for ServerConfig {
             idle_timeout: Self::DEFAULT_IDLE_TIMEOUT,
             max_connections: Self::DEFAULT_MAX_CONNECTIONS,
             auth: AuthConfig::new(),
+            strict_card_prefix: Some(Self::DEFAULT_STRICT_CARD_PREFIX.to_owned()),
         }
     }
 }
@@ -181,11 +199,38 @@ impl ServerConfigBuilder {
         self
     }
 
+    /// Where the strict 1.0 cards are served (default `/a2a-1.0`); `None` serves
+    /// them nowhere. A prefix is one or more path segments of letters, digits and
+    /// `-._~`, each after a `/` (a trailing `/` is dropped); any other value serves
+    /// them nowhere, as no route could be made of it.
+    pub fn strict_card_prefix(mut self, prefix: Option<&str>) -> Self {
+        self.config.strict_card_prefix = prefix
+            .map(|prefix| prefix.trim_end_matches('/'))
+            .filter(|prefix| valid_prefix(prefix))
+            .map(str::to_owned);
+        self
+    }
+
     /// The finished config.
     #[must_use]
     pub fn build(self) -> ServerConfig {
         self.config
     }
+}
+
+/// `/seg/seg...` with unreserved characters only: nothing a router reads as a
+/// parameter or wildcard, and no empty segment.
+fn valid_prefix(prefix: &str) -> bool {
+    let Some(rest) = prefix.strip_prefix('/') else {
+        return false;
+    };
+    !rest.is_empty()
+        && rest.split('/').all(|segment| {
+            !segment.is_empty()
+                && segment
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b))
+        })
 }
 
 /// The credentials the server accepts, each naming the caller it authenticates.

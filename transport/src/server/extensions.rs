@@ -1,18 +1,18 @@
-//! Extension negotiation: which of the URIs a client asks for in `X-A2A-Extensions`
-//! the agent activates, and which required ones it did not ask for.
+//! Extension negotiation: which of the URIs a client asks for (`X-A2A-Extensions`
+//! or `A2A-Extensions`) the agent activates, and which required ones it did not ask for.
 
 use axum::http::HeaderMap;
 
 use crate::a2a::AgentCard;
 
-/// The extension URIs a request asks for, in order, from every `X-A2A-Extensions`
-/// header line: comma-separated, surrounding whitespace ignored, empty items and
-/// values that are not visible ASCII skipped, duplicates dropped.
-pub(super) fn requested(headers: &HeaderMap) -> Vec<String> {
+/// The extension URIs a request asks for, in order, from every line of the headers
+/// `names` (in that order): comma-separated, surrounding whitespace ignored, empty
+/// items and values that are not visible ASCII skipped, duplicates dropped.
+pub(super) fn requested(headers: &HeaderMap, names: &[&str]) -> Vec<String> {
     let mut uris: Vec<String> = Vec::new();
-    let values = headers
-        .get_all(super::EXTENSIONS_HEADER)
+    let values = names
         .iter()
+        .flat_map(|name| headers.get_all(*name).iter())
         .filter_map(|value| value.to_str().ok());
     for uri in values.flat_map(|value| value.split(',')).map(str::trim) {
         if !uri.is_empty() && !uris.iter().any(|known| known == uri) {
@@ -81,8 +81,28 @@ mod tests {
             super::super::EXTENSIONS_HEADER,
             "urn:c,urn:a".parse().unwrap(),
         );
-        assert_eq!(requested(&headers), ["urn:a", "urn:b", "urn:c"]);
-        assert!(requested(&HeaderMap::new()).is_empty());
+        let names = [super::super::EXTENSIONS_HEADER];
+        assert_eq!(requested(&headers, &names), ["urn:a", "urn:b", "urn:c"]);
+        assert!(requested(&HeaderMap::new(), &names).is_empty());
+    }
+
+    #[test]
+    fn requested_reads_both_spellings_in_the_order_given() {
+        let mut headers = HeaderMap::new();
+        headers.append(super::super::EXTENSIONS_HEADER, "urn:a".parse().unwrap());
+        headers.append(
+            super::super::V1_EXTENSIONS_HEADER,
+            "urn:b, urn:a".parse().unwrap(),
+        );
+        let both = [
+            super::super::EXTENSIONS_HEADER,
+            super::super::V1_EXTENSIONS_HEADER,
+        ];
+        assert_eq!(requested(&headers, &both), ["urn:a", "urn:b"]);
+        assert_eq!(
+            requested(&headers, &[super::super::V1_EXTENSIONS_HEADER]),
+            ["urn:b", "urn:a"]
+        );
     }
 
     #[test]

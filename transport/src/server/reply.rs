@@ -32,7 +32,7 @@ pub(super) fn json_body(status: StatusCode, body: &impl Serialize) -> Response {
 }
 
 /// A JSON-RPC success response, HTTP 200.
-pub(super) fn success(id: RequestId, result: Value) -> Response {
+pub(super) fn success(id: RequestId, result: &impl Serialize) -> Response {
     json_body(StatusCode::OK, &JsonRpcResponse::success(id, result))
 }
 

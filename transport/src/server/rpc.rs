@@ -8,7 +8,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Path, Request, State};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt as _;
@@ -17,10 +17,14 @@ use serde_json::{Value, json};
 use tracing::{Instrument as _, Span, field};
 
 use super::reply::{self, invalid_request};
-use super::{AppState, EXTENSIONS_HEADER, ShutdownSignal, auth, extensions};
-use crate::a2a::AgentCard;
-use crate::jsonrpc::{A2aCall, A2aRequest, JsonRpcError, JsonRpcResponse, RequestId, method};
-use crate::service::{A2aService, CallContext, EventStream, Principal, Reply};
+use super::{AppState, EXTENSIONS_HEADER, ShutdownSignal, V1_EXTENSIONS_HEADER, auth, extensions};
+use crate::a2a::v1::{self, ProtocolVersion, UnsupportedVersion, VERSION_HEADER};
+use crate::a2a::{AgentCard, StreamEvent};
+use crate::jsonrpc::{
+    A2aCall, A2aRequest, JsonRpcError, JsonRpcRequest, JsonRpcResponse, RequestError, RequestId,
+    method,
+};
+use crate::service::{A2aResult, A2aService, CallContext, EventStream, Principal, Reply};
 
 /// `POST /`: JSON-RPC for the default agent.
 pub(super) async fn default_agent<S: A2aService>(
@@ -48,33 +52,82 @@ async fn handle<S: A2aService>(state: AppState<S>, agent: String, request: Reque
     };
     let (parts, body) = request.into_parts();
     let log_agent = agent.clone();
-    let activated = extensions::activate(&card, extensions::requested(&parts.headers));
+    // 0.3 requests may name extensions under either spelling (what the Python SDK's
+    // compat layer accepts); 1.0 requests under `A2A-Extensions` only.
+    let legacy_names = [EXTENSIONS_HEADER, V1_EXTENSIONS_HEADER];
+    let activated = Activated {
+        v0_3: extensions::activate(&card, extensions::requested(&parts.headers, &legacy_names)),
+        v1_0: extensions::activate(
+            &card,
+            extensions::requested(&parts.headers, &[V1_EXTENSIONS_HEADER]),
+        ),
+        // The 0.3 echo uses the spelling the request used: `A2A-Extensions` only when
+        // it sent that one alone.
+        v0_3_echo: if parts.headers.contains_key(V1_EXTENSIONS_HEADER)
+            && !parts.headers.contains_key(EXTENSIONS_HEADER)
+        {
+            V1_EXTENSIONS_HEADER
+        } else {
+            EXTENSIONS_HEADER
+        },
+    };
     let span = tracing::info_span!(
         "a2a.jsonrpc",
         agent = %agent,
         method = field::Empty,
         rpc_id = field::Empty,
+        version = field::Empty,
     );
-    let echo = activated.join(", ");
     let call = Call {
         shutdown: parts.extensions.get::<ShutdownSignal>().cloned(),
         state,
         agent,
         card,
-        activated,
+        activated: activated.clone(),
         span: span.clone(),
     };
-    let (method, mut response) = call.run(parts, body).instrument(span).await;
+    let outcome = call.run(parts, body).instrument(span).await;
+    let (echo_name, echoed) = activated.of(outcome.version);
+    let mut response = outcome.response;
     response.extensions_mut().insert(RequestLog {
         agent: log_agent,
-        method,
+        method: outcome.method,
     });
+    let echo = echoed.join(", ");
     if !echo.is_empty()
         && let Ok(value) = HeaderValue::from_str(&echo)
     {
-        response.headers_mut().insert(EXTENSIONS_HEADER, value);
+        response.headers_mut().insert(echo_name, value);
     }
     response
+}
+
+/// The extensions a request activates, per wire form (the form is known only once
+/// the body names its method).
+#[derive(Clone, Debug)]
+struct Activated {
+    v0_3: Vec<String>,
+    v1_0: Vec<String>,
+    /// The header the 0.3 answer echoes them in.
+    v0_3_echo: &'static str,
+}
+
+impl Activated {
+    /// The header to echo in and the activated URIs, for answers in `version`.
+    fn of(&self, version: ProtocolVersion) -> (&'static str, &[String]) {
+        match version {
+            ProtocolVersion::V0_3 => (self.v0_3_echo, &self.v0_3),
+            ProtocolVersion::V1_0 => (V1_EXTENSIONS_HEADER, &self.v1_0),
+        }
+    }
+}
+
+/// What [`Call::run`] hands back: the answer, the wire form it is in (for the
+/// extensions echo) and the JSON-RPC method once known (for the log line).
+struct Outcome {
+    method: Option<&'static str>,
+    version: ProtocolVersion,
+    response: Response,
 }
 
 /// One JSON-RPC request to one agent, with what the server knows so far.
@@ -83,35 +136,86 @@ struct Call<S> {
     agent: String,
     card: AgentCard,
     /// The extensions the request activated.
-    activated: Vec<String>,
+    activated: Activated,
     /// The request's span; streams carry it past the handler's return.
     span: Span,
     /// Set when running under [`serve`](super::serve): ends streams at shutdown.
     shutdown: Option<ShutdownSignal>,
 }
 
+/// The version a request asks for with the `A2A-Version` header, else the
+/// `A2A-Version` query parameter (spec §3.6.1); missing or empty means 0.3.
+pub(super) fn requested_version(
+    headers: &HeaderMap,
+    uri: &Uri,
+) -> Result<ProtocolVersion, UnsupportedVersion> {
+    if let Some(value) = headers.get(VERSION_HEADER) {
+        let text = String::from_utf8_lossy(value.as_bytes());
+        return ProtocolVersion::from_header(Some(&text));
+    }
+    let query = uri.query().unwrap_or_default();
+    let value = query.split('&').find_map(|pair| {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        key.eq_ignore_ascii_case(VERSION_HEADER).then_some(value)
+    });
+    ProtocolVersion::from_header(value)
+}
+
+/// The wire form of a request, from its method name, and the method as a static
+/// name when it is one A2A defines.
+///
+/// The method name decides, as in the official SDK servers, which route by name on
+/// one URL: a 1.0 name is served as 1.0 even without a header (the draft
+/// conformance case VER-NEG-002; "missing means 0.3" cannot apply to a name 0.3
+/// does not have). A 0.3 name is served as 0.3 even with `A2A-Version: 1.0`: a
+/// client that names `message/send` reads 0.3 answers, so answering it in 0.3 is
+/// the one answer it can use (the JS SDK does the same; the Python SDK refuses it
+/// with -32603, which helps no one). The header still has to name a version served
+/// (else -32009). A name neither version has is answered in the form the header
+/// asks for.
+pub(super) fn wire_form(
+    named: Option<&str>,
+    asked: ProtocolVersion,
+) -> (ProtocolVersion, Option<&'static str>) {
+    let Some(named) = named else {
+        return (asked, None);
+    };
+    if let Some(known) = v1::method::ALL.into_iter().find(|known| *known == named) {
+        return (ProtocolVersion::V1_0, Some(known));
+    }
+    if let Some(known) = method::ALL.into_iter().find(|known| *known == named) {
+        return (ProtocolVersion::V0_3, Some(known));
+    }
+    (asked, None)
+}
+
 impl<S: A2aService> Call<S> {
-    /// Runs the call; also returns its JSON-RPC method, once it is known, for the
-    /// request's log line.
-    async fn run(self, parts: Parts, body: Body) -> (Option<&'static str>, Response) {
+    /// Runs the call.
+    async fn run(self, parts: Parts, body: Body) -> Outcome {
+        let asked = requested_version(&parts.headers, &parts.uri);
+        // Errors found before the body names its method are in the form the header
+        // asks for (0.3 when it names no version served).
+        let header_form = asked.clone().unwrap_or(ProtocolVersion::V0_3);
+        let early = |response| Outcome {
+            method: None,
+            version: header_form,
+            response,
+        };
         let config = &self.state.config;
         let principal = match auth::authenticate(&self.card, config.auth(), &parts.headers) {
             Ok(principal) => principal,
             Err(rejected) => {
                 tracing::debug!(bad_credential = rejected.bad_credential, "unauthenticated");
-                return (
-                    None,
-                    reply::unauthorized(&self.agent, RequestId::Null, &rejected),
-                );
+                return early(reply::unauthorized(&self.agent, RequestId::Null, &rejected));
             }
         };
         if let Err(detail) = check_content_type(&parts.headers) {
-            return (None, unsupported_media_type(&detail));
+            return early(unsupported_media_type(&detail));
         }
         let (limit, timeout) = (config.body_limit(), config.request_timeout());
         let body = match read_body(body, &parts.headers, limit, timeout).await {
             Ok(body) => body,
-            Err(error) => return (None, error.into_response(limit, timeout)),
+            Err(error) => return early(error.into_response(limit, timeout)),
         };
         let value: Value = match serde_json::from_slice(&body) {
             Ok(value) => value,
@@ -119,72 +223,120 @@ impl<S: A2aService> Call<S> {
                 let error = JsonRpcError::parse_error()
                     .with_message(format!("Invalid JSON payload: {error}"));
                 tracing::debug!(code = error.code, message = %error.message, "request rejected");
-                return (None, reply::error(RequestId::Null, error));
+                return early(reply::error(RequestId::Null, in_form(header_form, error)));
             }
         };
+        let (version, named) = wire_form(value.get("method").and_then(Value::as_str), header_form);
+        self.span.record("version", version.as_str());
         // The streaming methods answer every error as a stream, even one in the
         // request itself (bad params, a missing id): a client of `message/stream`
         // reads SSE, and the official Python client turns an `application/json`
         // answer into a content-type exception instead of the error.
-        let named = named_method(&value);
         let streaming = named.is_some_and(is_streaming);
-        let call = match A2aCall::from_value(value) {
+        let outcome = |response| Outcome {
+            method: named,
+            version,
+            response,
+        };
+        if let Err(unsupported) = asked {
+            let id = value
+                .get("id")
+                .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok())
+                .unwrap_or(RequestId::Null);
+            let supported = ProtocolVersion::ALL.map(ProtocolVersion::as_str);
+            let error = v1::version_not_supported(unsupported.requested(), &supported);
+            let message = format!("{} (supported: {})", error.message, supported.join(", "));
+            tracing::debug!(requested = unsupported.requested(), "version not supported");
+            return outcome(answer_error(
+                version,
+                streaming,
+                id,
+                error.with_message(message),
+            ));
+        }
+        let decoded = match version {
+            ProtocolVersion::V0_3 => A2aCall::from_value(value),
+            ProtocolVersion::V1_0 => decode_v1(value),
+        };
+        let call = match decoded {
             Ok(call) => call,
             Err(rejected) => {
                 let error = &rejected.error;
                 tracing::debug!(code = error.code, message = %error.message, "request rejected");
-                return (named, answer_error(streaming, rejected.id, rejected.error));
+                return outcome(answer_error(
+                    version,
+                    streaming,
+                    rejected.id,
+                    rejected.error,
+                ));
             }
         };
-        let method = call.request.method();
+        let method = named.unwrap_or_else(|| call.request.method());
         self.span.record("method", method);
         self.span.record("rpc_id", field::display(&call.id));
-        if let Err(error) = self.check_call(&call.request) {
+        if let Err(error) = self.check_call(version, method, &call.request) {
             tracing::debug!(code = error.code, message = %error.message, "request rejected");
-            return (
-                Some(method),
-                answer_error(call.request.is_streaming(), call.id, error),
-            );
+            return outcome(answer_error(
+                version,
+                call.request.is_streaming(),
+                call.id,
+                error,
+            ));
         }
         if matches!(call.request, A2aRequest::GetAuthenticatedExtendedCard) {
-            return (
-                Some(method),
-                self.extended_card(call.id, principal.as_ref()),
-            );
+            return outcome(self.extended_card(version, call.id, principal.as_ref()));
         }
         let mut context = CallContext::new(self.agent.clone(), call.id.clone());
         context.principal = principal;
-        context.extensions = self.activated.clone();
+        context.extensions = self.activated.of(version).1.to_vec();
+        context.version = version;
         context.idempotency_key = parts
             .headers
             .get("idempotency-key")
             .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
-        (Some(method), self.dispatch(context, call).await)
+        outcome(self.dispatch(version, method, context, call).await)
     }
 
     /// What the card demands of every call: required extensions, and the optional
     /// capabilities a method needs.
-    fn check_call(&self, request: &A2aRequest) -> Result<(), JsonRpcError> {
-        let missing = extensions::missing_required(&self.card, &self.activated);
+    fn check_call(
+        &self,
+        version: ProtocolVersion,
+        method: &str,
+        request: &A2aRequest,
+    ) -> Result<(), JsonRpcError> {
+        let missing = extensions::missing_required(&self.card, self.activated.of(version).1);
         if !missing.is_empty() {
             let list = missing
                 .iter()
                 .map(|uri| format!("`{uri}`"))
                 .collect::<Vec<_>>()
                 .join(", ");
-            return Err(invalid_request(format!(
-                "agent `{}` requires extension {list}; activate it with the {EXTENSIONS_HEADER} \
-                 header",
+            let header = match version {
+                ProtocolVersion::V0_3 => EXTENSIONS_HEADER,
+                ProtocolVersion::V1_0 => V1_EXTENSIONS_HEADER,
+            };
+            let detail = format!(
+                "agent `{}` requires extension {list}; activate it with the {header} header",
                 self.agent
-            ))
-            .with_data(json!({ "missingExtensions": missing })));
+            );
+            return Err(match version {
+                // 0.3 has no code of its own for this: -32600, as before.
+                ProtocolVersion::V0_3 => {
+                    invalid_request(detail).with_data(json!({ "missingExtensions": missing }))
+                }
+                ProtocolVersion::V1_0 => {
+                    let error = v1::extension_support_required(&missing);
+                    let message = format!("{}: {detail}", error.message);
+                    error.with_message(message)
+                }
+            });
         }
         let capabilities = &self.card.capabilities;
         if request.is_streaming() && capabilities.streaming != Some(true) {
             return Err(JsonRpcError::unsupported_operation().with_message(format!(
-                "agent `{}` does not support streaming (`{}`)",
+                "agent `{}` does not support streaming (`{method}`)",
                 self.agent,
-                request.method()
             )));
         }
         let push = matches!(
@@ -197,17 +349,22 @@ impl<S: A2aService> Call<S> {
         if push && capabilities.push_notifications != Some(true) {
             return Err(
                 JsonRpcError::push_notification_not_supported().with_message(format!(
-                    "agent `{}` does not support push notifications (`{}`)",
+                    "agent `{}` does not support push notifications (`{method}`)",
                     self.agent,
-                    request.method()
                 )),
             );
         }
         Ok(())
     }
 
-    /// `agent/getAuthenticatedExtendedCard`, answered by the server itself.
-    fn extended_card(&self, id: RequestId, principal: Option<&Principal>) -> Response {
+    /// `agent/getAuthenticatedExtendedCard` (`GetExtendedAgentCard`), answered by
+    /// the server itself.
+    fn extended_card(
+        &self,
+        version: ProtocolVersion,
+        id: RequestId,
+        principal: Option<&Principal>,
+    ) -> Response {
         let Some(principal) = principal else {
             let rejected = auth::Unauthorized {
                 challenges: auth::declared_challenges(&self.card),
@@ -217,28 +374,29 @@ impl<S: A2aService> Call<S> {
             return reply::unauthorized(&self.agent, id, &rejected);
         };
         match self.state.service.extended_card(&self.agent, principal) {
-            Some(card) => match serde_json::to_value(card) {
-                Ok(card) => reply::success(id, card),
-                Err(error) => {
-                    tracing::error!(%error, "extended card failed to serialize");
-                    reply::error(id, JsonRpcError::internal_error())
-                }
-            },
+            Some(card) => encode_result(version, id, card.into()),
             None => reply::error(
                 id,
-                JsonRpcError::authenticated_extended_card_not_configured().with_message(format!(
-                    "agent `{}` has no authenticated extended card",
-                    self.agent
-                )),
+                in_form(
+                    version,
+                    JsonRpcError::authenticated_extended_card_not_configured().with_message(
+                        format!("agent `{}` has no authenticated extended card", self.agent),
+                    ),
+                ),
             ),
         }
     }
 
     /// Hands the call to the service and frames its reply.
-    async fn dispatch(self, context: CallContext, call: A2aCall) -> Response {
+    async fn dispatch(
+        self,
+        version: ProtocolVersion,
+        method: &'static str,
+        context: CallContext,
+        call: A2aCall,
+    ) -> Response {
         let timeout = self.state.config.request_timeout();
         let streaming = call.request.is_streaming();
-        let method = call.request.method();
         let id = call.id;
         let reply =
             tokio::time::timeout(timeout, self.state.service.call(context, call.request)).await;
@@ -246,6 +404,7 @@ impl<S: A2aService> Call<S> {
             Err(_elapsed) => {
                 tracing::warn!(?timeout, "the agent did not answer in time");
                 answer_error(
+                    version,
                     streaming,
                     id,
                     JsonRpcError::internal_error().with_message(format!(
@@ -260,12 +419,12 @@ impl<S: A2aService> Call<S> {
                     message = %error.message,
                     "the service answered with an error"
                 );
-                answer_error(streaming, id, error)
+                answer_error(version, streaming, id, error)
             }
-            Ok(Ok(Reply::Result(result))) if !streaming => reply::success(id, result),
+            Ok(Ok(Reply::Result(result))) if !streaming => encode_result(version, id, result),
             Ok(Ok(Reply::Stream(events))) if streaming => {
                 let keep_alive = self.state.config.sse_keep_alive();
-                sse(events, id, self.span, keep_alive, self.shutdown)
+                sse(version, events, id, self.span, keep_alive, self.shutdown)
             }
             Ok(Ok(reply)) => {
                 tracing::error!(
@@ -279,6 +438,7 @@ impl<S: A2aService> Call<S> {
                     "a single result"
                 };
                 answer_error(
+                    version,
                     streaming,
                     id,
                     JsonRpcError::internal_error().with_message(format!(
@@ -292,6 +452,62 @@ impl<S: A2aService> Call<S> {
     }
 }
 
+/// Types a 1.0 request into the internal model, with the checks of
+/// [`A2aCall::from_jsonrpc`] (method and params first, then the id).
+fn decode_v1(value: Value) -> Result<A2aCall, RequestError> {
+    let request = JsonRpcRequest::from_value(value)?;
+    let typed = v1::Request::from_jsonrpc(&request.method, request.params)
+        .and_then(|typed| A2aRequest::try_from(typed).map_err(JsonRpcError::from));
+    let id = match request.id {
+        Some(RequestId::Null) | None => {
+            let error = typed.err().unwrap_or_else(|| {
+                invalid_request("`id` must be a string or an integer (A2A has no notifications)")
+            });
+            return Err(RequestError {
+                id: RequestId::Null,
+                error,
+            });
+        }
+        Some(id) => id,
+    };
+    match typed {
+        Ok(request) => Ok(A2aCall::new(id, request)),
+        Err(error) => Err(RequestError { id, error }),
+    }
+}
+
+/// A result in the wire form of `version`, as a JSON-RPC response.
+fn encode_result(version: ProtocolVersion, id: RequestId, result: A2aResult) -> Response {
+    if version == ProtocolVersion::V0_3 {
+        return reply::success(id, &result);
+    }
+    match result {
+        A2aResult::Send(result) => reply::success(id, &v1::SendMessageResponse::from(result)),
+        A2aResult::Task(task) => reply::success(id, &v1::Task::from(task)),
+        A2aResult::PushConfig(config) => {
+            reply::success(id, &v1::TaskPushNotificationConfig::from(config))
+        }
+        A2aResult::PushConfigs(configs) => reply::success(
+            id,
+            &v1::ListTaskPushNotificationConfigsResponse::from(configs),
+        ),
+        A2aResult::Deleted => reply::success(id, &v1::Empty {}),
+        A2aResult::TaskList(list) => reply::success(id, &list),
+        A2aResult::Card(card) => reply::success(
+            id,
+            &v1::AgentCard::for_versions(*card, &ProtocolVersion::ALL),
+        ),
+    }
+}
+
+/// An error in the wire form of `version`: 1.0 carries `ErrorInfo` details.
+fn in_form(version: ProtocolVersion, error: JsonRpcError) -> JsonRpcError {
+    match version {
+        ProtocolVersion::V0_3 => error,
+        ProtocolVersion::V1_0 => v1::to_v1_error(error),
+    }
+}
+
 /// What the request's log line says about a JSON-RPC call, handed to the trace
 /// layer in the response's extensions.
 #[derive(Clone, Debug)]
@@ -300,24 +516,26 @@ pub(super) struct RequestLog {
     pub(super) method: Option<&'static str>,
 }
 
-/// The A2A method a request body names, read before the request is checked, so
-/// that the errors of a streaming method are answered as a stream too, and the log
-/// line names the method of a request that was refused.
-fn named_method(value: &Value) -> Option<&'static str> {
-    let named = value.get("method").and_then(Value::as_str)?;
-    method::ALL.into_iter().find(|known| *known == named)
-}
-
 fn is_streaming(name: &str) -> bool {
     matches!(
         name,
-        method::SEND_STREAMING_MESSAGE | method::TASK_RESUBSCRIPTION
+        method::SEND_STREAMING_MESSAGE
+            | method::TASK_RESUBSCRIPTION
+            | v1::method::SEND_STREAMING_MESSAGE
+            | v1::method::SUBSCRIBE_TO_TASK
     )
 }
 
-/// A JSON-RPC error: as JSON, or for a streaming method as an SSE stream of that
-/// one error, which then closes (what the official SDK servers send).
-fn answer_error(streaming: bool, id: RequestId, error: JsonRpcError) -> Response {
+/// A JSON-RPC error in the form of `version`: as JSON, or for a streaming method as
+/// an SSE stream of that one error, which then closes (what the official SDK servers
+/// send).
+fn answer_error(
+    version: ProtocolVersion,
+    streaming: bool,
+    id: RequestId,
+    error: JsonRpcError,
+) -> Response {
+    let error = in_form(version, error);
     if !streaming {
         return reply::error(id, error);
     }
@@ -434,10 +652,13 @@ async fn read_body(
     }
 }
 
-/// Frames a service's event stream as SSE: one whole JSON-RPC response per event,
-/// ending after an error, after a final event, when the service's stream ends, or
-/// when the server shuts down.
+/// Frames a service's event stream as SSE: one whole JSON-RPC response per event
+/// (in 1.0 its result a `StreamResponse`), ending after an error, after a final
+/// event, when the service's stream ends, or when the server shuts down. A 1.0
+/// stream also closes after a task that stands in a terminal or interrupted state
+/// (spec §3.2: 1.0 has no `final` flag, the stream's end is the signal).
 fn sse(
+    version: ProtocolVersion,
     events: EventStream,
     id: RequestId,
     span: Span,
@@ -451,10 +672,18 @@ fn sse(
             // `None` means the stream already ended; dropping the service's stream
             // there (rather than when the connection closes) releases it at once.
             let mut events = events?;
-            let (response, more) = match events.next().await? {
+            let (frame, more) = match events.next().await? {
                 Ok(event) => {
-                    let last = event.is_final();
-                    (JsonRpcResponse::success(id, event), !last)
+                    let last =
+                        event.is_final() || (version == ProtocolVersion::V1_0 && settles(&event));
+                    let frame = match version {
+                        ProtocolVersion::V0_3 => frame(&JsonRpcResponse::success(id, event)),
+                        ProtocolVersion::V1_0 => frame(&JsonRpcResponse::success(
+                            id,
+                            v1::StreamResponse::from(event),
+                        )),
+                    };
+                    (frame, !last)
                 }
                 Err(error) => {
                     tracing::debug!(
@@ -462,16 +691,14 @@ fn sse(
                         message = %error.message,
                         "stream ended by an error"
                     );
-                    (JsonRpcResponse::error(id, error), false)
+                    let error = in_form(version, error);
+                    (frame(&JsonRpcResponse::<Value>::error(id, error)), false)
                 }
             };
             if !more {
                 tracing::debug!("stream closed");
             }
-            Some((
-                Ok::<_, Infallible>(frame(&response)),
-                more.then_some(events),
-            ))
+            Some((Ok::<_, Infallible>(frame), more.then_some(events)))
         }
         .instrument(span)
     });
@@ -484,6 +711,12 @@ fn sse(
     Sse::new(frames.take_until(stop))
         .keep_alive(KeepAlive::new().interval(keep_alive))
         .into_response()
+}
+
+/// A task event in a terminal or interrupted state, after which a 1.0 stream ends.
+fn settles(event: &StreamEvent) -> bool {
+    matches!(event, StreamEvent::Task(task)
+        if task.status.state.is_terminal() || task.status.state.is_interrupted())
 }
 
 /// One SSE event whose data is `response` as one line of JSON.

@@ -24,3 +24,114 @@ fn the_connection_cap_never_exceeds_the_open_file_limit() {
     assert!(super::conn::within_fd_limit(usize::MAX) < limit);
     assert_eq!(super::conn::within_fd_limit(1), 1);
 }
+
+mod versions {
+    use axum::http::{HeaderMap, Uri};
+
+    use crate::a2a::v1::ProtocolVersion::{V0_3, V1_0};
+    use crate::server::rpc::{requested_version, wire_form};
+
+    fn asked(header: Option<&str>, uri: &str) -> Result<crate::a2a::v1::ProtocolVersion, String> {
+        let mut headers = HeaderMap::new();
+        if let Some(value) = header {
+            headers.insert("a2a-version", value.parse().expect("a header value"));
+        }
+        let uri: Uri = uri.parse().expect("a URI");
+        requested_version(&headers, &uri).map_err(|e| e.requested().to_owned())
+    }
+
+    #[test]
+    fn the_header_wins_over_the_query_and_missing_means_0_3() {
+        assert_eq!(asked(None, "/agents/a"), Ok(V0_3));
+        assert_eq!(asked(Some(""), "/agents/a?A2A-Version=1.0"), Ok(V0_3));
+        assert_eq!(asked(None, "/agents/a?x=1&a2a-version=1.0.1"), Ok(V1_0));
+        assert_eq!(asked(Some("1.0"), "/agents/a?A2A-Version=99.0"), Ok(V1_0));
+        assert_eq!(asked(Some("99.0"), "/agents/a"), Err("99.0".to_owned()));
+    }
+
+    #[test]
+    fn the_method_name_decides_the_wire_form() {
+        assert_eq!(
+            wire_form(Some("SendMessage"), V0_3),
+            (V1_0, Some("SendMessage"))
+        );
+        assert_eq!(
+            wire_form(Some("message/send"), V1_0),
+            (V0_3, Some("message/send"))
+        );
+        assert_eq!(wire_form(Some("Nope"), V1_0), (V1_0, None));
+        assert_eq!(wire_form(None, V0_3), (V0_3, None));
+    }
+}
+
+mod cards {
+    use axum::http::HeaderMap;
+    use serde_json::json;
+
+    use crate::server::cards::{merge_missing, not_modified};
+
+    #[test]
+    fn merge_adds_what_is_missing_and_keeps_what_is_there() {
+        let mut into = json!({"a": 1, "o": {"x": 1}, "l": [{"p": 1}, {"p": 2}], "s": [1]});
+        merge_missing(
+            &mut into,
+            json!({"a": 2, "b": 3, "o": {"y": 2}, "l": [{"q": 1}, {"q": 2}], "s": [1, 2]}),
+        );
+        assert_eq!(
+            into,
+            json!({"a": 1, "b": 3, "o": {"x": 1, "y": 2},
+                   "l": [{"p": 1, "q": 1}, {"p": 2, "q": 2}], "s": [1]})
+        );
+    }
+
+    #[test]
+    fn validators_if_none_match_first_then_if_modified_since() {
+        let modified = httpdate::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT").expect("a date");
+        let check = |pairs: &[(&'static str, &str)]| {
+            let mut headers = HeaderMap::new();
+            for (name, value) in pairs {
+                headers.insert(*name, value.parse().expect("a header value"));
+            }
+            not_modified(&headers, "\"abc\"", modified)
+        };
+        assert!(!check(&[]));
+        assert!(check(&[("if-none-match", "\"x\", \"abc\"")]));
+        assert!(check(&[("if-none-match", "W/\"abc\"")]));
+        assert!(check(&[("if-none-match", "*")]));
+        assert!(!check(&[("if-none-match", "\"x\"")]));
+        assert!(check(&[(
+            "if-modified-since",
+            "Sun, 06 Nov 1994 08:49:37 GMT"
+        )]));
+        assert!(!check(&[(
+            "if-modified-since",
+            "Sat, 05 Nov 1994 08:49:37 GMT"
+        )]));
+        // If-None-Match present: If-Modified-Since is ignored (RFC 9110 §13.1.3).
+        assert!(!check(&[
+            ("if-none-match", "\"x\""),
+            ("if-modified-since", "Sun, 06 Nov 1994 08:49:37 GMT"),
+        ]));
+    }
+}
+
+#[test]
+fn the_strict_card_prefix_takes_only_plain_path_segments() {
+    use crate::server::ServerConfig;
+    let prefix = |value: Option<&str>| {
+        ServerConfig::builder()
+            .strict_card_prefix(value)
+            .build()
+            .strict_card_prefix()
+            .map(str::to_owned)
+    };
+    assert_eq!(
+        ServerConfig::default().strict_card_prefix(),
+        Some(ServerConfig::DEFAULT_STRICT_CARD_PREFIX)
+    );
+    assert_eq!(prefix(Some("/tck/v1.0/")), Some("/tck/v1.0".to_owned()));
+    for refused in ["", "/", "tck", "/{name}", "/a//b", "/*rest", "/a b"] {
+        assert_eq!(prefix(Some(refused)), None, "{refused:?}");
+    }
+    assert_eq!(prefix(None), None);
+}

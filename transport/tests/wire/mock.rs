@@ -24,10 +24,12 @@ use agentyard_transport::a2a::{
     TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
 use agentyard_transport::jsonrpc::{A2aRequest, JsonRpcError};
-use agentyard_transport::service::{A2aService, CallContext, EventStream, Principal, Reply};
+use agentyard_transport::service::{
+    A2aResult, A2aService, CallContext, EventStream, Principal, Reply,
+};
 use agentyard_transport::{ContextId, TaskId};
 use futures::StreamExt as _;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::Notify;
 
 /// An extension every agent but `plain` offers.
@@ -254,19 +256,21 @@ impl A2aService for MockService {
                 config.push_notification_config.id = params.push_notification_config_id;
                 Ok(result(&config))
             }
-            A2aRequest::ListTaskPushNotificationConfig(params) => Ok(result(&[
+            A2aRequest::ListTaskPushNotificationConfig(params) => Ok(result(&vec![
                 push_config(params.id.as_str(), "https://hooks.example/1"),
                 push_config(params.id.as_str(), "https://hooks.example/2"),
             ])),
-            A2aRequest::DeleteTaskPushNotificationConfig(_) => Ok(Reply::Result(Value::Null)),
+            A2aRequest::DeleteTaskPushNotificationConfig(_) => {
+                Ok(Reply::Result(A2aResult::Deleted))
+            }
             other => Err(JsonRpcError::unsupported_operation()
                 .with_message(format!("the mock does not answer `{}`", other.method()))),
         }
     }
 }
 
-fn result(value: &impl serde::Serialize) -> Reply {
-    Reply::Result(serde_json::to_value(value).expect("serializable"))
+fn result(value: &(impl Clone + Into<A2aResult>)) -> Reply {
+    Reply::Result(value.clone().into())
 }
 
 fn context_metadata(context: &CallContext) -> Metadata {

@@ -110,7 +110,7 @@ fn configured(
 
 async fn result(service: &SupervisorService, context: CallContext, request: A2aRequest) -> Value {
     match service.call(context, request).await {
-        Ok(Reply::Result(value)) => value,
+        Ok(Reply::Result(result)) => serde_json::to_value(result).expect("serializable"),
         Ok(other) => panic!("expected a result, got {other:?}"),
         Err(error) => panic!("expected a result, got {error:?}"),
     }

@@ -156,19 +156,13 @@ impl TryFrom<Request> for A2aRequest {
     type Error = ConversionError;
 
     /// `tenant` is dropped (read it first with [`Request::tenant`]);
-    /// `ListTasks`, which 0.3 lacks, is refused: serve it from the 1.0
-    /// request.
+    /// `ListTasks`, which 0.3 lacks, keeps its 1.0 params.
     fn try_from(request: Request) -> Result<Self, ConversionError> {
         Ok(match request {
             Request::SendMessage(params) => Self::SendMessage(params.try_into()?),
             Request::SendStreamingMessage(params) => Self::SendStreamingMessage(params.try_into()?),
             Request::GetTask(params) => Self::GetTask(params.try_into()?),
-            Request::ListTasks(_) => {
-                return Err(ConversionError::new(
-                    "ListTasksRequest",
-                    "ListTasks has no 0.3 form",
-                ));
-            }
+            Request::ListTasks(params) => Self::ListTasks(params),
             Request::CancelTask(params) => Self::CancelTask(params.into()),
             Request::SubscribeToTask(params) => Self::TaskResubscription(params.into()),
             Request::CreateTaskPushNotificationConfig(params) => {
@@ -213,6 +207,7 @@ impl From<A2aRequest> for Request {
             A2aRequest::GetAuthenticatedExtendedCard => {
                 Self::GetExtendedAgentCard(GetExtendedAgentCardRequest::default())
             }
+            A2aRequest::ListTasks(params) => Self::ListTasks(params),
         }
     }
 }
