@@ -148,6 +148,10 @@ pub(crate) fn bench_builder() -> Result<RuntimeBuilder> {
         .global_queue(1 << 20)
         .agent_limit(1 << 20)
         .agent_queue(1 << 20)
+        // A fire-and-forget send takes its place in the conversation's queue at once and
+        // is refused Busy when the queue is full; the floor's mailbox is unbounded, so
+        // the runtime's line must hold every message the suite sends to one session.
+        .session_queue(1 << 20)
         // The suites measure N live sessions (and senders that each keep their own
         // conversation); none may be passivated for space while they measure.
         .warm_sessions(1 << 20))
