@@ -251,10 +251,16 @@ impl TestEdge {
     }
 
     /// A typed A2A client for an agent with these options (extensions, credentials).
+    /// It speaks A2A 0.3 unless the options force a version: these suites check the
+    /// 0.3 wire, and the card would otherwise pick 1.0.
     ///
     /// # Panics
     /// If the card cannot be fetched.
     pub async fn client_with(&self, agent: &str, options: ClientOptions) -> A2aClient {
+        let options = match options.forced_version() {
+            Some(_) => options,
+            None => options.protocol_version(agentyard_transport::a2a::v1::ProtocolVersion::V0_3),
+        };
         A2aClient::connect(&self.card_url(agent), options)
             .await
             .expect("the agent's card is served")

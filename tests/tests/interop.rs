@@ -7,6 +7,9 @@
 //! its A2A 1.0 transport) send, stream, get, cancel, subscribe and list. The cases
 //! live in `tests/interop/{python,js,python1,js1}`;
 //! this harness starts the servers, runs each script and fails with its output.
+//! The other way round, agentyard's `A2aClient` sends, streams and gets against a
+//! tiny `a2a-sdk` 1.3 server (`tests/interop/python1/server.py`), with its default
+//! options (1.0 only) and with 0.3 compatibility on.
 //!
 //! The SDKs are installed by `tests/interop/setup.sh` (`.ci/run` calls it). Without
 //! them the tests say they were skipped and why, unless `AGENTYARD_INTEROP=require`
@@ -14,7 +17,7 @@
 //!
 //! A test binary of its own, not a module of `e2e`: cargo runs test binaries one
 //! after the other, so the clients' calls do not compete for the CPU with the e2e
-//! tests, and it links nothing but std.
+//! tests. Its own cases link agentyard's client to drive an official server.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write as _};
@@ -281,4 +284,187 @@ fn js_sdk_1_x_with_default_options_drives_the_server_in_a2a_1_0() {
         Err(why) => return unavailable("js1", &why),
     };
     drive("js1", &node, &[js.join("interop.mjs")], &bin);
+}
+
+/// A running official server (`tests/interop/python1/server.py`, a2a-sdk 1.3), killed
+/// when dropped.
+struct SdkServer {
+    child: Child,
+    base: String,
+}
+
+impl Drop for SdkServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl SdkServer {
+    /// Starts the script with `args`; its first line is its base URL.
+    fn start(python: &Path, args: &[&str]) -> Self {
+        let mut child = Command::new(python)
+            .arg(root().join("tests/interop/python1/server.py"))
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the SDK server starts");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut server = Self {
+            child,
+            base: String::new(),
+        };
+        let mut stdout = BufReader::new(stdout);
+        let mut first = String::new();
+        let read = stdout.read_line(&mut first);
+        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+        assert!(read.is_ok_and(|n| n > 0), "the SDK server printed nothing");
+        first.trim().clone_into(&mut server.base);
+        assert!(
+            server.base.starts_with("http://127.0.0.1:"),
+            "unexpected first line: {first}"
+        );
+        server
+    }
+}
+
+/// The Python of the 1.x venv, when it can run the SDK's server.
+fn sdk_server_python(client: &str) -> Option<PathBuf> {
+    let venv = interop_dir().join("venv1");
+    let python = venv.join("bin").join("python");
+    if !venv.join(".agentyard-installed").is_file() || !python.is_file() {
+        unavailable(
+            client,
+            &format!("no a2a-sdk venv at {}; {SET_UP}", venv.display()),
+        );
+        return None;
+    }
+    // The server needs the SDK's `http-server` extra and uvicorn (requirements.txt);
+    // a venv set up before they were listed lacks them.
+    let importable = Command::new(&python)
+        .args(["-c", "import uvicorn, starlette, sse_starlette"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !importable {
+        unavailable(
+            client,
+            &format!("the venv lacks uvicorn/starlette; {SET_UP}"),
+        );
+        return None;
+    }
+    Some(python)
+}
+
+#[test]
+fn agentyard_client_drives_an_sdk_1_x_server_in_a2a_1_0() {
+    let Some(python) = sdk_server_python("client-sdk1") else {
+        return;
+    };
+    let server = SdkServer::start(&python, &[]);
+    client_drives(&server.base, None);
+}
+
+#[test]
+fn agentyard_client_drives_an_sdk_1_x_server_with_0_3_compat() {
+    let Some(python) = sdk_server_python("client-sdk1-compat") else {
+        return;
+    };
+    let server = SdkServer::start(&python, &["--compat"]);
+    // The card offers both: the client takes 1.0; forced, it speaks 0.3 to the
+    // SDK's compatibility transport.
+    client_drives(&server.base, None);
+    client_drives(
+        &server.base,
+        Some(agentyard_transport::a2a::v1::ProtocolVersion::V0_3),
+    );
+}
+
+/// Send, stream and get with agentyard's client against the echo agent at `base`,
+/// in the version the card picks or `forced`.
+fn client_drives(base: &str, forced: Option<agentyard_transport::a2a::v1::ProtocolVersion>) {
+    use agentyard_transport::a2a::v1::ProtocolVersion;
+    use agentyard_transport::a2a::{
+        Message, MessageSendParams, Part, SendMessageResult, StreamEvent, TaskQueryParams,
+        TaskState,
+    };
+    use agentyard_transport::client::{A2aClient, ClientOptions};
+    use futures::StreamExt as _;
+
+    fn echo_of(artifacts: Option<&Vec<agentyard_transport::a2a::Artifact>>) -> Vec<String> {
+        artifacts
+            .into_iter()
+            .flatten()
+            .flat_map(|artifact| &artifact.parts)
+            .filter_map(|part| match part {
+                Part::Text(text) => Some(text.text.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let deadline = Duration::from_secs(30);
+        let mut options = ClientOptions::new().timeout(Duration::from_secs(20));
+        if let Some(version) = forced {
+            options = options.protocol_version(version);
+        }
+        let card = format!("{base}/.well-known/agent-card.json");
+        let client = A2aClient::connect(&card, options).await.expect("a client");
+        assert_eq!(
+            client.protocol_version(),
+            forced.unwrap_or(ProtocolVersion::V1_0)
+        );
+
+        let sent = client
+            .send_message(MessageSendParams::new(Message::user_text("hi")))
+            .await
+            .expect("sent");
+        let SendMessageResult::Task(task) = sent else {
+            panic!("a task: {sent:?}");
+        };
+        assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
+        assert_eq!(echo_of(task.artifacts.as_ref()), ["echo: hi"]);
+
+        let got = client
+            .get_task(TaskQueryParams::new(task.id.as_str()))
+            .await
+            .expect("got");
+        assert_eq!((got.id.as_str(), got.status.state), (task.id.as_str(), TaskState::Completed));
+
+        let stream = client
+            .send_message_stream(MessageSendParams::new(Message::user_text("go")))
+            .await
+            .expect("a stream");
+        let events: Vec<StreamEvent> = tokio::time::timeout(deadline, stream.collect::<Vec<_>>())
+            .await
+            .expect("the stream ends")
+            .into_iter()
+            .map(|event| event.expect("an event"))
+            .collect();
+        let echoed: Vec<String> = events
+            .iter()
+            .filter_map(|event| match event {
+                StreamEvent::ArtifactUpdate(update) => {
+                    Some(echo_of(Some(&vec![update.artifact.clone()])))
+                }
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        assert_eq!(echoed, ["echo: go"], "{events:?}");
+        let last = events.last().expect("events");
+        assert!(
+            matches!(last, StreamEvent::StatusUpdate(update) if update.status.state == TaskState::Completed)
+                || matches!(last, StreamEvent::Task(task) if task.status.state == TaskState::Completed),
+            "the stream ends completed: {events:?}"
+        );
+    });
 }

@@ -1,9 +1,22 @@
-//! A typed A2A 0.3.0 client over JSON-RPC and SSE.
+//! A typed A2A client over JSON-RPC and SSE, speaking 1.0 or 0.3.0.
 //!
 //! [`A2aClient`] talks to one agent: it finds the endpoint from the agent card (or
 //! takes it directly), sends each call as a JSON-RPC request with the options'
-//! `X-A2A-Extensions` and credential headers, and decodes the typed answer. It keeps
+//! extension and credential headers, and decodes the typed answer. It keeps
 //! connections open between calls (one pooled HTTP client, shared by clones).
+//!
+//! # Which protocol version
+//!
+//! The card decides. A card listing `supportedInterfaces` (a 1.0 card, or the
+//! hybrid the SDK servers publish) is read in its preference order: the first
+//! `JSONRPC` interface declared `1.0` wins, and only when there is none does the
+//! client take a `0.3` one. A card without `supportedInterfaces` is a 0.3 card, and
+//! an endpoint given directly is spoken to in 0.3, as before 1.0 existed.
+//! [`ClientOptions::protocol_version`] forces a version instead. Every call carries
+//! `A2A-Version` with the version chosen; 1.0 calls use the 1.0 method names and
+//! bodies (through [`crate::a2a::v1`]) and carry the interface's `tenant`, and
+//! their answers are converted to the same types a 0.3 call returns. The version
+//! never changes after an error: a failed 1.0 call is returned, not retried in 0.3.
 //!
 //! ```no_run
 //! use agentyard_transport::a2a::{Message, MessageSendParams, SendMessageResult};
@@ -36,16 +49,18 @@ use std::time::Duration;
 
 use futures::stream::{BoxStream, Stream, StreamExt as _};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap};
+use serde::Deserialize as _;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::a2a::v1::{self, ProtocolVersion, VERSION_HEADER};
 use crate::a2a::{
     AgentCard, DeleteTaskPushNotificationConfigParams, GetTaskPushNotificationConfigParams,
     ListTaskPushNotificationConfigParams, MessageSendParams, SendMessageResult, StreamEvent, Task,
-    TaskIdParams, TaskPushNotificationConfig, TaskQueryParams,
+    TaskIdParams, TaskPushNotificationConfig, TaskQueryParams, TransportProtocol,
 };
 use crate::jsonrpc::{A2aCall, A2aRequest, JsonRpcResponse, RequestId};
-use crate::server::EXTENSIONS_HEADER;
+use crate::server::{EXTENSIONS_HEADER, V1_EXTENSIONS_HEADER};
 
 mod error;
 mod sse;
@@ -102,6 +117,7 @@ pub struct ClientOptions {
     extensions: Vec<String>,
     auth: Option<ClientAuth>,
     timeout: Option<Duration>,
+    version: Option<ProtocolVersion>,
 }
 
 impl ClientOptions {
@@ -112,10 +128,28 @@ impl ClientOptions {
             extensions: Vec::new(),
             auth: None,
             timeout: None,
+            version: None,
         }
     }
 
-    /// Asks the agent to activate the extension `uri` (sent in `X-A2A-Extensions`).
+    /// Speaks `version` whatever else the card offers: the card's first JSON-RPC
+    /// interface of that version is used (connecting fails when it has none), and
+    /// an endpoint given directly is spoken to in it.
+    #[must_use]
+    pub const fn protocol_version(mut self, version: ProtocolVersion) -> Self {
+        self.version = Some(version);
+        self
+    }
+
+    /// The version forced with [`protocol_version`](Self::protocol_version), if
+    /// any.
+    #[must_use]
+    pub const fn forced_version(&self) -> Option<ProtocolVersion> {
+        self.version
+    }
+
+    /// Asks the agent to activate the extension `uri` (sent in `A2A-Extensions`
+    /// in 1.0, `X-A2A-Extensions` in 0.3).
     #[must_use]
     pub fn extension(mut self, uri: impl Into<String>) -> Self {
         let uri = uri.into();
@@ -164,7 +198,7 @@ impl ClientOptions {
 }
 
 /// A result and the extensions the agent activated for the call (its
-/// `X-A2A-Extensions` response header).
+/// `A2A-Extensions`, or in 0.3 `X-A2A-Extensions`, response header).
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct A2aResponse<T> {
@@ -214,6 +248,9 @@ impl Stream for A2aStream {
 pub struct A2aClient {
     http: reqwest::Client,
     endpoint: reqwest::Url,
+    version: ProtocolVersion,
+    /// The chosen interface's tenant, sent in every 1.0 request (0.3 has none).
+    tenant: String,
     card: Option<AgentCard>,
     options: ClientOptions,
     next_id: Arc<AtomicI64>,
@@ -230,7 +267,8 @@ impl A2aClient {
     /// [`ClientError::InvalidUrl`] for a bad URL; the error of the last attempt
     /// otherwise (HTTP status, transport or decode).
     pub async fn resolve_card(base_url: &str) -> Result<AgentCard, ClientError> {
-        fetch_card(&reqwest::Client::new(), base_url).await
+        let (url, value) = fetch_card(&reqwest::Client::new(), base_url).await?;
+        card_from_value(value, &url)
     }
 
     /// A client for the agent at `url` with default options; see
@@ -244,56 +282,153 @@ impl A2aClient {
     }
 
     /// A client for the agent at `url`: an agent card URL (ending in `.json`), whose
-    /// card is fetched and whose `url` becomes the endpoint, or the JSON-RPC
-    /// endpoint itself.
+    /// card is fetched and picks the endpoint and version (see the
+    /// [module](self)), or the JSON-RPC endpoint itself, spoken to in 0.3 unless
+    /// the options force a version.
     ///
     /// # Errors
     ///
-    /// [`ClientError::InvalidUrl`] for a bad URL (or a card whose `url` is bad), and
-    /// what fetching the card can fail with.
+    /// [`ClientError::InvalidUrl`] for a bad URL (or a card whose chosen `url` is
+    /// bad), [`ClientError::Protocol`] for a card offering no JSON-RPC interface
+    /// (of the forced version), and what fetching the card can fail with.
     pub async fn connect(url: &str, options: ClientOptions) -> Result<Self, ClientError> {
         let http = reqwest::Client::new();
         if is_card_url(url) {
-            let card = fetch_card(&http, url).await?;
-            Self::with_card(http, card, options)
+            let (card_url, value) = fetch_card(&http, url).await?;
+            Self::with_card_value(http, value, &card_url, options)
         } else {
-            Ok(Self {
+            let version = options.version.unwrap_or(ProtocolVersion::V0_3);
+            Ok(Self::build(
                 http,
-                endpoint: parse_url(url)?,
-                card: None,
+                parse_url(url)?,
+                version,
+                String::new(),
+                None,
                 options,
-                next_id: Arc::new(AtomicI64::new(1)),
-            })
+            ))
         }
     }
 
-    /// A client for the agent `card` describes, at its `url`.
+    /// A client for the agent `card` describes, at its `url`, in 0.3 or the
+    /// version the options force (the internal card has no interface versions;
+    /// see [`from_v1_card`](Self::from_v1_card)).
     ///
     /// # Errors
     ///
     /// [`ClientError::InvalidUrl`] when the card's `url` cannot be parsed.
     pub fn from_card(card: AgentCard, options: ClientOptions) -> Result<Self, ClientError> {
-        Self::with_card(reqwest::Client::new(), card, options)
+        let version = options.version.unwrap_or(ProtocolVersion::V0_3);
+        let endpoint = parse_url(&card.url)?;
+        Ok(Self::build(
+            reqwest::Client::new(),
+            endpoint,
+            version,
+            String::new(),
+            Some(card),
+            options,
+        ))
     }
 
-    fn with_card(
+    /// A client for the agent a 1.0 (or hybrid) card describes, at the interface
+    /// chosen as the [module](self) says, with its tenant.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Protocol`] when the card offers no JSON-RPC interface (of the
+    /// forced version), [`ClientError::InvalidUrl`] when its `url` is bad.
+    pub fn from_v1_card(card: v1::AgentCard, options: ClientOptions) -> Result<Self, ClientError> {
+        let (interface, version) = choose_interface(&card.supported_interfaces, options.version)?;
+        let endpoint = parse_url(&interface.url)?;
+        let tenant = interface.tenant.clone();
+        let card = AgentCard::try_from(card).ok();
+        Ok(Self::build(
+            reqwest::Client::new(),
+            endpoint,
+            version,
+            tenant,
+            card,
+            options,
+        ))
+    }
+
+    /// A client from a fetched card of any shape.
+    fn with_card_value(
         http: reqwest::Client,
-        card: AgentCard,
+        value: Value,
+        card_url: &str,
         options: ClientOptions,
     ) -> Result<Self, ClientError> {
-        Ok(Self {
+        let interfaces = match value.get("supportedInterfaces") {
+            Some(list) => Vec::<v1::AgentInterface>::deserialize(list).map_err(|source| {
+                ClientError::Decode {
+                    what: format!("`supportedInterfaces` of the agent card at {card_url}"),
+                    source,
+                }
+            })?,
+            None => Vec::new(),
+        };
+        if interfaces.is_empty() {
+            // A 0.3 card: its `url` is the endpoint, as before 1.0.
+            let card = card_from_value(value, card_url)?;
+            if options.version == Some(ProtocolVersion::V1_0) {
+                return Err(ClientError::Protocol(format!(
+                    "the agent card at {card_url} offers only A2A 0.3, and 1.0 was asked for"
+                )));
+            }
+            let endpoint = parse_url(&card.url)?;
+            return Ok(Self::build(
+                http,
+                endpoint,
+                ProtocolVersion::V0_3,
+                String::new(),
+                Some(card),
+                options,
+            ));
+        }
+        let (interface, version) = choose_interface(&interfaces, options.version)?;
+        let endpoint = parse_url(&interface.url)?;
+        let tenant = interface.tenant.clone();
+        // The card itself is informative; a detail the internal model cannot hold
+        // (a device-code OAuth flow, say) must not keep the client from calling.
+        let card = card_from_value(value, card_url).ok();
+        Ok(Self::build(http, endpoint, version, tenant, card, options))
+    }
+
+    fn build(
+        http: reqwest::Client,
+        endpoint: reqwest::Url,
+        version: ProtocolVersion,
+        tenant: String,
+        card: Option<AgentCard>,
+        options: ClientOptions,
+    ) -> Self {
+        Self {
             http,
-            endpoint: parse_url(&card.url)?,
-            card: Some(card),
+            endpoint,
+            version,
+            tenant,
+            card,
             options,
             next_id: Arc::new(AtomicI64::new(1)),
-        })
+        }
     }
 
     /// The JSON-RPC endpoint calls go to.
     #[must_use]
     pub fn endpoint(&self) -> &str {
         self.endpoint.as_str()
+    }
+
+    /// The protocol version every call is made in.
+    #[must_use]
+    pub const fn protocol_version(&self) -> ProtocolVersion {
+        self.version
+    }
+
+    /// The tenant sent with every 1.0 call (empty: none).
+    #[must_use]
+    pub fn tenant(&self) -> &str {
+        &self.tenant
     }
 
     /// The agent's card, when the client was made from one.
@@ -318,7 +453,8 @@ impl A2aClient {
         &self,
         params: MessageSendParams,
     ) -> Result<SendMessageResult, ClientError> {
-        self.value(A2aRequest::SendMessage(params)).await
+        self.typed::<_, v1::SendMessageResponse>(A2aRequest::SendMessage(params))
+            .await
     }
 
     /// `message/stream`: the task's events as they happen.
@@ -340,7 +476,7 @@ impl A2aClient {
     ///
     /// As [`send_message`](Self::send_message); -32001 for an unknown task.
     pub async fn get_task(&self, params: TaskQueryParams) -> Result<Task, ClientError> {
-        self.value(A2aRequest::GetTask(params)).await
+        self.typed::<_, v1::Task>(A2aRequest::GetTask(params)).await
     }
 
     /// `tasks/cancel`.
@@ -350,7 +486,8 @@ impl A2aClient {
     /// As [`send_message`](Self::send_message); -32002 for a task that already
     /// ended.
     pub async fn cancel_task(&self, params: TaskIdParams) -> Result<Task, ClientError> {
-        self.value(A2aRequest::CancelTask(params)).await
+        self.typed::<_, v1::Task>(A2aRequest::CancelTask(params))
+            .await
     }
 
     /// `tasks/resubscribe`: the events of a running task from now on.
@@ -372,8 +509,10 @@ impl A2aClient {
         &self,
         config: TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
-        self.value(A2aRequest::SetTaskPushNotificationConfig(config))
-            .await
+        self.typed::<_, v1::TaskPushNotificationConfig>(A2aRequest::SetTaskPushNotificationConfig(
+            config,
+        ))
+        .await
     }
 
     /// `tasks/pushNotificationConfig/get`.
@@ -385,8 +524,10 @@ impl A2aClient {
         &self,
         params: GetTaskPushNotificationConfigParams,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
-        self.value(A2aRequest::GetTaskPushNotificationConfig(params))
-            .await
+        self.typed::<_, v1::TaskPushNotificationConfig>(A2aRequest::GetTaskPushNotificationConfig(
+            params,
+        ))
+        .await
     }
 
     /// `tasks/pushNotificationConfig/list`.
@@ -398,8 +539,10 @@ impl A2aClient {
         &self,
         params: ListTaskPushNotificationConfigParams,
     ) -> Result<Vec<TaskPushNotificationConfig>, ClientError> {
-        self.value(A2aRequest::ListTaskPushNotificationConfig(params))
-            .await
+        self.typed::<_, v1::ListTaskPushNotificationConfigsResponse>(
+            A2aRequest::ListTaskPushNotificationConfig(params),
+        )
+        .await
     }
 
     /// `tasks/pushNotificationConfig/delete`.
@@ -411,8 +554,7 @@ impl A2aClient {
         &self,
         params: DeleteTaskPushNotificationConfigParams,
     ) -> Result<(), ClientError> {
-        let _: Value = self
-            .value(A2aRequest::DeleteTaskPushNotificationConfig(params))
+        self.exchange(A2aRequest::DeleteTaskPushNotificationConfig(params))
             .await?;
         Ok(())
     }
@@ -424,11 +566,41 @@ impl A2aClient {
     /// As [`send_message`](Self::send_message); HTTP 401 without valid
     /// credentials, -32007 when the agent has no extended card.
     pub async fn authenticated_extended_card(&self) -> Result<AgentCard, ClientError> {
-        self.value(A2aRequest::GetAuthenticatedExtendedCard).await
+        let (value, _) = self
+            .exchange(A2aRequest::GetAuthenticatedExtendedCard)
+            .await?;
+        card_from_value(value, "`GetExtendedAgentCard`")
+    }
+
+    /// `ListTasks` (A2A 1.0 only): the tasks the caller may see, filtered and
+    /// paged; the interface's tenant, when it names one, replaces
+    /// `params.tenant`.
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError::Protocol`] without sending anything when the client speaks
+    /// 0.3, which has no such method; otherwise as
+    /// [`send_message`](Self::send_message).
+    pub async fn list_tasks(
+        &self,
+        params: v1::ListTasksRequest,
+    ) -> Result<v1::ListTasksResponse, ClientError> {
+        if self.version == ProtocolVersion::V0_3 {
+            return Err(ClientError::Protocol(
+                "`ListTasks` is A2A 1.0; this client speaks 0.3 to the agent".to_owned(),
+            ));
+        }
+        let (value, _) = self.exchange(A2aRequest::ListTasks(params)).await?;
+        decode_as::<v1::ListTasksResponse, v1::ListTasksResponse>(
+            value,
+            ProtocolVersion::V0_3,
+            "`ListTasks` result",
+        )
     }
 
     /// Any unary call, with its result decoded as `T` and the extensions the agent
-    /// activated.
+    /// activated. `T` is the 0.3 form of the result (the internal model) in either
+    /// version: a 1.0 result is converted first.
     ///
     /// # Errors
     ///
@@ -442,26 +614,52 @@ impl A2aClient {
         request: A2aRequest,
     ) -> Result<A2aResponse<T>, ClientError> {
         let method = request.method();
-        let call = A2aCall::new(self.next_id(), request);
-        let mut builder = self.request(&call).header(ACCEPT, "application/json");
+        let kind = ResultKind::of(&request);
+        let (result, extensions) = self.exchange(request).await?;
+        let result = match self.version {
+            ProtocolVersion::V0_3 => result,
+            ProtocolVersion::V1_0 => kind.to_internal(result)?,
+        };
+        let value = serde_json::from_value(result).map_err(|source| ClientError::Decode {
+            what: format!("`{method}` result"),
+            source,
+        })?;
+        Ok(A2aResponse { value, extensions })
+    }
+
+    /// A unary call's result as sent, in the client's version's form, and the
+    /// activated extensions.
+    async fn exchange(&self, request: A2aRequest) -> Result<(Value, Vec<String>), ClientError> {
+        let outgoing = self.outgoing(request);
+        let method = outgoing.method();
+        let mut builder = self.request(&outgoing).header(ACCEPT, "application/json");
         if let Some(timeout) = self.options.timeout {
             builder = builder.timeout(timeout);
         }
         let response = checked(builder.send().await?).await?;
-        let extensions = echoed(response.headers());
+        let extensions = echoed(response.headers(), self.version);
         let bytes = response.bytes().await?;
         let answer: JsonRpcResponse<Value> =
             serde_json::from_slice(&bytes).map_err(|source| ClientError::Decode {
                 what: format!("JSON-RPC response to `{method}`"),
                 source,
             })?;
-        check_id(&answer, &call.id)?;
+        check_id(&answer, outgoing.id())?;
         let result = answer.into_result().map_err(ClientError::JsonRpc)?;
-        let value = serde_json::from_value(result).map_err(|source| ClientError::Decode {
-            what: format!("`{method}` result"),
-            source,
-        })?;
-        Ok(A2aResponse { value, extensions })
+        Ok((result, extensions))
+    }
+
+    /// A typed unary call: the result read as `T` in 0.3, as `V1` then converted
+    /// in 1.0 (the fast path: no detour through a JSON value).
+    async fn typed<T, V1>(&self, request: A2aRequest) -> Result<T, ClientError>
+    where
+        T: DeserializeOwned,
+        V1: DeserializeOwned + TryInto<T>,
+        V1::Error: std::fmt::Display,
+    {
+        let method = request.method();
+        let (value, _) = self.exchange(request).await?;
+        decode_as::<T, V1>(value, self.version, &format!("`{method}` result"))
     }
 
     /// Any streaming call (`message/stream`, `tasks/resubscribe`).
@@ -473,20 +671,24 @@ impl A2aClient {
     ///
     /// As [`call`](Self::call), for the opening of the stream.
     pub async fn stream(&self, request: A2aRequest) -> Result<A2aStream, ClientError> {
-        let method = request.method();
-        let call = A2aCall::new(self.next_id(), request);
-        let builder = self.request(&call).header(ACCEPT, "text/event-stream");
+        let outgoing = self.outgoing(request);
+        let method = outgoing.method();
+        let builder = self.request(&outgoing).header(ACCEPT, "text/event-stream");
         let response = checked(builder.send().await?).await?;
-        let extensions = echoed(response.headers());
+        let extensions = echoed(response.headers(), self.version);
         let content_type = media_type(response.headers());
+        let id = outgoing.id().clone();
         let events = match content_type.as_str() {
-            "text/event-stream" => {
-                sse::events(response.bytes_stream(), call.id, ClientError::Transport)
-            }
+            "text/event-stream" => sse::events(
+                response.bytes_stream(),
+                id,
+                self.version,
+                ClientError::Transport,
+            ),
             "application/json" => {
                 let bytes = response.bytes().await?;
                 let data = String::from_utf8_lossy(&bytes);
-                let event = sse::decode(&data, &call.id)?;
+                let event = sse::decode(&data, &id, self.version)?;
                 futures::stream::once(async { Ok(event) }).boxed()
             }
             other => {
@@ -498,20 +700,42 @@ impl A2aClient {
         Ok(A2aStream { events, extensions })
     }
 
-    /// A unary call's value alone.
-    async fn value<T: DeserializeOwned>(&self, request: A2aRequest) -> Result<T, ClientError> {
-        Ok(self.call(request).await?.value)
-    }
-
     fn next_id(&self) -> RequestId {
         RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed))
     }
 
-    /// A POST of `call` with the options' headers.
-    fn request(&self, call: &A2aCall) -> reqwest::RequestBuilder {
-        let mut builder = self.http.post(self.endpoint.clone()).json(call);
+    /// `request` with a fresh id, in the client's version (1.0 with its tenant).
+    fn outgoing(&self, request: A2aRequest) -> Outgoing {
+        let id = self.next_id();
+        match self.version {
+            ProtocolVersion::V0_3 => Outgoing::V0_3(A2aCall::new(id, request)),
+            ProtocolVersion::V1_0 => {
+                let mut params = v1::Request::from(request);
+                if !self.tenant.is_empty() {
+                    set_tenant(&mut params, &self.tenant);
+                }
+                Outgoing::V1_0(V1Call {
+                    jsonrpc: "2.0",
+                    id,
+                    method: params.method(),
+                    params,
+                })
+            }
+        }
+    }
+
+    /// A POST of `call` with the version header and the options' headers.
+    fn request(&self, call: &Outgoing) -> reqwest::RequestBuilder {
+        let mut builder = self
+            .http
+            .post(self.endpoint.clone())
+            .header(VERSION_HEADER, self.version.as_str())
+            .json(call);
         if !self.options.extensions.is_empty() {
-            builder = builder.header(EXTENSIONS_HEADER, self.options.extensions.join(", "));
+            builder = builder.header(
+                extensions_header(self.version),
+                self.options.extensions.join(", "),
+            );
         }
         match &self.options.auth {
             Some(ClientAuth::ApiKey { header, key }) => builder.header(header.as_str(), key),
@@ -534,16 +758,19 @@ fn parse_url(url: &str) -> Result<reqwest::Url, ClientError> {
     })
 }
 
-/// Fetches a card from a card URL, or from the well-known paths under a base URL.
-async fn fetch_card(http: &reqwest::Client, url: &str) -> Result<AgentCard, ClientError> {
+/// Fetches a card (its URL and its JSON) from a card URL, or from the well-known
+/// paths under a base URL.
+async fn fetch_card(http: &reqwest::Client, url: &str) -> Result<(String, Value), ClientError> {
     if is_card_url(url) {
-        return get_card(http, parse_url(url)?).await;
+        let value = get_card(http, parse_url(url)?).await?;
+        return Ok((url.to_owned(), value));
     }
     let base = url.trim_end_matches('/');
     let mut last = None;
     for path in CARD_PATHS {
-        match get_card(http, parse_url(&format!("{base}{path}"))?).await {
-            Ok(card) => return Ok(card),
+        let card_url = format!("{base}{path}");
+        match get_card(http, parse_url(&card_url)?).await {
+            Ok(card) => return Ok((card_url, card)),
             // Only a missing card means "try the older path"; anything else would
             // fail the same way there.
             Err(error @ ClientError::Http { .. }) => last = Some(error),
@@ -553,7 +780,8 @@ async fn fetch_card(http: &reqwest::Client, url: &str) -> Result<AgentCard, Clie
     Err(last.unwrap_or_else(|| ClientError::Protocol("no card path to try".to_owned())))
 }
 
-async fn get_card(http: &reqwest::Client, url: reqwest::Url) -> Result<AgentCard, ClientError> {
+/// A card's JSON, whatever its shape.
+async fn get_card(http: &reqwest::Client, url: reqwest::Url) -> Result<Value, ClientError> {
     let response = checked(
         http.get(url.clone())
             .header(ACCEPT, "application/json")
@@ -620,10 +848,10 @@ fn media_type(headers: &HeaderMap) -> String {
         .unwrap_or_default()
 }
 
-/// The extension URIs echoed in `X-A2A-Extensions`.
-fn echoed(headers: &HeaderMap) -> Vec<String> {
+/// The extension URIs echoed in the version's extensions header.
+fn echoed(headers: &HeaderMap, version: ProtocolVersion) -> Vec<String> {
     headers
-        .get_all(EXTENSIONS_HEADER)
+        .get_all(extensions_header(version))
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(','))
@@ -631,6 +859,215 @@ fn echoed(headers: &HeaderMap) -> Vec<String> {
         .filter(|uri| !uri.is_empty())
         .map(str::to_owned)
         .collect()
+}
+
+/// The header extensions are asked for and echoed in.
+const fn extensions_header(version: ProtocolVersion) -> &'static str {
+    match version {
+        ProtocolVersion::V0_3 => EXTENSIONS_HEADER,
+        ProtocolVersion::V1_0 => V1_EXTENSIONS_HEADER,
+    }
+}
+
+/// The interface to call and its version: the first JSON-RPC interface of the
+/// forced version, or else the first declared 1.0, or else the first 0.3.
+fn choose_interface(
+    interfaces: &[v1::AgentInterface],
+    forced: Option<ProtocolVersion>,
+) -> Result<(&v1::AgentInterface, ProtocolVersion), ClientError> {
+    let wanted: &[ProtocolVersion] = match &forced {
+        Some(version) => std::slice::from_ref(version),
+        None => &ProtocolVersion::ALL,
+    };
+    let json_rpc = |interface: &&v1::AgentInterface| {
+        interface
+            .protocol_binding
+            .eq_ignore_ascii_case(TransportProtocol::JsonRpc.as_str())
+    };
+    for version in wanted {
+        let found = interfaces.iter().filter(json_rpc).find(|interface| {
+            ProtocolVersion::from_header(Some(&interface.protocol_version)) == Ok(*version)
+        });
+        if let Some(interface) = found {
+            return Ok((interface, *version));
+        }
+    }
+    let versions: Vec<&str> = wanted.iter().map(|version| version.as_str()).collect();
+    Err(ClientError::Protocol(format!(
+        "the agent card offers no JSONRPC interface in A2A {}",
+        versions.join(" or ")
+    )))
+}
+
+/// The internal card from a card of any shape: 0.3 and hybrid cards are read as
+/// they are, a pure 1.0 card is converted.
+fn card_from_value(value: Value, source: &str) -> Result<AgentCard, ClientError> {
+    let legacy = match AgentCard::deserialize(&value) {
+        Ok(card) => return Ok(card),
+        Err(error) => error,
+    };
+    if value.get("supportedInterfaces").is_none() {
+        return Err(ClientError::Decode {
+            what: format!("agent card at {source}"),
+            source: legacy,
+        });
+    }
+    let card = v1::AgentCard::deserialize(&value).map_err(|error| ClientError::Decode {
+        what: format!("1.0 agent card at {source}"),
+        source: error,
+    })?;
+    AgentCard::try_from(card).map_err(|error| {
+        ClientError::Protocol(format!(
+            "the 1.0 agent card at {source} does not fit the internal card: {error}"
+        ))
+    })
+}
+
+/// A result in `version`'s form as `T`: read directly in 0.3, read as `V1` and
+/// converted in 1.0.
+fn decode_as<T, V1>(value: Value, version: ProtocolVersion, what: &str) -> Result<T, ClientError>
+where
+    T: DeserializeOwned,
+    V1: DeserializeOwned + TryInto<T>,
+    V1::Error: std::fmt::Display,
+{
+    let decode_error = |source| ClientError::Decode {
+        what: what.to_owned(),
+        source,
+    };
+    match version {
+        ProtocolVersion::V0_3 => T::deserialize(value).map_err(decode_error),
+        ProtocolVersion::V1_0 => {
+            let wire = V1::deserialize(value).map_err(decode_error)?;
+            wire.try_into().map_err(|error| {
+                ClientError::Protocol(format!(
+                    "the 1.0 {what} does not fit the internal model: {error}"
+                ))
+            })
+        }
+    }
+}
+
+/// What a 1.0 result is, so [`A2aClient::call`] can convert it to its 0.3 form.
+#[derive(Clone, Copy)]
+enum ResultKind {
+    Send,
+    Task,
+    StreamEvent,
+    PushConfig,
+    PushConfigs,
+    Card,
+    /// The same in both forms (`ListTasks`, the empty delete result).
+    Same,
+}
+
+impl ResultKind {
+    const fn of(request: &A2aRequest) -> Self {
+        match request {
+            A2aRequest::SendMessage(_) => Self::Send,
+            A2aRequest::SendStreamingMessage(_) | A2aRequest::TaskResubscription(_) => {
+                Self::StreamEvent
+            }
+            A2aRequest::GetTask(_) | A2aRequest::CancelTask(_) => Self::Task,
+            A2aRequest::SetTaskPushNotificationConfig(_)
+            | A2aRequest::GetTaskPushNotificationConfig(_) => Self::PushConfig,
+            A2aRequest::ListTaskPushNotificationConfig(_) => Self::PushConfigs,
+            A2aRequest::GetAuthenticatedExtendedCard => Self::Card,
+            A2aRequest::DeleteTaskPushNotificationConfig(_) | A2aRequest::ListTasks(_) => {
+                Self::Same
+            }
+        }
+    }
+
+    /// The 0.3 JSON of a 1.0 result.
+    fn to_internal(self, value: Value) -> Result<Value, ClientError> {
+        fn via<T: serde::Serialize + DeserializeOwned, V1>(
+            value: Value,
+        ) -> Result<Value, ClientError>
+        where
+            V1: DeserializeOwned + TryInto<T>,
+            V1::Error: std::fmt::Display,
+        {
+            let internal = decode_as::<T, V1>(value, ProtocolVersion::V1_0, "result")?;
+            serde_json::to_value(internal).map_err(|source| ClientError::Decode {
+                what: "result".to_owned(),
+                source,
+            })
+        }
+        match self {
+            Self::Send => via::<SendMessageResult, v1::SendMessageResponse>(value),
+            Self::Task => via::<Task, v1::Task>(value),
+            Self::StreamEvent => via::<StreamEvent, v1::StreamResponse>(value),
+            Self::PushConfig => {
+                via::<TaskPushNotificationConfig, v1::TaskPushNotificationConfig>(value)
+            }
+            Self::PushConfigs => via::<
+                Vec<TaskPushNotificationConfig>,
+                v1::ListTaskPushNotificationConfigsResponse,
+            >(value),
+            Self::Card => {
+                let card = card_from_value(value, "`GetExtendedAgentCard`")?;
+                serde_json::to_value(card).map_err(|source| ClientError::Decode {
+                    what: "extended agent card".to_owned(),
+                    source,
+                })
+            }
+            Self::Same => Ok(value),
+        }
+    }
+}
+
+/// A JSON-RPC request in either version's form.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum Outgoing {
+    V0_3(A2aCall),
+    V1_0(V1Call),
+}
+
+impl Outgoing {
+    const fn id(&self) -> &RequestId {
+        match self {
+            Self::V0_3(call) => &call.id,
+            Self::V1_0(call) => &call.id,
+        }
+    }
+
+    const fn method(&self) -> &'static str {
+        match self {
+            Self::V0_3(call) => call.request.method(),
+            Self::V1_0(call) => call.method,
+        }
+    }
+}
+
+/// A 1.0 JSON-RPC request envelope.
+#[derive(serde::Serialize)]
+struct V1Call {
+    jsonrpc: &'static str,
+    id: RequestId,
+    method: &'static str,
+    params: v1::Request,
+}
+
+/// Puts the interface's tenant into a 1.0 request (spec §8.3.2: a client must
+/// send exactly the chosen interface's value).
+fn set_tenant(request: &mut v1::Request, tenant: &str) {
+    let slot = match request {
+        v1::Request::SendMessage(params) | v1::Request::SendStreamingMessage(params) => {
+            &mut params.tenant
+        }
+        v1::Request::GetTask(params) => &mut params.tenant,
+        v1::Request::ListTasks(params) => &mut params.tenant,
+        v1::Request::CancelTask(params) => &mut params.tenant,
+        v1::Request::SubscribeToTask(params) => &mut params.tenant,
+        v1::Request::CreateTaskPushNotificationConfig(params) => &mut params.tenant,
+        v1::Request::GetTaskPushNotificationConfig(params) => &mut params.tenant,
+        v1::Request::ListTaskPushNotificationConfigs(params) => &mut params.tenant,
+        v1::Request::DeleteTaskPushNotificationConfig(params) => &mut params.tenant,
+        v1::Request::GetExtendedAgentCard(params) => &mut params.tenant,
+    };
+    tenant.clone_into(slot);
 }
 
 #[cfg(test)]

@@ -14,6 +14,11 @@
 //! gave for the same request at the start of the round, serialized afresh per request
 //! (and per SSE event, as one `data:` line each).
 //!
+//! **A2A 1.0 against 0.3.** The same four calls to the same runtime in their 1.0
+//! form (`SendMessage`, `SendStreamingMessage`, with `A2A-Version: 1.0`) against
+//! their 0.3 form, at 16 connections, in the same rounds: the ratio is what the 1.0
+//! codec costs (target: at least 95% of the 0.3 path's throughput).
+//!
 //! **Load.** The closed-loop generator with a reqwest client (keep-alive, so each
 //! sender reuses its connection), loopback only, one conversation (contextId) per
 //! sender on both sides. The client runs on the same two cores as both servers and
@@ -27,6 +32,7 @@ use std::time::Duration;
 use agentyard::{Agent, AgentDescriptor, AgentError, Artifact, Part, Runtime, TaskContext};
 use agentyard_actors::edge::{AgentSettings, Edge, EdgeConfig, PushConfig};
 use agentyard_transport::a2a::MessageSendParams;
+use agentyard_transport::a2a::v1::VERSION_HEADER;
 use agentyard_transport::jsonrpc::{JsonRpcResponse, RequestId, SendMessageResult, StreamEvent};
 use axum::Router;
 use axum::body::Bytes;
@@ -58,6 +64,8 @@ const STREAMER: &str = "streamer";
 /// Concurrent senders (= connections) of the `message/send` and `message/stream` cases.
 const SEND_CONCURRENCY: [usize; 3] = [1, 16, 64];
 const STREAM_CONCURRENCY: [usize; 2] = [1, 16];
+/// Connections of the 1.0-against-0.3 comparison.
+const VERSIONS_CONCURRENCY: usize = 16;
 
 /// An agent that publishes `n` artifacts of one text part each, then replies.
 #[derive(Debug)]
@@ -146,6 +154,9 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
     let mut runtime_runs: Vec<Vec<LoadResult>> = vec![Vec::new(); slots.len()];
     let mut floor_runs: Vec<Vec<LoadResult>> = vec![Vec::new(); slots.len()];
     let mut events_per_stream = [0usize; CASES.len()];
+    // Per case: runs of the 1.0 form and of the 0.3 form, side by side.
+    let mut v1_runs: Vec<Vec<LoadResult>> = vec![Vec::new(); CASES.len()];
+    let mut v03_runs: Vec<Vec<LoadResult>> = vec![Vec::new(); CASES.len()];
     for round in 0..options.rounds() {
         progress(format!(
             "{SUITE}: {} cases, {}",
@@ -173,6 +184,21 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
             if options.measured(round) {
                 runtime_runs[slot].push(r);
                 floor_runs[slot].push(f);
+            }
+        }
+        for (i, case) in CASES.iter().enumerate() {
+            let (v1, v03) = (servers.v1_side(case), servers.runtime_side(case));
+            let (c, run) = (VERSIONS_CONCURRENCY, options.run_time());
+            let (a, b) = if (round + i) % 2 == 0 {
+                let a = closed_loop(Arc::clone(&v1), c, run).await?;
+                (a, closed_loop(Arc::clone(&v03), c, run).await?)
+            } else {
+                let b = closed_loop(Arc::clone(&v03), c, run).await?;
+                (closed_loop(Arc::clone(&v1), c, run).await?, b)
+            };
+            if options.measured(round) {
+                v1_runs[i].push(a);
+                v03_runs[i].push(b);
             }
         }
         servers.stop().await;
@@ -229,6 +255,24 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
             );
         }
     }
+    for (i, case) in CASES.iter().enumerate() {
+        let values =
+            |runs: &[LoadResult]| runs.iter().map(LoadResult::throughput).collect::<Vec<_>>();
+        report.rows.push(
+            Figure::new(
+                SUITE,
+                format!("v1.{}.{VERSIONS_CONCURRENCY}.throughput", case.id),
+                format!(
+                    "A2A 1.0 {}, {VERSIONS_CONCURRENCY} conn",
+                    case.label.replace(case.method, v1_method(case.method))
+                ),
+                crate::report::Unit::PerSecond,
+                Better::Higher,
+            )
+            .against(format!("the same call in A2A 0.3 (`{}`)", case.method))
+            .row(&values(&v1_runs[i]), &values(&v03_runs[i]))?,
+        );
+    }
     report.notes.push(format!(
         "{SUITE}: loopback, reqwest with keep-alive, one contextId per connection; SSE \
          events per stream: {} (1 artifact), {} (3 artifacts), the same on both sides; the \
@@ -263,6 +307,14 @@ fn push_targets(report: &mut Report) {
             0.7,
         ),
     ];
+    let versions = ["send.message", "send.task", "stream.1", "stream.3"]
+        .map(|id| format!("v1.{id}.{VERSIONS_CONCURRENCY}"));
+    let versions: Vec<&str> = versions.iter().map(String::as_str).collect();
+    let targets = targets.into_iter().chain([(
+        "A2A 1.0 >= 95% of the 0.3 path's throughput (send and stream, 16 conn)",
+        versions.as_slice(),
+        0.95,
+    )]);
     for (target, ids, least) in targets {
         let ratios: Vec<(String, f64)> = ids
             .iter()
@@ -306,6 +358,8 @@ struct Servers {
     bare_stop: oneshot::Sender<()>,
     bare_task: tokio::task::JoinHandle<()>,
     fixed: Arc<Fixed>,
+    /// SSE events of the 1.0 streams (1 and 3 artifacts), counted at the start.
+    v1_events: [usize; 2],
     client: reqwest::Client,
 }
 
@@ -339,6 +393,10 @@ impl Servers {
             stream1: capture.stream(TASKER).await?,
             stream3: capture.stream(STREAMER).await?,
         });
+        let v1_events = [
+            capture.v1_stream_events(TASKER).await?,
+            capture.v1_stream_events(STREAMER).await?,
+        ];
 
         let app = Router::new()
             .route("/message", post(bare_message))
@@ -376,8 +434,21 @@ impl Servers {
             bare_stop,
             bare_task,
             fixed,
+            v1_events,
             client,
         })
+    }
+
+    /// The runtime side of `case` in its 1.0 form.
+    fn v1_side(&self, case: &Case) -> Arc<Http> {
+        let events = match case.route {
+            "/stream1" => self.v1_events[0],
+            "/stream3" => self.v1_events[1],
+            _ => 0,
+        };
+        let mut http = Http::new(&self.client, self.edge.agent_url(case.agent), case, events);
+        http.v1 = true;
+        Arc::new(http)
     }
 
     fn runtime_side(&self, case: &Case) -> Arc<Http> {
@@ -431,6 +502,29 @@ impl Capture<'_> {
             .map_err(|error| Error::Unexpected(format!("`{agent}` answered an error: {error:?}")))
     }
 
+    /// How many SSE events a 1.0 `SendStreamingMessage` to `agent` carries.
+    async fn v1_stream_events(&self, agent: &str) -> Result<usize> {
+        let method = v1_method("message/stream");
+        let bytes = self
+            .client
+            .post(self.edge.agent_url(agent))
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "text/event-stream")
+            .header(VERSION_HEADER, "1.0")
+            .body(request_body_v1(method, usize::MAX, 0))
+            .send()
+            .await?
+            .bytes()
+            .await?;
+        if contains(&bytes, b"\"error\"") {
+            return Err(Error::Unexpected(format!(
+                "`{agent}` streamed an error in 1.0: {}",
+                String::from_utf8_lossy(&bytes)
+            )));
+        }
+        Ok(bytes.windows(5).filter(|w| *w == b"data:").count())
+    }
+
     async fn stream(&self, agent: &str) -> Result<Vec<StreamEvent>> {
         let body = request_body("message/stream", usize::MAX, 0);
         let bytes = self
@@ -464,6 +558,22 @@ fn request_body(method: &str, sender: usize, seq: u64) -> String {
     )
 }
 
+/// The 1.0 name of a 0.3 method of this suite.
+fn v1_method(method: &str) -> &'static str {
+    if method == "message/stream" {
+        "SendStreamingMessage"
+    } else {
+        "SendMessage"
+    }
+}
+
+/// [`request_body`] in its 1.0 form: the same message, as ProtoJSON.
+fn request_body_v1(method: &str, sender: usize, seq: u64) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{seq},"method":"{method}","params":{{"message":{{"role":"ROLE_USER","messageId":"m-{sender}-{seq}","contextId":"http-{sender}","parts":[{{"text":"ping"}}]}}}}}}"#
+    )
+}
+
 /// A sender of one case to one side.
 struct Http {
     client: reqwest::Client,
@@ -471,6 +581,8 @@ struct Http {
     method: &'static str,
     /// SSE events a stream must carry; 0 for `message/send`.
     events: usize,
+    /// Sends the 1.0 form (method, body, `A2A-Version: 1.0`).
+    v1: bool,
 }
 
 impl Http {
@@ -480,17 +592,26 @@ impl Http {
             url,
             method: case.method,
             events: if case.streaming { events.max(1) } else { 0 },
+            v1: false,
         }
     }
 }
 
 impl Requester for Http {
     async fn request(&self, sender: usize, seq: u64) -> Result<()> {
+        let body = if self.v1 {
+            request_body_v1(v1_method(self.method), sender, seq)
+        } else {
+            request_body(self.method, sender, seq)
+        };
         let mut request = self
             .client
             .post(&self.url)
             .header(CONTENT_TYPE, "application/json")
-            .body(request_body(self.method, sender, seq));
+            .body(body);
+        if self.v1 {
+            request = request.header(VERSION_HEADER, "1.0");
+        }
         if self.events > 0 {
             request = request.header(ACCEPT, "text/event-stream");
         }
@@ -629,6 +750,26 @@ mod tests {
         );
         assert!(parse(&body).is_ok());
         assert!(parse(&Bytes::from_static(b"{}")).is_err());
+    }
+
+    #[test]
+    fn the_1_0_request_body_is_the_same_message_in_its_1_0_form() {
+        use agentyard_transport::a2a::v1;
+        let value: Value =
+            serde_json::from_str(&request_body_v1(v1_method("message/stream"), 3, 7))
+                .expect("valid JSON");
+        let request = v1::Request::from_jsonrpc(
+            value["method"].as_str().expect("a method"),
+            Some(value["params"].clone()),
+        )
+        .expect("a 1.0 request");
+        assert!(request.is_streaming());
+        let v1::Request::SendStreamingMessage(params) = request else {
+            panic!("SendStreamingMessage");
+        };
+        let params = MessageSendParams::try_from(params).expect("fits the model");
+        assert_eq!(params.message.text(), "ping");
+        assert_eq!(v1_method("message/send"), "SendMessage");
     }
 
     #[test]

@@ -10,9 +10,12 @@ async fn read(chunks: &[&str], id: RequestId) -> Vec<Result<StreamEvent, ClientE
         .iter()
         .map(|chunk| Ok(chunk.as_bytes().to_vec()))
         .collect();
-    sse::events(futures::stream::iter(chunks), id, |error| {
-        ClientError::Protocol(format!("test transport: {error}"))
-    })
+    sse::events(
+        futures::stream::iter(chunks),
+        id,
+        ProtocolVersion::V0_3,
+        |error| ClientError::Protocol(format!("test transport: {error}")),
+    )
     .collect()
     .await
 }
@@ -119,7 +122,10 @@ fn echoed_extensions_are_split_and_trimmed() {
     let mut headers = HeaderMap::new();
     headers.append(EXTENSIONS_HEADER, " urn:a , urn:b,".parse().unwrap());
     headers.append(EXTENSIONS_HEADER, "urn:c".parse().unwrap());
-    assert_eq!(echoed(&headers), ["urn:a", "urn:b", "urn:c"]);
+    assert_eq!(
+        echoed(&headers, ProtocolVersion::V0_3),
+        ["urn:a", "urn:b", "urn:c"]
+    );
 }
 
 #[test]

@@ -5,6 +5,7 @@
 //! tracing test stays in a binary of its own (see `server_tracing.rs`).
 
 mod client_roundtrip;
+mod client_versions;
 mod jsonrpc_decoding;
 mod mock;
 mod schema_conformance;

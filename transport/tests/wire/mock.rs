@@ -166,6 +166,7 @@ impl A2aService for MockService {
     /// - `tasks/get`: task `missing` is -32001. `tasks/cancel`: task `done` is -32002.
     /// - `tasks/resubscribe`: working, then completed (final).
     /// - push configs: set echoes, get answers one, list two, delete `null`.
+    /// - `ListTasks`: one working task `t-1`.
     async fn call(&self, context: CallContext, request: A2aRequest) -> Result<Reply, JsonRpcError> {
         let metadata = context_metadata(&context);
         match request {
@@ -176,7 +177,9 @@ impl A2aService for MockService {
                 _ => {
                     let mut task = task("t-1", TaskState::Completed, metadata);
                     task.history = Some(vec![params.message]);
-                    Ok(result(&task))
+                    // As a service answers `message/send`; a bare `Task` result
+                    // would be written unwrapped in 1.0.
+                    Ok(Reply::Result(A2aResult::Send(task.into())))
                 }
             },
             A2aRequest::SendStreamingMessage(params) => {
@@ -262,6 +265,16 @@ impl A2aService for MockService {
             ])),
             A2aRequest::DeleteTaskPushNotificationConfig(_) => {
                 Ok(Reply::Result(A2aResult::Deleted))
+            }
+            A2aRequest::ListTasks(params) => {
+                let task = task("t-1", TaskState::Working, metadata);
+                let list = agentyard_transport::a2a::v1::ListTasksResponse {
+                    tasks: vec![task.into()],
+                    next_page_token: String::new(),
+                    page_size: params.page_size.unwrap_or(50),
+                    total_size: 1,
+                };
+                Ok(Reply::Result(A2aResult::TaskList(list)))
             }
             other => Err(JsonRpcError::unsupported_operation()
                 .with_message(format!("the mock does not answer `{}`", other.method()))),
