@@ -54,10 +54,10 @@
 //!    (see [`AuthConfig`]); otherwise HTTP 401 with a `WWW-Authenticate` challenge
 //!    per acceptable scheme.
 //! 2. **Content type.** The body must be `application/json` (parameters such as
-//!    `charset` and `+json` types are fine); otherwise HTTP **415**, in both
-//!    versions. Code -32005 is left to its A2A meaning (the message's media types do
-//!    not suit the agent), which only the service can judge: the 1.0 spec keeps
-//!    JSON-RPC on `application/json` (§9.1) and gives -32005 no other meaning.
+//!    `charset` and `+json` types are fine); otherwise HTTP **415**. Its body is the
+//!    JSON-RPC error -32005 ContentTypeNotSupported (with its `ErrorInfo`) when the
+//!    request asks for A2A 1.0 (`A2A-Version`), and -32600 naming the problem on 0.3,
+//!    as 0.3 always answered.
 //! 3. **Body limit** ([`ServerConfig`], 1 MiB by default): a larger body gets HTTP
 //!    413. A body that takes longer than the request timeout to arrive gets 408.
 //! 4. **Decoding** with [`A2aCall::decode`](crate::jsonrpc::A2aCall::decode): a bad

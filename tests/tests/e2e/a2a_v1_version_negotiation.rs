@@ -214,3 +214,41 @@ async fn an_unknown_method_is_answered_in_the_form_the_header_asks_for() {
     assert_eq!(body["error"]["data"][0]["reason"], "PARSE_ERROR", "{body}");
     edge.stop().await;
 }
+
+#[tokio::test]
+async fn a_body_that_is_not_json_is_content_type_not_supported_on_1_0_only() {
+    let edge = TestEdge::start().await;
+    let send = |version: Option<&'static str>| {
+        let mut request = reqwest::Client::new()
+            .post(format!("{}/agents/echo", edge.base_url()))
+            .header("content-type", "text/plain")
+            .body("SendMessage hi");
+        if let Some(version) = version {
+            request = request.header("A2A-Version", version);
+        }
+        async move {
+            let response = request.send().await.expect("the server answers");
+            let status = response.status();
+            let body: Value = response.json().await.expect("a JSON body");
+            (status, body)
+        }
+    };
+    let (status, body) = send(Some("1.0")).await;
+    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{body}");
+    assert_eq!(body["error"]["code"], -32005, "{body}");
+    assert_eq!(
+        body["error"]["data"][0]["reason"], "CONTENT_TYPE_NOT_SUPPORTED",
+        "{body}"
+    );
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("text/plain")),
+        "{body}"
+    );
+    // 0.3 answers as it always has: -32600 naming the problem.
+    let (status, body) = send(None).await;
+    assert_eq!(status, StatusCode::UNSUPPORTED_MEDIA_TYPE, "{body}");
+    assert_eq!(body["error"]["code"], -32600, "{body}");
+    edge.stop().await;
+}

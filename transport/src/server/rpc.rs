@@ -210,7 +210,7 @@ impl<S: A2aService> Call<S> {
             }
         };
         if let Err(detail) = check_content_type(&parts.headers) {
-            return early(unsupported_media_type(&detail));
+            return early(unsupported_media_type(&detail, &header_form));
         }
         let (limit, timeout) = (config.body_limit(), config.request_timeout());
         let body = match read_body(body, &parts.headers, limit, timeout).await {
@@ -576,13 +576,20 @@ fn check_content_type(headers: &HeaderMap) -> Result<(), String> {
     }
 }
 
-fn unsupported_media_type(detail: &str) -> Response {
+/// HTTP 415 with the JSON-RPC error each version gives a body that is not JSON: 1.0
+/// names it -32005 ContentTypeNotSupported (with its `ErrorInfo`), as the 1.0 error
+/// table reads. The official Python server answers a parse error instead; that hides
+/// the cause, so it is not copied. 0.3 keeps -32600, as it always answered.
+fn unsupported_media_type(detail: &str, version: &ProtocolVersion) -> Response {
     tracing::debug!(detail, "unsupported media type");
-    reply::http_error(
-        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        RequestId::Null,
-        reply::http_problem(StatusCode::UNSUPPORTED_MEDIA_TYPE, detail),
-    )
+    let error = match version {
+        ProtocolVersion::V1_0 => v1::to_v1_error(
+            JsonRpcError::content_type_not_supported()
+                .with_message(format!("Unsupported Media Type: {detail}")),
+        ),
+        ProtocolVersion::V0_3 => reply::http_problem(StatusCode::UNSUPPORTED_MEDIA_TYPE, detail),
+    };
+    reply::http_error(StatusCode::UNSUPPORTED_MEDIA_TYPE, RequestId::Null, error)
 }
 
 /// Why a request body could not be read.
