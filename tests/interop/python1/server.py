@@ -69,6 +69,9 @@ async def main() -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
+    # Listening before the URL is printed: a client that connects at once waits in
+    # the backlog until uvicorn accepts, instead of being refused.
+    sock.listen(128)
     base = f"http://127.0.0.1:{sock.getsockname()[1]}"
     agent_card = card(base, args.compat)
     handler = DefaultRequestHandlerV2(
