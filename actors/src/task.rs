@@ -33,9 +33,10 @@ mod tests;
 /// whose slots tokio allocates up front, so it is made only when someone streams the
 /// task.
 ///
-/// The broadcast is let go as soon as it carries the turn's final update: a task that
-/// waits for input keeps only its `watch`, not a ring of `capacity` slots, and a later
-/// subscriber starts a fresh one. Followers still read what was sent, then the end.
+/// The broadcast is let go as soon as it carries a turn's final update that stops for
+/// input: a task that waits for input keeps only its `watch`, not a ring of `capacity`
+/// slots, and a later subscriber starts a fresh one. Followers still read what was
+/// sent, then the end. An ended task's broadcast goes with the channel itself.
 #[derive(Debug)]
 pub(crate) struct TaskChannel {
     state: watch::Sender<TaskState>,
@@ -91,10 +92,15 @@ impl TaskChannel {
     }
 
     fn publish(&self, event: StreamEvent) {
-        let is_final = match &event {
+        // Only a turn that stops for input lets the broadcast go: the task lives on
+        // (waiting, perhaps for hours) and should not hold a ring of slots. An ended
+        // task's channel goes with its live entry, and until then `stream_count` must
+        // still see the streams that have not yet taken the final event (the shutdown
+        // waits for them).
+        let interrupted = match &event {
             StreamEvent::StatusUpdate(update) => {
                 self.state.send_replace(update.status.state);
-                update.is_final
+                update.is_final && !update.status.state.is_terminal()
             }
             _ => false,
         };
@@ -103,7 +109,7 @@ impl TaskChannel {
             // Err only means nobody streams this task right now.
             let _ = tx.send(event);
         }
-        if is_final {
+        if interrupted {
             *updates = None;
         }
     }

@@ -39,3 +39,15 @@ async fn the_broadcast_is_let_go_with_the_final_update_and_made_again_on_demand(
         &next.recv().await.expect("the next turn's update")
     ));
 }
+
+#[tokio::test]
+async fn an_ended_task_keeps_counting_its_streams_until_they_let_go() {
+    let channel = TaskChannel::new(TaskState::Submitted, 8);
+    let mut follower = channel.subscribe();
+    channel.publish(update(TaskState::Failed, true));
+    // The shutdown waits on this count for streams to take the final event.
+    assert_eq!(channel.stream_count(), 1);
+    assert!(is_final(&follower.recv().await.expect("the final update")));
+    drop(follower);
+    assert_eq!(channel.stream_count(), 0);
+}
