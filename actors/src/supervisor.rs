@@ -505,6 +505,32 @@ impl Supervisor {
         })
     }
 
+    /// Like [`Supervisor::send_and_wait`], but waits at most `wait`: past it, returns
+    /// the task as it stands (e.g. `working`) while it goes on. Follows only the task's
+    /// state, as `send_and_wait` does, so an HTTP blocking send that must answer before
+    /// its request timeout pays for no update stream.
+    ///
+    /// # Errors
+    /// As [`Supervisor::send`].
+    pub async fn send_and_wait_for(
+        &self,
+        request: SendRequest,
+        wait: Duration,
+    ) -> Result<Submitted> {
+        let (submitted, watcher) = self.submit(request, Follow::State).await?;
+        let mut task = match tokio::time::timeout(wait, self.settle(&submitted, watcher)).await {
+            Ok(settled) => settled?,
+            Err(_) => self.get_task(&submitted.task.id, None).await?,
+        };
+        if submitted.deduplicated {
+            mark_deduplicated(&mut task);
+        }
+        Ok(Submitted {
+            task,
+            deduplicated: submitted.deduplicated,
+        })
+    }
+
     /// Sends a message and streams its task: first the task as submitted, then every
     /// status and artifact update, ending with the status update marked `final`.
     ///

@@ -573,13 +573,30 @@ impl SupervisorService {
         let history_length = params.history_length();
         let activated = context.has_extension(HANDOFF_EXTENSION_URI);
         let (request, webhook) = self.prepare(agent, context, params).await?;
-        let mut task = if blocking {
-            // The task's stream, not `send_and_wait`: it yields the task (and its id)
-            // at once, so a send that outlives the wait still answers with the task as
-            // it stands, and a webhook is stored as soon as the task exists, before it
-            // settles.
+        let wait = self.inner.blocking_wait;
+        let mut task = if blocking && webhook.is_none() {
+            // The common case, and the cheap one: wait on the task's state alone, at most
+            // until just before the request timeout, then answer the task as it stands.
+            let task = self
+                .inner
+                .supervisor
+                .send_and_wait_for(request, wait)
+                .await
+                .map_err(|e| rpc_error::from_runtime(&e))?
+                .task;
+            if !task.status.state.is_terminal() && !task.status.state.is_interrupted() {
+                tracing::info!(
+                    agent = %agent.name,
+                    task_id = %task.id,
+                    ?wait,
+                    "blocking message/send answered before its task settled; the task goes on"
+                );
+            }
+            task
+        } else if blocking {
+            // A webhook must be stored as soon as the task exists, before it settles:
+            // follow the task's stream to register it in between.
             let Started { task, mut updates } = self.start(request, webhook).await?;
-            let wait = self.inner.blocking_wait;
             // Drained to the end: the stream ends after the update marked final (the
             // task ended or stopped for input).
             let drained =
