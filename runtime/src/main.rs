@@ -86,7 +86,7 @@ async fn serve(format: LogFormat, config: Option<PathBuf>, bind: Option<SocketAd
         running_tasks = load.running_tasks,
         open_streams = load.open_streams,
         grace_secs = grace.as_secs(),
-        "shutting down: waiting up to {}s for {} running task(s) and {} open stream(s); \
+        "shutting down: waiting up to {}s for {} running or queued task(s) and {} open stream(s); \
          tasks still running then end `failed`; press Ctrl-C again to exit at once",
         grace.as_secs(),
         load.running_tasks,

@@ -37,7 +37,7 @@ pub struct Server {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Load {
-    /// Task handlers running now.
+    /// Accepted turns not yet finished: handlers running now and sends queued behind them.
     pub running_tasks: usize,
     /// Streams following a task that has not ended.
     pub open_streams: usize,

@@ -285,7 +285,7 @@ fn the_first_signal_says_what_it_waits_for_and_fails_what_is_still_running() {
     running.signal("INT");
     let said = running.stderr_with("shutting down");
     assert!(
-        said.contains("up to 1s for 1 running task(s) and 1 open stream(s)"),
+        said.contains("up to 1s for 1 running or queued task(s) and 1 open stream(s)"),
         "{said}"
     );
     assert!(said.contains("Ctrl-C again"), "{said}");
