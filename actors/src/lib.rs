@@ -47,7 +47,9 @@
 //! ```
 
 pub mod agent;
+mod channel;
 mod clock;
+mod context;
 pub mod edge;
 pub mod error;
 pub mod events;
@@ -55,20 +57,26 @@ mod handoff;
 mod idempotency;
 pub mod intent;
 mod limits;
+mod live;
+mod occupancy;
+mod port;
 mod send;
 mod session;
 pub mod store;
 pub mod supervisor;
 mod task;
 
-pub use agent::{Agent, AgentDescriptor, AgentError, ArtifactChunk, SessionInfo, TaskContext};
+pub use agent::{
+    Agent, AgentDescriptor, AgentError, ArtifactChunk, FnAgent, Outcome, Registration,
+    SessionAgent, SessionInfo, TaskContext, agent_fn,
+};
 pub use agentyard_transport::a2a::StreamEvent;
 pub use error::{Error, Result};
 pub use events::{Event, EventDetail, EventKind, Received, Subscription};
 pub use intent::{IntentClassifier, SharedIntentClassifier};
 pub use limits::LimitScope;
 pub use store::{InMemoryTaskStore, StoreError, TaskFilter, TaskOwner, TaskPage, TaskStore};
-pub use supervisor::{Registration, SendRequest, Settled, Submitted, Supervisor, SupervisorConfig};
+pub use supervisor::{SendRequest, Settled, Submitted, Supervisor, SupervisorConfig};
 
 /// Compile-time checks that the handles and futures callers move between tasks are
 /// `Send`/`Sync` (an HTTP server spawns them onto a multi-threaded runtime).
