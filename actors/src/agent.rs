@@ -24,11 +24,19 @@ pub type AgentError = Box<dyn std::error::Error + Send + Sync>;
 ///
 /// The runtime creates one value per session (agent type + conversation) with the
 /// factory given at registration, and calls [`Agent::handle`] once per incoming
-/// message, with at most one call per session at a time by default. Returning `Ok`
-/// completes the task (with the reply set through [`TaskContext::reply`]) unless the
-/// agent chose another outcome through the context; returning `Err` — or panicking —
-/// fails the task with the error's text. Neither takes down the session's siblings or
-/// the process, and the next message to the agent is handled as usual.
+/// message, with at most one call per session at a time by default. `&self` is
+/// shared: state that changes per message belongs in a [`SessionAgent`] instead,
+/// and a small stateless agent can be a closure ([`agent_fn`]).
+///
+/// **The outcome is set in one place, the context**: [`TaskContext::reply`] and its
+/// siblings say what the turn answers, and [`TaskContext::require_input`],
+/// [`require_auth`](TaskContext::require_auth), [`fail`](TaskContext::fail) and
+/// [`reject`](TaskContext::reject) how it ends (the last call wins; `completed` by
+/// default). `Ok(())` means "as the context says". `Err` — or a panic — is not an
+/// outcome but the handler failing: the task fails with the error's text, and an
+/// outcome set on the context before is dropped *and named* in that text. Neither
+/// takes down the session's siblings or the process, and the next message to the
+/// agent is handled as usual.
 ///
 /// ```
 /// use agentyard_actors::{Agent, AgentError, TaskContext};
@@ -153,6 +161,13 @@ impl AgentDescriptor {
     }
 
     /// Makes the agent reachable over HTTP.
+    #[must_use]
+    pub fn expose(self) -> Self {
+        self.exposed(true)
+    }
+
+    /// Sets whether the agent is reachable over HTTP, from a setting (for a fixed
+    /// choice, [`AgentDescriptor::expose`] reads better).
     #[must_use]
     pub fn exposed(mut self, exposed: bool) -> Self {
         self.exposed = exposed;

@@ -1,6 +1,7 @@
-//! The send path's steps, in the order [`Supervisor::route`] takes them: claim the
-//! idempotency key, check the policy, pick the session, take a place in its line,
-//! open or continue the task, deliver. Each step is a function of its own; the key's
+//! The send path's steps, in the order `Supervisor::route` takes them: check the
+//! policy (before the key, so a repeat is rate-limited like a first send), claim the
+//! idempotency key, pick the session, take a place in its line, open or continue the
+//! task, deliver. Each step is a function of its own; the key's
 //! fate is decided in one place, in `route`.
 
 use std::sync::Arc;
@@ -205,9 +206,7 @@ impl Supervisor {
 
         let admitted = async {
             let (continued, key) = self.pick_session(request, &agent, envelope).await?;
-            let seat = self
-                .take_place(key, registered, matches!(follow, Follow::Nothing))
-                .await?;
+            let seat = self.take_place(key, registered, Pace::of(follow)).await?;
             let opened = self
                 .open_or_continue(
                     request,
@@ -230,11 +229,11 @@ impl Supervisor {
                 }
                 admitted
             }
-            Err(Refusal { error, shared }) => {
-                match guard {
-                    Some(guard) if shared => guard.fail(Failure::of(&error)),
-                    Some(guard) => guard.release(),
-                    None => {}
+            Err(Refusal { error, repeats }) => {
+                match (guard, repeats) {
+                    (Some(guard), Repeats::ShareTheRefusal) => guard.fail(Failure::of(&error)),
+                    (Some(guard), Repeats::TryAfresh) => guard.release(),
+                    (None, _) => {}
                 }
                 return Err(error);
             }
@@ -414,20 +413,20 @@ impl Supervisor {
 
     /// Step: the concurrency limits, most specific first (a send waiting on a busy
     /// session holds nothing that other sessions need), spawning the session on
-    /// first use. With `off_path` (a send that does not wait for its task) the send
+    /// first use. At [`Pace::Queue`] (a send that does not wait for its task) the send
     /// takes its place in the session's line without waiting for its turn either.
     async fn take_place(
         &self,
         key: SessionKey,
         registered: &Registered,
-        off_path: bool,
+        pace: Pace,
     ) -> std::result::Result<Seat<'_>, Refusal> {
         let core = &self.core;
         // A new conversation that the agent or global limit would refuse anyway is
         // refused before a session is spawned for it: cheaper, and it leaves nothing.
         // A send that will wait off the caller's path is checked the same way whatever
         // its conversation, so that it is refused while it still has no task.
-        if (off_path || !core.sessions.contains(&key))
+        if (pace == Pace::Queue || !core.sessions.contains(&key))
             && let Some(full) = [&registered.limiter, &core.global]
                 .into_iter()
                 .find(|limiter| limiter.is_saturated())
@@ -444,7 +443,7 @@ impl Supervisor {
         loop {
             let (actor, session, created) = core.session(&settle.key, registered)?;
             settle.session = Some(Arc::clone(&session));
-            let ticket = if off_path {
+            let ticket = if pace == Pace::Queue {
                 take_place(&session, registered, core)
             } else {
                 Permits::acquire(&session.limiter, &registered.limiter, &core.global)
@@ -721,19 +720,26 @@ struct Seat<'a> {
     settle: Settle<'a>,
 }
 
-/// A send refused after its key was claimed, and whether concurrent repeats share
-/// the refusal (the limits refused: a repeat would be refused alike) or the key is
-/// released for them to try afresh (anything else).
+/// A send refused after its key was claimed, and what concurrent repeats of it get.
 struct Refusal {
     error: Error,
-    shared: bool,
+    repeats: Repeats,
+}
+
+/// What the repeats waiting on a refused send's key get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Repeats {
+    /// The same refusal: the limits refused, and a repeat would be refused alike.
+    ShareTheRefusal,
+    /// The key, released for them to try afresh (anything else).
+    TryAfresh,
 }
 
 impl Refusal {
     fn shared(error: Error) -> Self {
         Self {
             error,
-            shared: true,
+            repeats: Repeats::ShareTheRefusal,
         }
     }
 }
@@ -742,7 +748,27 @@ impl From<Error> for Refusal {
     fn from(error: Error) -> Self {
         Self {
             error,
-            shared: false,
+            repeats: Repeats::TryAfresh,
+        }
+    }
+}
+
+/// How a send takes its place at its session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pace {
+    /// The caller waits for its turn: every permit is acquired before the task is
+    /// made (a send that follows its task).
+    Wait,
+    /// The send takes its place in the session's line and returns; the turn is
+    /// waited for off the caller's path (a send that does not follow its task).
+    Queue,
+}
+
+impl Pace {
+    fn of(follow: Follow) -> Self {
+        match follow {
+            Follow::Nothing => Self::Queue,
+            Follow::State | Follow::Updates => Self::Wait,
         }
     }
 }
