@@ -173,7 +173,7 @@ impl SupervisorService {
         request: A2aRequest,
     ) -> Result<Reply, JsonRpcError> {
         let agent = self.exposed(&context.agent)?;
-        let activated = context.has_extension(HANDOFF_EXTENSION_URI);
+        let activated = Handoffs::of(&context);
         tracing::debug!(
             agent = %agent.name,
             method = request.method(),
@@ -339,7 +339,7 @@ impl SupervisorService {
         &self,
         context: &CallContext,
         params: v1::ListTasksRequest,
-        activated: bool,
+        activated: Handoffs,
     ) -> Result<v1::ListTasksResponse, JsonRpcError> {
         let page_size = match params.page_size {
             None => DEFAULT_PAGE_SIZE,
@@ -480,13 +480,19 @@ impl SupervisorService {
         let configuration = configuration.unwrap_or_default();
         check_output_modes(agent, &configuration)?;
         check_input_modes(agent, &message)?;
+        // Read once here; the send path takes the payload as read.
+        let mut read_payload = None;
         if context.has_extension(HANDOFF_EXTENSION_URI) {
-            if let Some(Err(invalid)) = handoff::payload_from_message(&message) {
-                return Err(JsonRpcError::invalid_params()
-                    .with_message(format!(
-                        "invalid message: the handoff payload in `message.parts` is invalid: {invalid}"
-                    ))
-                    .with_data(json!({"reason": "invalid_payload"})));
+            match handoff::payload_from_message(&message) {
+                Some(Err(invalid)) => {
+                    return Err(JsonRpcError::invalid_params()
+                        .with_message(format!(
+                            "invalid message: the handoff payload in `message.parts` is invalid: {invalid}"
+                        ))
+                        .with_data(json!({"reason": "invalid_payload"})));
+                }
+                Some(Ok(payload)) => read_payload = Some(payload),
+                None => {}
             }
         } else {
             strip_handoff_markers(&mut message);
@@ -518,6 +524,7 @@ impl SupervisorService {
         if let Some(key) = idempotency_key {
             request = request.idempotency_key(key);
         }
+        request.read_payload = read_payload;
         Ok((request, webhook))
     }
 
@@ -571,7 +578,7 @@ impl SupervisorService {
     ) -> Result<SendMessageResult, JsonRpcError> {
         let blocking = params.is_blocking();
         let history_length = params.history_length();
-        let activated = context.has_extension(HANDOFF_EXTENSION_URI);
+        let activated = Handoffs::of(&context);
         let (request, webhook) = self.prepare(agent, context, params).await?;
         let wait = self.inner.blocking_wait;
         let mut task = if blocking && webhook.is_none() {
@@ -643,7 +650,7 @@ impl SupervisorService {
         params: MessageSendParams,
     ) -> Result<EventStream, JsonRpcError> {
         let history_length = params.history_length();
-        let activated = context.has_extension(HANDOFF_EXTENSION_URI);
+        let activated = Handoffs::of(&context);
         let (request, webhook) = self.prepare(agent, context, params).await?;
         let started = self.start(request, webhook).await?;
         Ok(wire_stream(started, history_length, activated))
@@ -1001,9 +1008,29 @@ fn mark(metadata: &mut Option<Metadata>, payload_type: PayloadType) {
     );
 }
 
+/// Whether a call activated the handoff extension, named: with it, tasks and
+/// stream events carry the payload type they answer in their metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Handoffs {
+    /// The caller activated the extension: payload types are marked.
+    Marked,
+    /// It did not: a handoff data part is an ordinary data part.
+    Plain,
+}
+
+impl Handoffs {
+    fn of(context: &CallContext) -> Self {
+        if context.has_extension(HANDOFF_EXTENSION_URI) {
+            Self::Marked
+        } else {
+            Self::Plain
+        }
+    }
+}
+
 /// With the extension activated, puts the task's payload type in its metadata.
-fn decorate_task(task: &mut Task, activated: bool) {
-    if !activated {
+fn decorate_task(task: &mut Task, activated: Handoffs) {
+    if activated == Handoffs::Plain {
         return;
     }
     if let Some(payload_type) = payload_type_of(task) {
@@ -1014,12 +1041,11 @@ fn decorate_task(task: &mut Task, activated: bool) {
 /// The runtime's task stream as A2A stream events: the task first (history trimmed to
 /// `history_length`), then status and artifact updates, marked with the payload type
 /// when the extension is activated.
-fn wire_stream(started: Started, history_length: Option<u32>, activated: bool) -> EventStream {
+fn wire_stream(started: Started, history_length: Option<u32>, activated: Handoffs) -> EventStream {
     let Started { mut task, updates } = started;
-    let payload_type = if activated {
-        payload_type_of(&task)
-    } else {
-        None
+    let payload_type = match activated {
+        Handoffs::Marked => payload_type_of(&task),
+        Handoffs::Plain => None,
     };
     if let Some(payload_type) = payload_type {
         mark(&mut task.metadata, payload_type);
