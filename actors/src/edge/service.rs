@@ -578,7 +578,7 @@ impl SupervisorService {
     ) -> Result<SendMessageResult, JsonRpcError> {
         let blocking = params.is_blocking();
         let history_length = params.history_length();
-        let activated = Handoffs::of(&context);
+        let activated = Handoffs::of(context);
         let (request, webhook) = self.prepare(agent, context, params).await?;
         let wait = self.inner.blocking_wait;
         let mut task = if blocking && webhook.is_none() {
@@ -650,7 +650,7 @@ impl SupervisorService {
         params: MessageSendParams,
     ) -> Result<EventStream, JsonRpcError> {
         let history_length = params.history_length();
-        let activated = Handoffs::of(&context);
+        let activated = Handoffs::of(context);
         let (request, webhook) = self.prepare(agent, context, params).await?;
         let started = self.start(request, webhook).await?;
         Ok(wire_stream(started, history_length, activated))
