@@ -379,8 +379,9 @@ impl<S: A2aService> Call<S> {
                 id,
                 in_form(
                     version,
-                    JsonRpcError::authenticated_extended_card_not_configured().with_message(
-                        format!("agent `{}` has no authenticated extended card", self.agent),
+                    crate::service::no_extended_card(
+                        &self.agent,
+                        crate::service::NoExtendedCard::NotConfigured,
                     ),
                 ),
             ),
