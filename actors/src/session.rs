@@ -107,8 +107,10 @@ impl Actor for SessionActor {
                 let agent = Arc::clone(&state.agent);
                 match state.runs {
                     // The work catches its handler's panics, so running it here never
-                    // fails the actor.
-                    Runs::InTurn => work.run(agent).await,
+                    // fails the actor. Boxed: the actor's loop future is as large as
+                    // its largest handler future, and every idle session would carry
+                    // the work's size (kilobytes) if it were inline.
+                    Runs::InTurn => Box::pin(work.run(agent)).await,
                     // Not spawned on the supervisor's tracker: the work holds a
                     // tracker token from the moment it was accepted until its run
                     // ends.
