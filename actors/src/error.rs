@@ -93,6 +93,9 @@ pub enum Error {
     /// The task store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A remote agent could not be registered (its card is unreachable).
+    #[error(transparent)]
+    Remote(#[from] crate::remote::RemoteError),
 }
 
 /// The result type of the runtime's operations.

@@ -22,6 +22,7 @@
 //! - [`events`]: typed runtime [`Event`]s and subscriptions.
 //! - [`intent`]: the pluggable [`IntentClassifier`] for free-text sends.
 //! - `limits`, `idempotency`: the supervisor's concurrency limits and key cache.
+//! - [`remote`]: remote A2A agents as local agent types ([`RemotePeer`](remote::RemotePeer)).
 //! - [`error`]: [`Error`], what a caller can act on.
 //! - [`edge`]: the HTTP edge: [`SupervisorService`](edge::SupervisorService) answers the
 //!   A2A methods through the supervisor, [`PushNotifier`](edge::PushNotifier) calls
@@ -55,6 +56,7 @@ mod handoff;
 mod idempotency;
 pub mod intent;
 mod limits;
+pub mod remote;
 mod send;
 mod session;
 pub mod store;

@@ -839,7 +839,11 @@ impl A2aClient {
             match attempt().await {
                 Ok(value) => return Ok(value),
                 Err(error) => {
-                    let wait = if safe { policy.delay(tries, &error) } else { None };
+                    let wait = if safe {
+                        policy.delay(tries, &error)
+                    } else {
+                        None
+                    };
                     let Some(wait) = wait else {
                         return Err(error);
                     };

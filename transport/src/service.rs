@@ -148,6 +148,9 @@ pub struct CallContext {
     /// The service answers in the internal model either way; it may record the
     /// version, e.g. for what a webhook registered by this call receives.
     pub version: ProtocolVersion,
+    /// The request's W3C `traceparent` header, if any (unchecked), so that calls
+    /// made on behalf of this one continue its trace.
+    pub traceparent: Option<String>,
 }
 
 impl CallContext {
@@ -161,6 +164,7 @@ impl CallContext {
             extensions: Vec::new(),
             idempotency_key: None,
             version: ProtocolVersion::V0_3,
+            traceparent: None,
         }
     }
 

@@ -508,10 +508,16 @@ impl SupervisorService {
         };
         // What the client sent reaches the agent: `params.metadata` and the activated
         // extensions (the message keeps its own metadata).
+        let across = crate::remote::Across::read(&message, context.traceparent.as_deref());
+        across
+            .check(&agent.name, message.context_id.as_ref())
+            .map_err(|e| rpc_error::from_runtime(&e))?;
+        let hops = across.hops;
         let mut request = SendRequest::new(agent.name.clone(), message)
             .entry_point(EntryPoint::Http)
-            .metadata(metadata)
+            .metadata(across.into_metadata(metadata))
             .extensions(context.extensions.clone());
+        request.hops = hops;
         if let Some(Principal { name, .. }) = &context.principal {
             request = request.from(name.clone()).principal(name.clone());
         }

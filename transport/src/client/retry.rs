@@ -113,7 +113,9 @@ impl RetryPolicy {
 
     /// Full jitter: a uniform wait between zero and the exponential bound.
     fn backoff(&self, attempt: u32) -> Duration {
-        let factor = 1_u32.checked_shl(attempt.saturating_sub(1)).unwrap_or(u32::MAX);
+        let factor = 1_u32
+            .checked_shl(attempt.saturating_sub(1))
+            .unwrap_or(u32::MAX);
         let bound = self.base.saturating_mul(factor).min(self.max_delay);
         let random = uuid::Uuid::new_v4().as_u128() as u64;
         let nanos = u64::try_from(bound.as_nanos()).unwrap_or(u64::MAX);

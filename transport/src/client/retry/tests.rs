@@ -28,7 +28,11 @@ fn busy_statuses_are_retried_and_others_are_not() {
             .delay(1, &http(StatusCode::SERVICE_UNAVAILABLE, None))
             .is_some()
     );
-    assert!(policy.delay(1, &http(StatusCode::BAD_REQUEST, None)).is_none());
+    assert!(
+        policy
+            .delay(1, &http(StatusCode::BAD_REQUEST, None))
+            .is_none()
+    );
     assert!(
         policy
             .delay(1, &http(StatusCode::INTERNAL_SERVER_ERROR, None))
@@ -83,7 +87,10 @@ fn retry_after_reads_seconds_and_dates() {
     let date = httpdate::fmt_http_date(later);
     headers.insert(RETRY_AFTER, HeaderValue::from_str(&date).expect("a header"));
     let wait = retry_after(&headers).expect("a date");
-    assert!(wait <= Duration::from_secs(30) && wait >= Duration::from_secs(28), "{wait:?}");
+    assert!(
+        wait <= Duration::from_secs(30) && wait >= Duration::from_secs(28),
+        "{wait:?}"
+    );
     headers.insert(RETRY_AFTER, HeaderValue::from_static("soon"));
     assert_eq!(retry_after(&headers), None);
 }
