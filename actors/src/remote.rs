@@ -158,6 +158,27 @@ impl RemoteOptions {
         self
     }
 
+    /// Bounds opening a connection to the peer.
+    #[must_use]
+    pub const fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Bounds each unary call to the peer.
+    #[must_use]
+    pub const fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// Tries per call where repeating cannot run the work twice (1: no retry).
+    #[must_use]
+    pub const fn attempts(mut self, attempts: u32) -> Self {
+        self.attempts = attempts;
+        self
+    }
+
     /// Bounds a whole remote task.
     #[must_use]
     pub const fn task_timeout(mut self, timeout: Duration) -> Self {
