@@ -737,10 +737,10 @@ impl Mirror<'_> {
                 }
             }
             let Some(ids) = self.remote.clone() else {
-                let why = broke.unwrap_or_else(|| "closed the stream".to_owned());
-                return Err(self
-                    .peer
-                    .failure(&format!("ended the stream before naming its task: {why}")));
+                return Err(self.peer.failure(&match broke {
+                    Some(why) => format!("refused the message: {why}"),
+                    None => "closed the stream before naming its task".to_owned(),
+                }));
             };
             if resubscribed >= self.peer.options.resubscribe_attempts {
                 let why = broke.unwrap_or_else(|| "the stream closed".to_owned());
@@ -924,19 +924,13 @@ impl Across {
         }
     }
 
-    /// Refuses a message to `agent` when the chain says `agent` of this process is
-    /// itself waiting on it: the other process's send came back around, and would
-    /// wait on its own caller. (Across processes the conversations differ on each
-    /// side, so the cut is by agent type.)
-    pub(crate) fn check(&self, agent: &str, context_id: Option<&ContextId>) -> crate::Result<()> {
+    /// Whether the chain says `agent` of this process is itself waiting on this
+    /// message: another process's send came back around, and would wait on its own
+    /// caller. (Across processes each side has its own conversations, so the cut
+    /// is by agent type.)
+    pub(crate) fn loops_back_to(&self, agent: &str) -> bool {
         let own = format!("{}/{agent}", instance_id());
-        if self.chain.iter().any(|entry| entry.as_str() == Some(&own)) {
-            return Err(crate::Error::DelegationCycle {
-                agent: agent.to_owned(),
-                context_id: context_id.cloned().unwrap_or_else(|| ContextId::new("-")),
-            });
-        }
-        Ok(())
+        self.chain.iter().any(|entry| entry.as_str() == Some(&own))
     }
 
     /// The request metadata for the agent: the client's, with the chain and the

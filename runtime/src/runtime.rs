@@ -123,6 +123,13 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Registers an agent type from its [`Registration`] (a local agent's, or a
+    /// [`RemotePeer::registration`]).
+    pub fn registration(mut self, registration: Registration) -> Self {
+        self.registrations.push(registration);
+        self
+    }
+
     /// Registers an already connected remote agent (e.g. one a workflow made from a
     /// card URL with [`RemotePeer::connect`]).
     pub fn remote_peer(mut self, peer: &Arc<RemotePeer>) -> Self {
