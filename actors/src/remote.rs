@@ -715,9 +715,13 @@ impl Mirror<'_> {
                             task.artifacts = None;
                             return Ok(Outcome::Settled(task));
                         }
-                        if state == TaskState::Working {
-                            let note = update.status.message.as_ref().map(Message::text);
-                            let _ = ctx.working(note.as_deref()).await;
+                        // The local task is `working` since the ids were recorded:
+                        // only a progress note is news.
+                        let note = update.status.message.as_ref().map(Message::text);
+                        if state == TaskState::Working
+                            && let Some(note) = note.filter(|note| !note.is_empty())
+                        {
+                            let _ = ctx.working(Some(&note)).await;
                         }
                     }
                     Ok(StreamEvent::ArtifactUpdate(update)) => {

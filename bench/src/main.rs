@@ -94,6 +94,8 @@ enum Suite {
     /// Five minutes of new conversations against `agentyard serve`: memory and
     /// throughput over time.
     Sustained,
+    /// A local agent calling a remote agent over loopback against the bare client.
+    Remote,
 }
 
 #[derive(Debug, Subcommand)]
@@ -250,6 +252,9 @@ async fn run(cli: Cli) -> Result<bool> {
     }
     if every || cli.suite == Suite::Sustained {
         suites::sustained::run(&options, &mut report).await?;
+    }
+    if every || cli.suite == Suite::Remote {
+        suites::remote::run(&options, &mut report).await?;
     }
     report.evaluate_targets();
 

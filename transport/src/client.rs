@@ -1052,7 +1052,7 @@ async fn checked(response: reqwest::Response) -> Result<reqwest::Response, Clien
         url,
         error,
         message,
-        retry_after,
+        retry_after_secs: retry_after,
     })
 }
 

@@ -24,8 +24,10 @@ pub enum ClientError {
         error: Option<JsonRpcError>,
         /// The error's message, or the start of the body.
         message: String,
-        /// How long the server asked the client to wait (`Retry-After`), if it said.
-        retry_after: Option<std::time::Duration>,
+        /// How many seconds the server asked the client to wait (`Retry-After`), if
+        /// it said (whole seconds: the header has no finer unit; u32 keeps the
+        /// error small).
+        retry_after_secs: Option<u32>,
     },
     /// The agent answered with a JSON-RPC error (task not found, invalid params, ...).
     #[error("JSON-RPC error {}: {}", .0.code, .0.message)]

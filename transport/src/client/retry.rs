@@ -100,11 +100,11 @@ impl RetryPolicy {
             ClientError::Transport(_) => Some(backoff),
             ClientError::Http {
                 status,
-                retry_after,
+                retry_after_secs,
                 ..
-            } if retryable_status(*status) => match retry_after {
-                Some(wait) if *wait > self.max_delay => None,
-                Some(wait) => Some(*wait),
+            } if retryable_status(*status) => match retry_after_secs {
+                Some(secs) if Duration::from_secs(u64::from(*secs)) > self.max_delay => None,
+                Some(secs) => Some(Duration::from_secs(u64::from(*secs))),
                 None => Some(backoff),
             },
             _ => None,
@@ -132,12 +132,15 @@ const fn retryable_status(status: StatusCode) -> bool {
     )
 }
 
-/// The response's `Retry-After`, in seconds or as an HTTP date.
-pub(super) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+/// The response's `Retry-After` in whole seconds (rounded up), given in seconds or
+/// as an HTTP date.
+pub(super) fn retry_after(headers: &HeaderMap) -> Option<u32> {
     let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
     if let Ok(seconds) = value.parse::<u64>() {
-        return Some(Duration::from_secs(seconds));
+        return Some(u32::try_from(seconds).unwrap_or(u32::MAX));
     }
     let at = httpdate::parse_http_date(value).ok()?;
-    Some(at.duration_since(SystemTime::now()).unwrap_or_default())
+    let wait = at.duration_since(SystemTime::now()).unwrap_or_default();
+    let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    Some(u32::try_from(secs).unwrap_or(u32::MAX))
 }

@@ -5,13 +5,13 @@ use reqwest::header::{HeaderMap, HeaderValue, RETRY_AFTER};
 
 use super::*;
 
-fn http(status: StatusCode, retry_after: Option<Duration>) -> ClientError {
+fn http(status: StatusCode, retry_after_secs: Option<u32>) -> ClientError {
     ClientError::Http {
         status,
         url: "http://127.0.0.1:1/".to_owned(),
         error: None,
         message: String::new(),
-        retry_after,
+        retry_after_secs,
     }
 }
 
@@ -57,9 +57,9 @@ fn tries_stop_at_the_policy_count() {
 #[test]
 fn retry_after_is_obeyed_up_to_the_cap() {
     let policy = RetryPolicy::new(3).max_delay(Duration::from_secs(2));
-    let soon = http(StatusCode::TOO_MANY_REQUESTS, Some(Duration::from_secs(1)));
+    let soon = http(StatusCode::TOO_MANY_REQUESTS, Some(1));
     assert_eq!(policy.delay(1, &soon), Some(Duration::from_secs(1)));
-    let late = http(StatusCode::TOO_MANY_REQUESTS, Some(Duration::from_secs(60)));
+    let late = http(StatusCode::TOO_MANY_REQUESTS, Some(60));
     assert_eq!(policy.delay(1, &late), None);
 }
 
@@ -82,15 +82,12 @@ fn backoff_grows_and_stays_under_the_cap() {
 fn retry_after_reads_seconds_and_dates() {
     let mut headers = HeaderMap::new();
     headers.insert(RETRY_AFTER, HeaderValue::from_static("7"));
-    assert_eq!(retry_after(&headers), Some(Duration::from_secs(7)));
+    assert_eq!(retry_after(&headers), Some(7));
     let later = SystemTime::now() + Duration::from_secs(30);
     let date = httpdate::fmt_http_date(later);
     headers.insert(RETRY_AFTER, HeaderValue::from_str(&date).expect("a header"));
     let wait = retry_after(&headers).expect("a date");
-    assert!(
-        wait <= Duration::from_secs(30) && wait >= Duration::from_secs(28),
-        "{wait:?}"
-    );
+    assert!((28..=31).contains(&wait), "{wait}");
     headers.insert(RETRY_AFTER, HeaderValue::from_static("soon"));
     assert_eq!(retry_after(&headers), None);
 }
