@@ -635,19 +635,34 @@ impl Mirror<'_> {
         }
     }
 
-    /// Records the remote ids, once, on the local task and in the peer's maps.
-    async fn record(&mut self, ctx: &mut TaskContext, task_id: &TaskId, context_id: &ContextId) {
-        let ids = RemoteIds {
-            task_id: task_id.clone(),
-            context_id: context_id.clone(),
-        };
-        self.peer.tasks.insert(ctx.task_id().clone(), ids.clone());
-        self.peer
-            .contexts
-            .insert(ctx.context_id().clone(), context_id.clone());
-        let fresh = self.remote.as_ref() != Some(&ids) || !self.announced;
-        self.remote = Some(ids);
-        if fresh {
+    /// Records the remote ids in the peer's maps and, once the remote task is
+    /// under way (`announce`), on the local task as a `working` status naming them.
+    /// A task that settles at once is not announced: its reply carries the ids, and
+    /// the extra status would cost every quick call a store write.
+    async fn record(
+        &mut self,
+        ctx: &mut TaskContext,
+        task_id: &TaskId,
+        context_id: &ContextId,
+        announce: bool,
+    ) {
+        let known = self
+            .remote
+            .as_ref()
+            .is_some_and(|ids| &ids.task_id == task_id && &ids.context_id == context_id);
+        if !known {
+            let ids = RemoteIds {
+                task_id: task_id.clone(),
+                context_id: context_id.clone(),
+            };
+            self.peer.tasks.insert(ctx.task_id().clone(), ids.clone());
+            self.peer
+                .contexts
+                .insert(ctx.context_id().clone(), context_id.clone());
+            self.remote = Some(ids);
+            self.announced = false;
+        }
+        if announce && !self.announced {
             self.announced = true;
             let mut note = ctx.agent_message(vec![Part::text(format!(
                 "forwarded to remote agent `{}` as task {task_id}",
@@ -698,7 +713,9 @@ impl Mirror<'_> {
                 match event {
                     Ok(StreamEvent::Message(reply)) => return Ok(Outcome::Reply(reply)),
                     Ok(StreamEvent::Task(task)) => {
-                        self.record(ctx, &task.id, &task.context_id).await;
+                        let under_way = task.status.state == TaskState::Working;
+                        self.record(ctx, &task.id, &task.context_id, under_way)
+                            .await;
                         for artifact in task.artifacts.iter().flatten() {
                             let _ = ctx.artifact(artifact.clone()).await;
                         }
@@ -707,8 +724,10 @@ impl Mirror<'_> {
                         }
                     }
                     Ok(StreamEvent::StatusUpdate(update)) => {
-                        self.record(ctx, &update.task_id, &update.context_id).await;
                         let state = update.status.state;
+                        let under_way = state == TaskState::Working;
+                        self.record(ctx, &update.task_id, &update.context_id, under_way)
+                            .await;
                         if settled(state) {
                             let mut task =
                                 Task::new(update.task_id, update.context_id, update.status);
@@ -725,7 +744,8 @@ impl Mirror<'_> {
                         }
                     }
                     Ok(StreamEvent::ArtifactUpdate(update)) => {
-                        self.record(ctx, &update.task_id, &update.context_id).await;
+                        self.record(ctx, &update.task_id, &update.context_id, true)
+                            .await;
                         let chunk = match (update.append == Some(true), update.last_chunk) {
                             (false, Some(false)) => ArtifactChunk::First,
                             (true, Some(false)) => ArtifactChunk::More,
@@ -798,8 +818,9 @@ impl Mirror<'_> {
         };
         let mut wait = self.peer.options.poll_interval;
         loop {
-            self.record(ctx, &task.id, &task.context_id).await;
-            if settled(task.status.state) {
+            let done = settled(task.status.state);
+            self.record(ctx, &task.id, &task.context_id, !done).await;
+            if done {
                 return Ok(Outcome::Settled(task));
             }
             tokio::time::sleep(wait).await;
