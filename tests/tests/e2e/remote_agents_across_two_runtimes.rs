@@ -157,3 +157,98 @@ async fn a_delegation_loop_across_two_runtimes_is_cut_and_keeps_one_trace() {
         "a new span"
     );
 }
+
+/// Replies with the type of the payload it got, or `free text`.
+struct Typed;
+
+impl Agent for Typed {
+    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
+        let seen = ctx
+            .payload()
+            .map_or("free text", |payload| payload.payload_type().as_str());
+        ctx.reply_text(format!("{seen}: {}", ctx.message().text()));
+        Ok(())
+    }
+}
+
+/// Delegates a task_delegation payload to `typed` and replies with the answer.
+struct Delegator;
+
+impl Agent for Delegator {
+    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
+        let payload = agentyard::handoff::TaskDelegation::builder()
+            .task_id("job-1")
+            .task_title("Count the stars")
+            .task_description("All of them.")
+            .build()?;
+        let settled = ctx
+            .delegate("typed", "count the stars", payload.into())
+            .await?;
+        let said = settled
+            .task
+            .status
+            .message
+            .map(|m| m.text())
+            .unwrap_or_default();
+        ctx.reply_text(said);
+        Ok(())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typed_handoff_reaches_a_peer_declaring_the_extension() {
+    // The peer starts after the caller: the caller's remote agent is in its
+    // retrying state until the first send fetches the card.
+    let peer_at = free_port();
+    let card_url = format!("http://{peer_at}/agents/typed/.well-known/agent-card.json");
+    let remote = RemotePeer::connect(
+        "typed",
+        RemoteOptions::new(card_url)
+            .start(StartMode::Retry)
+            .concurrency(3),
+    )
+    .await
+    .expect("retrying, not failing");
+    assert!(remote.card().is_none(), "nothing serves the card yet");
+    let caller = Runtime::builder()
+        .agent(AgentDescriptor::new("delegator"), |_| Delegator)
+        .remote_peer(&remote)
+        .build()
+        .await
+        .expect("the caller starts while the peer is down");
+    let descriptor = caller.supervisor().agent("typed").expect("registered");
+    assert_eq!(descriptor.concurrency, Some(3), "the peer's own limit");
+
+    let peer = Runtime::builder()
+        .agent(AgentDescriptor::new("typed").exposed(true), |_| Typed)
+        .build()
+        .await
+        .expect("the peer");
+    let _edge = edge(&peer, "typed", peer_at).await;
+
+    let done = caller
+        .send_and_wait("delegator", Message::user_text("go"))
+        .await
+        .expect("sent");
+    assert_eq!(
+        done.task.status.state,
+        TaskState::Completed,
+        "{:?}",
+        done.task
+    );
+    let said = done
+        .task
+        .status
+        .message
+        .map(|m| m.text())
+        .unwrap_or_default();
+    assert_eq!(said, "task_delegation: count the stars");
+    let card = remote.card().expect("fetched on first use");
+    assert!(
+        card.capabilities
+            .extensions
+            .iter()
+            .flatten()
+            .any(|e| e.uri == agentyard::handoff::HANDOFF_EXTENSION_URI)
+    );
+}
