@@ -59,6 +59,9 @@ pub const CHAIN_METADATA_KEY: &str = "agentyard.dev/chain";
 /// task and context ids.
 pub const REMOTE_METADATA_KEY: &str = "agentyard.dev/remote";
 
+/// How many local conversations a peer remembers the remote conversation of.
+const MAX_CONTEXTS: usize = 100_000;
+
 /// This process's id in delegation chains: one per process, so that a chain that
 /// comes back names it.
 #[must_use]
@@ -500,6 +503,7 @@ impl Agent for RemoteAgent {
         match outcome {
             Ok(()) => {}
             Err(reason) => {
+                peer.tasks.remove(ctx.task_id());
                 if let Some(ids) = &mirror.remote {
                     // The peer may still be working on it: nobody waits any more.
                     let _ = client
@@ -617,6 +621,7 @@ impl Mirror<'_> {
             Some(outcome) => self.finish(ctx, outcome?).await,
             None => {
                 self.cancel_remote().await;
+                self.peer.tasks.remove(ctx.task_id());
                 Ok(())
             }
         }
@@ -656,6 +661,12 @@ impl Mirror<'_> {
                 context_id: context_id.clone(),
             };
             self.peer.tasks.insert(ctx.task_id().clone(), ids.clone());
+            if self.peer.contexts.len() >= MAX_CONTEXTS {
+                // A crude bound, not an LRU: past it every local conversation starts
+                // a new remote one on its next message, instead of memory growing
+                // with every conversation ever held.
+                self.peer.contexts.clear();
+            }
             self.peer
                 .contexts
                 .insert(ctx.context_id().clone(), context_id.clone());

@@ -141,7 +141,7 @@ impl std::fmt::Debug for ClientAuth {
 ///     .timeout(Duration::from_secs(10));
 /// assert_eq!(options.extensions(), ["https://example.com/ext/handoff/v1"]);
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct ClientOptions {
     extensions: Vec<String>,
     auth: Option<ClientAuth>,
@@ -151,6 +151,23 @@ pub struct ClientOptions {
     retry: RetryPolicy,
     headers: Vec<(String, String)>,
     http: Option<reqwest::Client>,
+}
+
+impl std::fmt::Debug for ClientOptions {
+    /// Names the extra headers without their values: one may hold a credential.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("ClientOptions")
+            .field("extensions", &self.extensions)
+            .field("auth", &self.auth)
+            .field("timeout", &self.timeout)
+            .field("version", &self.version)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("retry", &self.retry)
+            .field("headers", &headers)
+            .field("custom_http", &self.http.is_some())
+            .finish()
+    }
 }
 
 impl ClientOptions {

@@ -21,7 +21,12 @@ use super::ClientError;
 #[cfg(test)]
 mod tests;
 
-/// How often and how patiently a client retries (see the [module](self)).
+/// How often and how patiently a client retries: only calls that a repeat cannot
+/// run twice (reads, cancels, resubscriptions, and sends carrying an
+/// `Idempotency-Key`, which the client sets to the `messageId` when retries are on),
+/// only after a connection failure, a timeout, 429 or 503; waiting with exponential
+/// backoff and full jitter, or the server's `Retry-After` when it is not longer than
+/// [`max_delay`](Self::max_delay).
 ///
 /// ```
 /// use std::time::Duration;
