@@ -682,9 +682,10 @@ impl Mirror<'_> {
             note.metadata = Some(self.remote_metadata());
             let _ = ctx
                 .events
-                .status(
-                    &ctx.supervisor,
-                    crate::task::status(TaskState::Working, Some(note)),
+                .progress(
+                    ctx.port.store(),
+                    ctx.port.events(),
+                    crate::channel::status(TaskState::Working, Some(note)),
                 )
                 .await;
         }
