@@ -9,8 +9,9 @@ What it does depends on the first word of the message text:
 - `slow ...`    works for a long time (a status update every 100 ms, up to 60 s),
                 until canceled or killed.
 - `chunks ...`  streams an artifact in three chunks, then completes.
-- `meta ...`    completes with a JSON reply: the message metadata and the request's
-                `traceparent` header, as the SDK saw them.
+- `meta ...`    completes with a JSON reply: the message metadata, the request's
+                `traceparent`, `Idempotency-Key` and `X-A2A-Extensions` headers and
+                the kinds of the message's parts, as the SDK saw them.
 - anything else completes with the artifact and reply `echo: <text>`.
 
 JSON-RPC on `/`, the card at `/.well-known/agent-card.json`. `--no-streaming` publishes
@@ -80,6 +81,8 @@ class Peer(AgentExecutor):
                 "metadata": (context.message.metadata if context.message else None) or {},
                 "traceparent": headers.get("traceparent"),
                 "idempotencyKey": headers.get("idempotency-key"),
+                "extensions": headers.get("x-a2a-extensions"),
+                "parts": [part.root.kind for part in context.message.parts],
             }
             await updater.complete(say(json.dumps(seen)))
         else:

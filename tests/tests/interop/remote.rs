@@ -491,6 +491,58 @@ fn hops_chain_trace_and_idempotency_key_go_out_with_the_call() {
     });
 }
 
+/// Delegates a typed payload to `peer` with the text `meta`.
+struct TypedForward;
+
+impl Agent for TypedForward {
+    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
+        let payload = agentyard::handoff::TaskDelegation::builder()
+            .task_id("job-1")
+            .task_title("Look")
+            .task_description("Look at it.")
+            .build()?;
+        let settled = ctx.delegate("peer", "meta", payload.into()).await?;
+        let answer = settled
+            .task
+            .status
+            .message
+            .map(|m| m.text())
+            .unwrap_or_default();
+        ctx.reply_text(answer);
+        Ok(())
+    }
+}
+
+#[test]
+fn a_typed_handoff_reaches_a_peer_without_the_extension_as_free_text() {
+    let Some(python) = python("remote-free-text") else {
+        return;
+    };
+    let peer = Peer::start(&python, &[]);
+    block_on(async {
+        let runtime = Runtime::builder()
+            .agent(AgentDescriptor::new("typed"), |_| TypedForward)
+            .remote("peer", peer.card())
+            .build()
+            .await
+            .expect("runtime");
+        let done = runtime
+            .send_and_wait("typed", Message::user_text("go"))
+            .await
+            .expect("sent");
+        assert_eq!(
+            done.task.status.state,
+            TaskState::Completed,
+            "{:?}",
+            done.task
+        );
+        let seen: serde_json::Value =
+            serde_json::from_str(&reply_text(&done.task)).expect("the peer's JSON");
+        assert_eq!(seen["parts"], serde_json::json!(["text"]), "{seen}");
+        assert!(seen["extensions"].is_null(), "nothing activated: {seen}");
+    });
+}
+
 #[test]
 fn an_unreachable_card_at_start_is_an_error_or_a_retrying_state() {
     block_on(async {
