@@ -12,8 +12,9 @@
 //! and mirrors the remote task into the local one.
 //!
 //! **Floor.** The bare [`A2aClient`] making the same call to the same peer:
-//! `message/stream` of the same text, each sender in its own remote conversation,
-//! the stream read to its end.
+//! `message/stream` of the same text with retries on (so, like the remote agent's
+//! calls, every send carries an `Idempotency-Key` the peer checks), each sender in
+//! its own remote conversation, the stream read to its end.
 //!
 //! The ratio is what the supervisor, the local task and the mirroring cost around
 //! the remote call (target: the runtime keeps at least 80% of the bare client's
@@ -25,7 +26,7 @@ use agentyard::{AgentDescriptor, Message, Runtime, TaskState};
 use agentyard_actors::edge::{Edge, EdgeConfig};
 use agentyard_transport::ContextId;
 use agentyard_transport::a2a::{MessageSendParams, StreamEvent};
-use agentyard_transport::client::{A2aClient, ClientOptions};
+use agentyard_transport::client::{A2aClient, ClientOptions, RetryPolicy};
 use futures::StreamExt as _;
 
 use crate::error::{Error, Result};
@@ -166,9 +167,14 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
             runtime: servers.local.clone(),
         });
         let bare = Arc::new(BareClient {
-            client: A2aClient::connect(&servers.card, ClientOptions::new())
-                .await
-                .map_err(|e| Error::Unexpected(format!("the peer's card: {e}")))?,
+            // Configured as the remote agent's client is (retries on, so every send
+            // carries an Idempotency-Key the peer checks): the same call.
+            client: A2aClient::connect(
+                &servers.card,
+                ClientOptions::new().retry(RetryPolicy::new(3)),
+            )
+            .await
+            .map_err(|e| Error::Unexpected(format!("the peer's card: {e}")))?,
             contexts: Mutex::new(Vec::new()),
         });
         for (slot, &callers) in CALLERS.iter().enumerate() {
