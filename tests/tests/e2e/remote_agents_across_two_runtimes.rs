@@ -198,7 +198,7 @@ impl Agent for Delegator {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_typed_handoff_reaches_a_peer_declaring_the_extension() {
     // The peer starts after the caller: the caller's remote agent is in its
-    // retrying state until the first send fetches the card.
+    // retrying state until its background retry fetches the card.
     let peer_at = free_port();
     let card_url = format!("http://{peer_at}/agents/typed/.well-known/agent-card.json");
     let remote = RemotePeer::connect(
@@ -225,6 +225,12 @@ async fn a_typed_handoff_reaches_a_peer_declaring_the_extension() {
         .await
         .expect("the peer");
     let _edge = edge(&peer, "typed", peer_at).await;
+    // The background retry fetches the card once the peer serves it.
+    agentyard_tests::http::poll_until("the card fetched in the background", || {
+        let card = remote.card();
+        async move { card }
+    })
+    .await;
 
     let done = caller
         .send_and_wait("delegator", Message::user_text("go"))
@@ -243,7 +249,7 @@ async fn a_typed_handoff_reaches_a_peer_declaring_the_extension() {
         .map(|m| m.text())
         .unwrap_or_default();
     assert_eq!(said, "task_delegation: count the stars");
-    let card = remote.card().expect("fetched on first use");
+    let card = remote.card().expect("fetched");
     assert!(
         card.capabilities
             .extensions
