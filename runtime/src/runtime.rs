@@ -116,6 +116,13 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Uses this shared task store instead of the in-memory one (a store the caller
+    /// keeps a handle on, e.g. to close it).
+    pub fn shared_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
     /// Consults `classifier` for the intent of free-text sends (those without a
     /// valid handoff payload); its answer is the `intent` of the send's events and
     /// [`TaskContext::intent`](agentyard_actors::TaskContext::intent). Without one (the

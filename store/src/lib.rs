@@ -10,6 +10,8 @@
 //!   compiled in, nothing to install; the default of `agentyard serve`) or PostgreSQL,
 //!   shared by several processes. Its writes are group-committed: concurrent writes
 //!   share one transaction and one fsync, and none is acknowledged before it commits.
+//! - [`restart`]: what a server does with its store when it starts again: running
+//!   tasks end `failed` ("the server restarted"), waiting ones stay answerable.
 //! - [`conformance`]: the test functions every store must pass; the crate's own tests
 //!   run them against all three, and a store written elsewhere can run them too.
 //! - [`testing`]: a PostgreSQL schema of its own for each test that needs one.
@@ -20,6 +22,7 @@
 pub mod conformance;
 pub mod contract;
 pub mod memory;
+pub mod restart;
 pub mod sql;
 pub mod testing;
 

@@ -101,6 +101,51 @@ pub struct SqlTaskStore {
     pool: AnyPool,
     writer: mpsc::Sender<Job>,
     location: StoreLocation,
+    /// The embedded store's lock on its directory, held while the store is open: a
+    /// second process on the same directory is refused at open, by name, rather than
+    /// both writing one file.
+    _lock: Option<std::fs::File>,
+}
+
+/// The lock file of an embedded store's directory.
+pub const LOCK_FILE: &str = "agentyard.lock";
+
+/// Takes the directory's lock, or says who holds it.
+fn lock_dir(dir: &Path) -> Result<std::fs::File, String> {
+    use std::io::{Read, Seek, Write};
+    let path = dir.join(LOCK_FILE);
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(|e| format!("cannot open the lock file {}: {e}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            return Err(format!(
+                "the data directory {} is in use by another agentyard process{} \
+                 (stop it, or give this one another --data-dir)",
+                dir.display(),
+                match holder.trim() {
+                    "" => String::new(),
+                    pid => format!(" (pid {pid})"),
+                }
+            ));
+        }
+        Err(std::fs::TryLockError::Error(e)) => {
+            return Err(format!("cannot lock {}: {e}", path.display()));
+        }
+    }
+    // Who holds it, for the message above; the lock itself is what counts.
+    let _ = file.set_len(0);
+    let _ = file.rewind();
+    let _ = write!(file, "{}", std::process::id());
+    let _ = file.flush();
+    Ok(file)
 }
 
 /// The schema, shipped in the crate and applied at open.
@@ -201,12 +246,13 @@ impl SqlTaskStore {
         let failed = |e: &dyn std::fmt::Display| {
             StoreError::Unavailable(format!("cannot open the task store at {place}: {e}"))
         };
-        let (url, sqlite) = match &location {
+        let (url, sqlite, lock) = match &location {
             StoreLocation::Embedded(dir) => {
                 std::fs::create_dir_all(dir).map_err(|e| failed(&e))?;
-                (embedded_url(&dir.join(EMBEDDED_FILE)), true)
+                let lock = lock_dir(dir).map_err(|e| failed(&e))?;
+                (embedded_url(&dir.join(EMBEDDED_FILE)), true, Some(lock))
             }
-            StoreLocation::Postgres(url) => (url.clone(), false),
+            StoreLocation::Postgres(url) => (url.clone(), false, None),
         };
         let options: AnyConnectOptions = url.parse().map_err(|e| failed(&e))?;
         let pool = AnyPoolOptions::new()
@@ -238,6 +284,7 @@ impl SqlTaskStore {
             pool,
             writer,
             location,
+            _lock: lock,
         })
     }
 
