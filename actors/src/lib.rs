@@ -18,7 +18,8 @@
 //! - `session`: the session actor, one per agent type and conversation; private, so no
 //!   send can bypass the supervisor.
 //! - `task`: the work of one message, run off the session's mailbox.
-//! - [`store`]: the [`TaskStore`] trait and [`InMemoryTaskStore`].
+//! - [`store`]: the [`TaskStore`] contract and its stores, re-exported from
+//!   `agentyard-store`.
 //! - [`events`]: typed runtime [`Event`]s and subscriptions.
 //! - [`intent`]: the pluggable [`IntentClassifier`] for free-text sends.
 //! - `limits`, `idempotency`: the supervisor's concurrency limits and key cache.
@@ -56,6 +57,7 @@ mod idempotency;
 pub mod intent;
 mod limits;
 mod send;
+
 mod session;
 pub mod store;
 pub mod supervisor;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use agentyard_policy::EntryPoint;
 use agentyard_transport::ContextId;
-use agentyard_transport::a2a::{Message, Metadata, StreamEvent, Task, TaskState};
+use agentyard_transport::a2a::{Message, Metadata, Task, TaskState};
 use agentyard_transport::handoff::HandoffPayload;
 use tokio::sync::{broadcast, watch};
 
@@ -174,7 +174,7 @@ pub(crate) enum Watcher {
     /// The task's state.
     State(watch::Receiver<TaskState>),
     /// The task's updates.
-    Updates(broadcast::Receiver<StreamEvent>),
+    Updates(broadcast::Receiver<crate::task::Sequenced>),
 }
 
 /// The metadata key that marks a task returned for a repeated idempotency key:

@@ -59,7 +59,6 @@ use agentyard_transport::a2a::{Message, Task, TaskState, TaskStatus, TaskStatusU
 use agentyard_transport::{ContextId, TaskId};
 use futures::Stream;
 use ractor::{Actor, ActorProcessingErr, ActorRef, SupervisionEvent};
-use tokio::sync::broadcast;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -81,12 +80,14 @@ use agentyard_transport::a2a::StreamEvent;
 
 mod config;
 mod live;
+mod resume;
 mod sessions;
 #[cfg(test)]
 mod tests;
 
 pub use config::SupervisorConfig;
 use live::{Ended, LiveTasks};
+pub use resume::NumberedEvent;
 pub(crate) use sessions::SessionShared;
 use sessions::Sessions;
 
@@ -540,12 +541,8 @@ impl Supervisor {
         &self,
         request: SendRequest,
     ) -> Result<impl Stream<Item = StreamEvent> + Send + 'static> {
-        let (submitted, watcher) = self.submit(request, Follow::Updates).await?;
-        let rx = match watcher {
-            Watcher::Updates(rx) => Some(rx),
-            Watcher::Nothing | Watcher::State(_) => None,
-        };
-        Ok(self.task_stream(submitted.task, rx))
+        let events = self.stream_numbered(request).await?;
+        Ok(futures::StreamExt::map(events, |(_, event)| event))
     }
 
     /// Streams a task from now on (A2A `tasks/resubscribe`): the task as it stands,
@@ -557,12 +554,8 @@ impl Supervisor {
         &self,
         task_id: &TaskId,
     ) -> Result<impl Stream<Item = StreamEvent> + Send + 'static> {
-        // Subscribe before reading the task, so no update falls between the two.
-        let rx = self.core.live.subscribe(task_id);
-        let task = self.get_task(task_id, None).await?;
-        // A task that is already settled streams only itself.
-        let rx = rx.filter(|_| !is_settled(task.status.state));
-        Ok(self.task_stream(task, rx))
+        let events = self.resubscribe_after(task_id, None).await?;
+        Ok(futures::StreamExt::map(events, |(_, event)| event))
     }
 
     /// Who a task belongs to (its agent, and the principal that created it), for the
@@ -699,7 +692,19 @@ impl Supervisor {
         status: TaskStatus,
     ) -> std::result::Result<(), StoreError> {
         let core = &self.core;
-        core.store.set_status(task_id, status.clone()).await?;
+        // Built before the task is read back: the update is logged with the status, in
+        // one write, so a stream that resumes sees every status the task had.
+        let context_id = core.live.publisher(task_id).map(|events| events.context_id);
+        let (_, seq) = match context_id {
+            Some(context_id) => {
+                let update =
+                    TaskStatusUpdateEvent::new(task_id.clone(), context_id, status.clone(), true);
+                core.store
+                    .set_status_logged(task_id, status.clone(), &StreamEvent::StatusUpdate(update))
+                    .await?
+            }
+            None => (core.store.set_status(task_id, status.clone()).await?, None),
+        };
         let state = status.state;
         // An ended task leaves the live set, and with it its session's count of live
         // tasks; the session is offered to the warm set once the update is out.
@@ -738,7 +743,7 @@ impl Supervisor {
         let response = (kind == EventKind::SendCompleted && core.events.is_watched())
             .then(|| events.envelope.response(status.message.as_ref()));
         // The send's closing event goes out before its waiter wakes.
-        events.publish_status_then(self, status, true, || {
+        events.publish_status_then(self, status, true, seq, || {
             if let Some(response) = response {
                 core.events.emit(|| response);
             }
@@ -1168,19 +1173,38 @@ impl Supervisor {
                 .map_err(|e| terminal_to_error(e, &task.id))?;
             // The task now belongs to the session that handles it (its old one may
             // have been passivated while it waited for input).
-            let Some((events, cancel)) = core.live.continue_with(&task.id, envelope, session)
-            else {
-                return Err(Error::TaskTerminal {
-                    task_id: task.id.clone(),
-                    state: TaskState::Canceled,
-                }
-                .into());
-            };
+            let (events, cancel, adopted) =
+                match core.live.continue_with(&task.id, envelope, session) {
+                    Some((events, cancel)) => (events, cancel, false),
+                    // Waiting in the store but not live: a task from before a restart,
+                    // taken on by this session.
+                    None if task.status.state.is_interrupted() => {
+                        let (events, cancel) = core.live.adopt(
+                            task,
+                            &key.agent,
+                            envelope,
+                            session,
+                            core.config.stream_capacity,
+                        );
+                        (events, cancel, true)
+                    }
+                    None => {
+                        return Err(Error::TaskTerminal {
+                            task_id: task.id.clone(),
+                            state: TaskState::Canceled,
+                        }
+                        .into());
+                    }
+                };
             // The task leaves input-required: it has a message to work on again.
-            core.store
+            let resumed = core
+                .store
                 .set_status(&task.id, TaskStatus::new(TaskState::Submitted))
-                .await
-                .map_err(|e| terminal_to_error(e, &task.id))?;
+                .await;
+            if resumed.is_err() && adopted {
+                core.live.end(&task.id);
+            }
+            resumed.map_err(|e| terminal_to_error(e, &task.id))?;
             events.channel.set_state(TaskState::Submitted);
             let task = self.get_task(&task.id, None).await?;
             return Ok((task, events, cancel));
@@ -1333,7 +1357,16 @@ impl Supervisor {
                 state: task.status.state,
             });
         }
-        let owner = self.core.live.agent(task_id);
+        let owner = match self.core.live.agent(task_id) {
+            Some(owner) => Some(owner),
+            // Not live (waiting since before a restart): the store knows its agent.
+            None => self
+                .core
+                .store
+                .owner(task_id)
+                .await?
+                .map(|owner| owner.agent),
+        };
         if owner.as_ref().is_some_and(|owner| owner != agent) {
             return Err(Error::TaskMismatch {
                 task_id: task_id.clone(),
@@ -1359,57 +1392,6 @@ impl Supervisor {
             let _ = state.wait_for(|s| is_settled(*s)).await;
         }
         self.get_task(&submitted.task.id, None).await
-    }
-
-    fn task_stream(
-        &self,
-        first: Task,
-        rx: Option<broadcast::Receiver<StreamEvent>>,
-    ) -> impl Stream<Item = StreamEvent> + Send + 'static {
-        enum State {
-            First(Box<Task>, Option<broadcast::Receiver<StreamEvent>>),
-            Updates(TaskId, broadcast::Receiver<StreamEvent>),
-            Done,
-        }
-        let supervisor = self.clone();
-        futures::stream::unfold(State::First(Box::new(first), rx), move |state| {
-            let supervisor = supervisor.clone();
-            async move {
-                match state {
-                    State::Done => None,
-                    State::First(task, None) => Some((StreamEvent::Task(*task), State::Done)),
-                    State::First(task, Some(rx)) => {
-                        let id = task.id.clone();
-                        Some((StreamEvent::Task(*task), State::Updates(id, rx)))
-                    }
-                    State::Updates(id, mut rx) => match rx.recv().await {
-                        Ok(StreamEvent::StatusUpdate(update)) if update.is_final => {
-                            Some((StreamEvent::StatusUpdate(update), State::Done))
-                        }
-                        Ok(event) => Some((event, State::Updates(id, rx))),
-                        Err(broadcast::error::RecvError::Lagged(_)) => {
-                            // Fell behind: resynchronize with the task's current status
-                            // rather than replay what was dropped.
-                            let task = supervisor.get_task(&id, Some(0)).await.ok()?;
-                            let is_final = is_settled(task.status.state);
-                            let update = TaskStatusUpdateEvent::new(
-                                task.id,
-                                task.context_id,
-                                task.status,
-                                is_final,
-                            );
-                            let next = if is_final {
-                                State::Done
-                            } else {
-                                State::Updates(id, rx)
-                            };
-                            Some((StreamEvent::StatusUpdate(update), next))
-                        }
-                        Err(broadcast::error::RecvError::Closed) => None,
-                    },
-                }
-            }
-        })
     }
 }
 

@@ -26,6 +26,9 @@ use crate::supervisor::{SessionShared, Supervisor};
 #[cfg(test)]
 mod tests;
 
+/// An update with its number in the task's event log (0 when the store keeps no log).
+pub(crate) type Sequenced = (u64, StreamEvent);
+
 /// How a live task's updates reach whoever waits on it.
 ///
 /// Waiting for a task to settle (the request/reply hot path) only needs its latest
@@ -40,7 +43,7 @@ mod tests;
 #[derive(Debug)]
 pub(crate) struct TaskChannel {
     state: watch::Sender<TaskState>,
-    updates: Mutex<Option<broadcast::Sender<StreamEvent>>>,
+    updates: Mutex<Option<broadcast::Sender<Sequenced>>>,
     capacity: usize,
 }
 
@@ -63,7 +66,7 @@ impl TaskChannel {
     }
 
     /// Every update from now on.
-    pub(crate) fn subscribe(&self) -> broadcast::Receiver<StreamEvent> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Sequenced> {
         self.updates
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -91,7 +94,7 @@ impl TaskChannel {
         self.state.send_replace(state);
     }
 
-    fn publish(&self, event: StreamEvent) {
+    fn publish(&self, seq: u64, event: StreamEvent) {
         // Only a turn that stops for input lets the broadcast go: the task lives on
         // (waiting, perhaps for hours) and should not hold a ring of slots. An ended
         // task's channel goes with its live entry, and until then `stream_count` must
@@ -107,7 +110,7 @@ impl TaskChannel {
         let mut updates = self.updates.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(tx) = updates.as_ref() {
             // Err only means nobody streams this task right now.
-            let _ = tx.send(event);
+            let _ = tx.send((seq, event));
         }
         if interrupted {
             *updates = None;
@@ -128,36 +131,42 @@ impl TaskEvents {
     /// Publishes a non-final status (e.g. `working`).
     pub(crate) async fn status(&self, supervisor: &Supervisor, status: TaskStatus) -> Result<()> {
         let core = supervisor.core();
-        core.store.set_status(&self.task_id, status.clone()).await?;
-        self.publish_status(supervisor, status, false);
+        let (_, seq) = core
+            .store
+            .set_status_logged(
+                &self.task_id,
+                status.clone(),
+                &StreamEvent::StatusUpdate(self.update(status.clone(), false)),
+            )
+            .await?;
+        self.publish_status_then(supervisor, status, false, seq, || {});
         Ok(())
     }
 
-    pub(crate) fn publish_status(
-        &self,
-        supervisor: &Supervisor,
-        status: TaskStatus,
-        is_final: bool,
-    ) {
-        self.publish_status_then(supervisor, status, is_final, || {});
+    /// The update that announces `status`, as the event log and streams carry it.
+    pub(crate) fn update(&self, status: TaskStatus, is_final: bool) -> TaskStatusUpdateEvent {
+        TaskStatusUpdateEvent::new(
+            self.task_id.clone(),
+            self.context_id.clone(),
+            status,
+            is_final,
+        )
     }
 
     /// Publishes a status on the bus, runs `then`, and only then to the task's own
     /// followers: whoever waits on the task wakes after every bus event of this step
     /// (e.g. the send's closing event) has gone out.
+    ///
+    /// `seq` is the update's number in the task's event log (`None`: not logged).
     pub(crate) fn publish_status_then(
         &self,
         supervisor: &Supervisor,
         status: TaskStatus,
         is_final: bool,
+        seq: Option<u64>,
         then: impl FnOnce(),
     ) {
-        let update = TaskStatusUpdateEvent::new(
-            self.task_id.clone(),
-            self.context_id.clone(),
-            status,
-            is_final,
-        );
+        let update = self.update(status, is_final);
         supervisor.core().events.emit(|| {
             self.envelope.event(
                 EventKind::TaskStatus,
@@ -167,7 +176,8 @@ impl TaskEvents {
             )
         });
         then();
-        self.channel.publish(StreamEvent::StatusUpdate(update));
+        self.channel
+            .publish(seq.unwrap_or(0), StreamEvent::StatusUpdate(update));
     }
 
     pub(crate) async fn artifact(
@@ -178,15 +188,26 @@ impl TaskEvents {
         last_chunk: bool,
     ) -> Result<()> {
         let core = supervisor.core();
-        core.store
-            .put_artifact(&self.task_id, artifact.clone(), append)
-            .await?;
-        let mut update =
-            TaskArtifactUpdateEvent::new(self.task_id.clone(), self.context_id.clone(), artifact);
+        let mut update = TaskArtifactUpdateEvent::new(
+            self.task_id.clone(),
+            self.context_id.clone(),
+            artifact.clone(),
+        );
         update.append = append.then_some(true);
         update.last_chunk = Some(last_chunk);
-        self.channel
-            .publish(StreamEvent::ArtifactUpdate(update.clone()));
+        let (_, seq) = core
+            .store
+            .put_artifact_logged(
+                &self.task_id,
+                artifact,
+                append,
+                &StreamEvent::ArtifactUpdate(update.clone()),
+            )
+            .await?;
+        self.channel.publish(
+            seq.unwrap_or(0),
+            StreamEvent::ArtifactUpdate(update.clone()),
+        );
         core.events.emit(|| {
             self.envelope
                 .event(EventKind::TaskArtifact, EventDetail::Artifact { update })

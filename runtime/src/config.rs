@@ -329,7 +329,8 @@ pub struct LimitsSection {
     pub idempotency_ttl_secs: u64,
     /// Events an in-process subscriber may fall behind by before it is told it lagged.
     pub event_capacity: usize,
-    /// Updates a task stream may fall behind by before it is resynchronized.
+    /// Updates a task stream may fall behind by before it reads what it missed back
+    /// from the task's event log.
     pub stream_capacity: usize,
 }
 

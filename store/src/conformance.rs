@@ -15,7 +15,8 @@ use std::time::{Duration, SystemTime};
 
 use agentyard_transport::a2a::{
     Artifact, Message, Part, PushNotificationConfig, Role, StreamEvent, Task,
-    TaskPushNotificationConfig, TaskState, TaskStatus, TaskStatusUpdateEvent,
+    TaskArtifactUpdateEvent, TaskPushNotificationConfig, TaskState, TaskStatus,
+    TaskStatusUpdateEvent,
 };
 use agentyard_transport::{ContextId, MessageId, TaskId};
 
@@ -39,6 +40,7 @@ macro_rules! conformance_tests {
             keys_name_their_task = $crate::Retention::default(),
             push_configs_are_kept_per_task = $crate::Retention::default(),
             event_log_numbers_events_from_one = $crate::Retention::default(),
+            logged_writes_change_the_task_and_log_together = $crate::Retention::default(),
             records_never_lose_a_concurrent_update = $crate::Retention::default(),
             list_pages_by_status_change = $crate::Retention::default(),
             unfinished_lists_tasks_not_ended = $crate::Retention::default(),
@@ -725,4 +727,55 @@ pub async fn concurrent_writes_all_land(store: Arc<dyn TaskStore>) {
             [format!("{n}-0"), format!("{n}-1"), format!("{n}-2")]
         );
     }
+}
+
+/// A status or artifact written with its update changes the task and logs the update
+/// under the next number; a refused write logs nothing.
+pub async fn logged_writes_change_the_task_and_log_together(store: Arc<dyn TaskStore>) {
+    store.insert(task("t1", "c1")).await.expect("insert");
+    let id = TaskId::new("t1");
+    let (previous, seq) = store
+        .set_status_logged(
+            &id,
+            status(TaskState::Working),
+            &update("t1", TaskState::Working, false),
+        )
+        .await
+        .expect("working");
+    assert_eq!((previous, seq), (TaskState::Submitted, Some(1)));
+    let artifact = Artifact::new("a1", vec![Part::text("x")]);
+    let event = StreamEvent::ArtifactUpdate(TaskArtifactUpdateEvent::new(
+        id.clone(),
+        ContextId::new("c1"),
+        artifact.clone(),
+    ));
+    let (stored, seq) = store
+        .put_artifact_logged(&id, artifact, false, &event)
+        .await
+        .expect("artifact");
+    assert_eq!((stored.artifact_id.as_str(), seq), ("a1", Some(2)));
+    let (_, seq) = store
+        .set_status_logged(
+            &id,
+            status(TaskState::Completed),
+            &update("t1", TaskState::Completed, true),
+        )
+        .await
+        .expect("complete");
+    assert_eq!(seq, Some(3));
+    let err = store
+        .set_status_logged(
+            &id,
+            status(TaskState::Working),
+            &update("t1", TaskState::Working, false),
+        )
+        .await
+        .expect_err("terminal");
+    assert!(matches!(err, StoreError::Terminal { .. }), "{err:?}");
+    let log = store.events_after(&id, 0).await.expect("log");
+    assert_eq!(log.len(), 3, "a refused write logs nothing");
+    assert_eq!(log[1].1, event);
+    let task = store.get(&id, None).await.expect("get").expect("task");
+    assert_eq!(task.status.state, TaskState::Completed);
+    assert_eq!(task.artifacts.map(|a| a.len()), Some(1));
 }

@@ -234,6 +234,42 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
         Ok(None)
     }
 
+    /// [`TaskStore::set_status`] and [`TaskStore::append_event`] of the update that
+    /// announces it, as one write: a durable store commits both or neither, so a
+    /// stream that resumes never misses a status the task has. Returns the previous
+    /// state and the event's number.
+    ///
+    /// # Errors
+    /// As [`TaskStore::set_status`].
+    async fn set_status_logged(
+        &self,
+        id: &TaskId,
+        status: TaskStatus,
+        event: &StreamEvent,
+    ) -> Result<(TaskState, Option<u64>), StoreError> {
+        let previous = self.set_status(id, status).await?;
+        let seq = self.append_event(id, event).await?;
+        Ok((previous, seq))
+    }
+
+    /// [`TaskStore::put_artifact`] and [`TaskStore::append_event`] of the update that
+    /// announces it, as one write. Returns the artifact as stored and the event's
+    /// number.
+    ///
+    /// # Errors
+    /// As [`TaskStore::put_artifact`].
+    async fn put_artifact_logged(
+        &self,
+        id: &TaskId,
+        artifact: Artifact,
+        append: bool,
+        event: &StreamEvent,
+    ) -> Result<(Artifact, Option<u64>), StoreError> {
+        let stored = self.put_artifact(id, artifact, append).await?;
+        let seq = self.append_event(id, event).await?;
+        Ok((stored, seq))
+    }
+
     /// The events of a task's log after sequence number `after` (all with 0), in order,
     /// with their numbers. Empty for an unknown task.
     ///

@@ -37,18 +37,18 @@ pub async fn recover(store: &dyn TaskStore) -> Result<Recovered, StoreError> {
         let mut message = Message::new(Role::Agent, vec![Part::text(RESTARTED)]);
         message.task_id = Some(id.clone());
         status.message = Some(message);
-        match store.set_status(&id, status.clone()).await {
-            Ok(_) => {}
-            Err(StoreError::Terminal { .. } | StoreError::NotFound(_)) => continue,
+        let Some(task) = store.get(&id, Some(0)).await? else {
+            continue;
+        };
+        let update = TaskStatusUpdateEvent::new(id.clone(), task.context_id, status.clone(), true);
+        match store
+            .set_status_logged(&id, status, &StreamEvent::StatusUpdate(update))
+            .await
+        {
+            Ok(_) => recovered.failed += 1,
+            Err(StoreError::Terminal { .. } | StoreError::NotFound(_)) => {}
             Err(other) => return Err(other),
         }
-        if let Some(task) = store.get(&id, Some(0)).await? {
-            let update = TaskStatusUpdateEvent::new(id.clone(), task.context_id, status, true);
-            store
-                .append_event(&id, &StreamEvent::StatusUpdate(update))
-                .await?;
-        }
-        recovered.failed += 1;
     }
     Ok(recovered)
 }

@@ -328,6 +328,8 @@ fn embedded_url(file: &Path) -> String {
 enum Write {
     Insert(Task, Option<TaskOwner>),
     SetStatus(TaskId, TaskStatus),
+    SetStatusLogged(TaskId, TaskStatus, String),
+    PutArtifactLogged(TaskId, Artifact, bool, String),
     AppendHistory(TaskId, Message),
     PutArtifact(TaskId, Artifact, bool),
     AppendEvent(TaskId, String),
@@ -346,6 +348,7 @@ enum Done {
     Unit,
     State(TaskState),
     Artifact(Artifact),
+    Logged(Option<TaskState>, Option<Artifact>, u64),
     Number(u64),
     Flag(bool),
 }
@@ -615,6 +618,16 @@ async fn apply(
             let previous = update_status(conn, id, status, retention).await?;
             Ok(Done::State(previous))
         }
+        Write::SetStatusLogged(id, status, event) => {
+            let previous = update_status(conn, id, status, retention).await?;
+            let seq = log_event(conn, id, event).await?;
+            Ok(Done::Logged(Some(previous), None, seq))
+        }
+        Write::PutArtifactLogged(id, artifact, append, event) => {
+            let stored = put_artifact(conn, id, artifact, *append).await?;
+            let seq = log_event(conn, id, event).await?;
+            Ok(Done::Logged(None, Some(stored), seq))
+        }
         Write::AppendHistory(id, message) => {
             update_live(conn, id, |task| {
                 task.history
@@ -625,27 +638,7 @@ async fn apply(
             Ok(Done::Unit)
         }
         Write::PutArtifact(id, artifact, append) => {
-            let stored = update_live(conn, id, |task| {
-                let artifacts = task.artifacts.get_or_insert_with(Vec::new);
-                match artifacts
-                    .iter_mut()
-                    .find(|a| a.artifact_id == artifact.artifact_id)
-                {
-                    Some(existing) if *append => {
-                        existing.parts.extend(artifact.parts.iter().cloned());
-                        existing.clone()
-                    }
-                    Some(existing) => {
-                        *existing = artifact.clone();
-                        existing.clone()
-                    }
-                    None => {
-                        artifacts.push(artifact.clone());
-                        artifact.clone()
-                    }
-                }
-            })
-            .await?;
+            let stored = put_artifact(conn, id, artifact, *append).await?;
             Ok(Done::Artifact(stored))
         }
         Write::AppendEvent(id, body) => {
@@ -656,18 +649,7 @@ async fn apply(
             if exists.is_none() {
                 return Err(StoreError::NotFound(id.clone()).into());
             }
-            // The primary key (task, seq) refuses a number another process took at
-            // the same time; the retry of the batch takes the next one.
-            let row = sqlx::query(
-                "INSERT INTO task_events (task_id, seq, body) VALUES ($1, \
-                 (SELECT COALESCE(MAX(seq), 0) + 1 FROM task_events WHERE task_id = $1), $2) \
-                 RETURNING seq",
-            )
-            .bind(id.as_str())
-            .bind(body.as_str())
-            .fetch_one(&mut *conn)
-            .await?;
-            Ok(Done::Number(to_u64(row.try_get::<i64, _>(0)?)))
+            Ok(Done::Number(log_event(conn, id, body).await?))
         }
         Write::RememberKey(key, task) => {
             sqlx::query(
@@ -821,6 +803,51 @@ async fn apply(
     }
 }
 
+async fn put_artifact(
+    conn: &mut AnyConnection,
+    id: &TaskId,
+    artifact: &Artifact,
+    append: bool,
+) -> Result<Artifact, Failed> {
+    update_live(conn, id, |task| {
+        let artifacts = task.artifacts.get_or_insert_with(Vec::new);
+        match artifacts
+            .iter_mut()
+            .find(|a| a.artifact_id == artifact.artifact_id)
+        {
+            Some(existing) if append => {
+                existing.parts.extend(artifact.parts.iter().cloned());
+                existing.clone()
+            }
+            Some(existing) => {
+                *existing = artifact.clone();
+                existing.clone()
+            }
+            None => {
+                artifacts.push(artifact.clone());
+                artifact.clone()
+            }
+        }
+    })
+    .await
+}
+
+/// Appends an event to the log of a task known to exist; its number.
+async fn log_event(conn: &mut AnyConnection, id: &TaskId, body: &str) -> Result<u64, Failed> {
+    // The primary key (task, seq) refuses a number another process took at the same
+    // time; the retry of the batch takes the next one.
+    let row = sqlx::query(
+        "INSERT INTO task_events (task_id, seq, body) VALUES ($1, \
+         (SELECT COALESCE(MAX(seq), 0) + 1 FROM task_events WHERE task_id = $1), $2) \
+         RETURNING seq",
+    )
+    .bind(id.as_str())
+    .bind(body)
+    .fetch_one(&mut *conn)
+    .await?;
+    Ok(to_u64(row.try_get::<i64, _>(0)?))
+}
+
 /// A status write: always a change in the status order, even to the same state.
 async fn update_status(
     conn: &mut AnyConnection,
@@ -955,6 +982,42 @@ impl TaskStore for SqlTaskStore {
     async fn set_status(&self, id: &TaskId, status: TaskStatus) -> Result<TaskState, StoreError> {
         match self.write(Write::SetStatus(id.clone(), status)).await? {
             Done::State(state) => Ok(state),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn set_status_logged(
+        &self,
+        id: &TaskId,
+        status: TaskStatus,
+        event: &StreamEvent,
+    ) -> Result<(TaskState, Option<u64>), StoreError> {
+        match self
+            .write(Write::SetStatusLogged(id.clone(), status, encode(event)?))
+            .await?
+        {
+            Done::Logged(Some(previous), _, seq) => Ok((previous, Some(seq))),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn put_artifact_logged(
+        &self,
+        id: &TaskId,
+        artifact: Artifact,
+        append: bool,
+        event: &StreamEvent,
+    ) -> Result<(Artifact, Option<u64>), StoreError> {
+        match self
+            .write(Write::PutArtifactLogged(
+                id.clone(),
+                artifact,
+                append,
+                encode(event)?,
+            ))
+            .await?
+        {
+            Done::Logged(_, Some(stored), seq) => Ok((stored, Some(seq))),
             other => Err(unexpected(other)),
         }
     }

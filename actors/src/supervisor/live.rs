@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use agentyard_transport::TaskId;
-use agentyard_transport::a2a::StreamEvent;
 use dashmap::DashMap;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
@@ -89,6 +88,29 @@ impl LiveTasks {
         Some((live.events.clone(), live.cancel.clone()))
     }
 
+    /// Adopt: a task waiting for input in the store but not in the table (it waited
+    /// through a restart) becomes live again in `session`, to take another message.
+    pub(crate) fn adopt(
+        &self,
+        task: &agentyard_transport::a2a::Task,
+        agent: &Arc<str>,
+        envelope: &Envelope,
+        session: &Arc<SessionShared>,
+        stream_capacity: usize,
+    ) -> (TaskEvents, CancellationToken) {
+        let mut envelope = envelope.clone();
+        envelope.task_id = Some(task.id.clone());
+        let events = TaskEvents {
+            task_id: task.id.clone(),
+            context_id: task.context_id.clone(),
+            channel: TaskChannel::new(task.status.state, stream_capacity),
+            envelope,
+        };
+        let cancel = CancellationToken::new();
+        self.create(Arc::clone(agent), events.clone(), cancel.clone(), session);
+        (events, cancel)
+    }
+
     /// Finish: the task ended and leaves the table, and with it its session's count
     /// of live tasks. `None` if it had left already (a cancel or shutdown won).
     pub(crate) fn end(&self, task_id: &TaskId) -> Option<Ended> {
@@ -132,7 +154,10 @@ impl LiveTasks {
     }
 
     /// Every update of a live task from now on.
-    pub(crate) fn subscribe(&self, task_id: &TaskId) -> Option<broadcast::Receiver<StreamEvent>> {
+    pub(crate) fn subscribe(
+        &self,
+        task_id: &TaskId,
+    ) -> Option<broadcast::Receiver<crate::task::Sequenced>> {
         self.tasks
             .get(task_id)
             .map(|live| live.events.channel.subscribe())
