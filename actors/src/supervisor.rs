@@ -894,7 +894,7 @@ impl Supervisor {
         let (seat, (task, events, cancel)) = match admitted {
             Ok(admitted) => {
                 if let Some(guard) = guard {
-                    guard.settle(&admitted.1.0.id);
+                    guard.settle(&admitted.1.0.id).await;
                 }
                 admitted
             }

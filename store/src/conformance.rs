@@ -462,6 +462,9 @@ pub async fn push_configs_are_kept_per_task(store: Arc<dyn TaskStore>) {
         .put_push_config(&push("t1", "a", "https://a2.example/hook"))
         .await
         .expect("replace");
+    let mut with = store.tasks_with_push_configs().await.expect("tasks");
+    with.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    assert_eq!(with, [TaskId::new("t1"), TaskId::new("t2")]);
     let configs = store.push_configs(&id).await.expect("list");
     let urls: Vec<&str> = configs
         .iter()

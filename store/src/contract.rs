@@ -348,6 +348,15 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
         Ok(false)
     }
 
+    /// The tasks that have push-notification configs: what a notifier reloads after a
+    /// restart.
+    ///
+    /// # Errors
+    /// Only backend failures.
+    async fn tasks_with_push_configs(&self) -> Result<Vec<TaskId>, StoreError> {
+        Ok(Vec::new())
+    }
+
     /// Every task that has not ended (working, submitted, input-required, …), with its
     /// state: what a restart looks at.
     ///

@@ -535,6 +535,15 @@ impl TaskStore for InMemoryTaskStore {
         Ok(configs.len() != before)
     }
 
+    async fn tasks_with_push_configs(&self) -> Result<Vec<TaskId>, StoreError> {
+        Ok(self
+            .push_configs
+            .iter()
+            .filter(|configs| !configs.is_empty())
+            .map(|configs| configs.key().clone())
+            .collect())
+    }
+
     async fn unfinished(&self) -> Result<Vec<(TaskId, TaskState)>, StoreError> {
         Ok(self
             .tasks

@@ -1231,6 +1231,20 @@ impl TaskStore for SqlTaskStore {
         }
     }
 
+    async fn tasks_with_push_configs(&self) -> Result<Vec<TaskId>, StoreError> {
+        let rows = sqlx::query("SELECT DISTINCT task_id FROM push_configs ORDER BY task_id")
+            .fetch_all(&self.pool)
+            .await
+            .map_err(unavailable)?;
+        rows.iter()
+            .map(|row| {
+                Ok(TaskId::new(
+                    row.try_get::<String, _>(0).map_err(unavailable)?,
+                ))
+            })
+            .collect()
+    }
+
     async fn unfinished(&self) -> Result<Vec<(TaskId, TaskState)>, StoreError> {
         let rows = sqlx::query("SELECT id, state FROM tasks WHERE terminal = 0 ORDER BY created")
             .fetch_all(&self.pool)
