@@ -8,6 +8,9 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+#[path = "serve_program/crash.rs"]
+mod crash;
+
 const BIN: &str = env!("CARGO_BIN_EXE_agentyard");
 
 /// How long a test waits for something the program does promptly.
