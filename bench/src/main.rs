@@ -94,6 +94,8 @@ enum Suite {
     /// Five minutes of new conversations against `agentyard serve`: memory and
     /// throughput over time.
     Sustained,
+    /// The durable task stores (embedded, PostgreSQL) against the in-memory store.
+    Store,
 }
 
 #[derive(Debug, Subcommand)]
@@ -247,6 +249,9 @@ async fn run(cli: Cli) -> Result<bool> {
     }
     if every || cli.suite == Suite::Overload {
         suites::overload::run(&options, &mut report).await?;
+    }
+    if every || cli.suite == Suite::Store {
+        suites::store::run(&options, &mut report).await?;
     }
     if every || cli.suite == Suite::Sustained {
         suites::sustained::run(&options, &mut report).await?;
