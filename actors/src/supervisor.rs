@@ -683,7 +683,9 @@ impl Supervisor {
     /// update, and closes the send that was handling it. Does nothing if the task has
     /// already ended (a cancel or a shutdown won the race).
     pub(crate) async fn finish_task(&self, task_id: &TaskId, status: TaskStatus) {
-        let _ = self.finish_task_inner(task_id, status).await;
+        if let Err(error) = self.finish_task_inner(task_id, status).await {
+            self.end_unstored(task_id, &error);
+        }
     }
 
     async fn finish_task_inner(

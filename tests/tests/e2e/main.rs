@@ -44,5 +44,6 @@ mod push_webhooks_resolve_at_delivery;
 mod serve_extended_card;
 mod sessions_past_the_warm_limit_are_passivated_at_once;
 mod sessions_ten_thousand_are_spawned_and_answered;
+mod store_failures_fail_sends_clearly;
 mod streaming_delivers_status_and_artifacts;
 mod streams_resume_after_last_event_id;
