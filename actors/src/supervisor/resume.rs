@@ -11,18 +11,13 @@
 use std::collections::VecDeque;
 
 use agentyard_transport::TaskId;
-use agentyard_transport::a2a::{
-    Message, Part, Role, StreamEvent, Task, TaskState, TaskStatusUpdateEvent,
-};
+use agentyard_transport::a2a::{StreamEvent, Task, TaskStatusUpdateEvent};
 use futures::Stream;
 use tokio::sync::broadcast;
 
 use super::Supervisor;
 use crate::error::Result;
-use crate::events::{EventDetail, EventKind};
-use crate::send::{Follow, SendRequest, Watcher, is_settled};
-use crate::store::StoreError;
-use crate::task::Sequenced;
+use crate::send::{Follow, SendRequest, Sequenced, Watcher, is_settled};
 
 /// An update of a task stream with its number in the task's event log; `None` for the
 /// task as it stands at the start of a stream when nothing is logged before it, and
@@ -98,35 +93,6 @@ impl Supervisor {
                 numbered_stream(self.clone(), task_id.clone(), None, replay, rx, last)
             }
         })
-    }
-}
-
-impl Supervisor {
-    /// A task whose outcome the store refused to keep (it is down, full, …): it leaves
-    /// the live set, and its waiters and streams get a final `failed` update naming the
-    /// store's error, so nobody waits forever and nothing reports an outcome the store
-    /// does not have. The store still holds the task as it was (a restart fails it).
-    pub(super) fn end_unstored(&self, task_id: &TaskId, error: &StoreError) {
-        if matches!(error, StoreError::Terminal { .. } | StoreError::NotFound(_)) {
-            // A cancel or shutdown won the race: nothing is lost.
-            return;
-        }
-        tracing::error!(%task_id, %error, "the task store did not keep a task's outcome");
-        let Some(ended) = self.core().live.end(task_id) else {
-            return;
-        };
-        let reason = format!("the task store did not keep this task's outcome: {error}");
-        let message = Message::new(Role::Agent, vec![Part::text(reason.clone())]);
-        let status = crate::task::status(TaskState::Failed, Some(message));
-        let events = &ended.events;
-        events.publish_status_then(self, status, true, None, || {
-            self.core().events.emit(|| {
-                events
-                    .envelope
-                    .event(EventKind::SendFailed, EventDetail::Reason { reason })
-            });
-        });
-        self.core().settled(&ended.key, &ended.session);
     }
 }
 

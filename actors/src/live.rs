@@ -1,18 +1,21 @@
-//! The live-task table: what the supervisor keeps about each task that has not
-//! ended, and the five things done with it — create, continue, finish, cancel,
-//! publish.
+//! The live-task table: what the runtime keeps about each task that has not ended,
+//! and the five things done with it — create, continue, finish, cancel, publish.
+//! Finishing lives here, not in the supervisor, so that the work that runs a task
+//! settles it without calling back up.
 
 use std::sync::Arc;
 
 use agentyard_transport::TaskId;
+use agentyard_transport::a2a::{StreamEvent, TaskState, TaskStatus};
 use dashmap::DashMap;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use super::sessions::{SessionShared, TaskPin};
-use crate::events::Envelope;
-use crate::send::{Follow, SessionKey, Watcher};
-use crate::task::{TaskChannel, TaskEvents};
+use crate::channel::{Finality, TaskChannel, TaskEvents};
+use crate::events::{Envelope, EventBus, EventDetail, EventKind};
+use crate::occupancy::{SessionShared, TaskPin};
+use crate::send::{Follow, Sequenced, SessionKey, Watcher};
+use crate::store::{StoreError, TaskStore};
 
 #[cfg(test)]
 mod tests;
@@ -111,6 +114,43 @@ impl LiveTasks {
         (events, cancel)
     }
 
+    /// A task whose outcome the store refused to keep (down, full, …): it leaves the
+    /// table, and its waiters and streams get a final `failed` update naming the
+    /// store's error, so nobody waits forever and nothing reports an outcome the store
+    /// does not have (the store still holds the task as it was; a restart fails it).
+    /// Returns its session, to offer to the warm set.
+    pub(crate) fn end_unstored(
+        &self,
+        bus: &EventBus,
+        task_id: &TaskId,
+        error: &StoreError,
+    ) -> Option<(SessionKey, Arc<SessionShared>)> {
+        if matches!(error, StoreError::Terminal { .. } | StoreError::NotFound(_)) {
+            // A cancel or shutdown won the race: nothing is lost.
+            return None;
+        }
+        tracing::error!(%task_id, %error, "the task store did not keep a task's outcome");
+        let Ended {
+            events,
+            key,
+            session,
+        } = self.end(task_id)?;
+        let reason = format!("the task store did not keep this task's outcome: {error}");
+        let message = agentyard_transport::a2a::Message::new(
+            agentyard_transport::a2a::Role::Agent,
+            vec![agentyard_transport::a2a::Part::text(reason.clone())],
+        );
+        let status = crate::channel::status(TaskState::Failed, Some(message));
+        events.publish(bus, status, Finality::Final, None, || {
+            bus.emit(|| {
+                events
+                    .envelope
+                    .event(EventKind::SendFailed, EventDetail::Reason { reason })
+            });
+        });
+        Some((key, session))
+    }
+
     /// Finish: the task ended and leaves the table, and with it its session's count
     /// of live tasks. `None` if it had left already (a cancel or shutdown won).
     pub(crate) fn end(&self, task_id: &TaskId) -> Option<Ended> {
@@ -129,6 +169,78 @@ impl LiveTasks {
             key,
             session,
         })
+    }
+
+    /// Finish: records a terminal or interrupted status, takes an ended task out of
+    /// the table, and publishes the status as the turn's final update with the send's
+    /// closing event (`a2a.send.completed` or `a2a.send.failed`) ahead of it. Returns
+    /// the session of a task that ended, to offer to the warm set once the update is
+    /// out; `Ok(None)` if the task had already left the table (a cancel or a shutdown
+    /// won the race).
+    ///
+    /// # Errors
+    /// The store's: [`StoreError::Terminal`] if the task had already ended there.
+    pub(crate) async fn finish(
+        &self,
+        store: &dyn TaskStore,
+        bus: &EventBus,
+        task_id: &TaskId,
+        status: TaskStatus,
+    ) -> Result<Option<(SessionKey, Arc<SessionShared>)>, StoreError> {
+        // The final update is logged with the status, in one write, so a stream that
+        // resumes sees every status the task had.
+        let (_, seq) = match self.publisher(task_id) {
+            Some(events) => {
+                let update = events.update(status.clone(), Finality::Final);
+                store
+                    .set_status_logged(task_id, status.clone(), &StreamEvent::StatusUpdate(update))
+                    .await?
+            }
+            None => (store.set_status(task_id, status.clone()).await?, None),
+        };
+        let state = status.state;
+        let (events, ended) = if state.is_terminal() {
+            let Some(Ended {
+                events,
+                key,
+                session,
+            }) = self.end(task_id)
+            else {
+                return Ok(None);
+            };
+            (events, Some((key, session)))
+        } else {
+            let Some(events) = self.publisher(task_id) else {
+                return Ok(None);
+            };
+            (events, None)
+        };
+        let (kind, detail) = match state {
+            TaskState::Completed | TaskState::InputRequired | TaskState::AuthRequired => {
+                (EventKind::SendCompleted, EventDetail::None)
+            }
+            _ => (
+                EventKind::SendFailed,
+                EventDetail::Reason {
+                    reason: status.message.as_ref().map_or_else(
+                        || format!("task {state}"),
+                        |m| format!("task {state}: {}", m.text()),
+                    ),
+                },
+            ),
+        };
+        // The agent's answer (`a2a.response`), built now while the status is at hand,
+        // and only if anyone listens.
+        let response = (kind == EventKind::SendCompleted && bus.is_watched())
+            .then(|| events.envelope.response(status.message.as_ref()));
+        // The send's closing event goes out before its waiter wakes.
+        events.publish(bus, status, Finality::Final, seq, || {
+            if let Some(response) = response {
+                bus.emit(|| response);
+            }
+            bus.emit(|| events.envelope.event(kind, detail));
+        });
+        Ok(ended)
     }
 
     /// Publish: how to publish an update of a task that has not ended.
@@ -154,10 +266,7 @@ impl LiveTasks {
     }
 
     /// Every update of a live task from now on.
-    pub(crate) fn subscribe(
-        &self,
-        task_id: &TaskId,
-    ) -> Option<broadcast::Receiver<crate::task::Sequenced>> {
+    pub(crate) fn subscribe(&self, task_id: &TaskId) -> Option<broadcast::Receiver<Sequenced>> {
         self.tasks
             .get(task_id)
             .map(|live| live.events.channel.subscribe())
