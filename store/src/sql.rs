@@ -279,7 +279,17 @@ impl SqlTaskStore {
         let migrator = Migrator::new(Schema).await.map_err(|e| failed(&e))?;
         migrator.run(&pool).await.map_err(|e| failed(&e))?;
         let (writer, jobs) = mpsc::channel(BATCH * 4);
-        tokio::spawn(write_loop(pool.clone(), jobs, Arc::new(retention)));
+        let ctx = if sqlite {
+            Writer::local(&pool, retention)
+                .await
+                .map_err(|e| failed(&e))?
+        } else {
+            Writer {
+                retention,
+                local: None,
+            }
+        };
+        tokio::spawn(write_loop(pool.clone(), jobs, Arc::new(ctx)));
         Ok(Self {
             pool,
             writer,
@@ -379,15 +389,15 @@ impl From<StoreError> for Failed {
 }
 
 /// The writer: batches of waiting writes, one transaction each.
-async fn write_loop(pool: AnyPool, mut jobs: mpsc::Receiver<Job>, retention: Arc<Retention>) {
+async fn write_loop(pool: AnyPool, mut jobs: mpsc::Receiver<Job>, ctx: Arc<Writer>) {
     let mut batch = Vec::with_capacity(BATCH);
     while jobs.recv_many(&mut batch, BATCH).await > 0 {
         let jobs_now = std::mem::take(&mut batch);
-        if let Err(leftover) = commit_batch(&pool, jobs_now, &retention).await {
+        if let Err(leftover) = commit_batch(&pool, jobs_now, &ctx).await {
             // The batch's transaction failed: each write on its own, so that one bad
             // write (or a database back from a restart) fails only itself.
             for job in leftover {
-                match commit_batch(&pool, vec![job], &retention).await {
+                match commit_batch(&pool, vec![job], &ctx).await {
                     Ok(()) => {}
                     Err(mut lone) => {
                         if let Some(job) = lone.pop() {
@@ -404,11 +414,7 @@ async fn write_loop(pool: AnyPool, mut jobs: mpsc::Receiver<Job>, retention: Arc
 
 /// Applies `jobs` in one transaction and answers them after it commits. On a database
 /// error, hands back the jobs not yet answered (after logging the error).
-async fn commit_batch(
-    pool: &AnyPool,
-    jobs: Vec<Job>,
-    retention: &Retention,
-) -> Result<(), Vec<Job>> {
+async fn commit_batch(pool: &AnyPool, jobs: Vec<Job>, ctx: &Writer) -> Result<(), Vec<Job>> {
     let mut conn = match pool.acquire().await {
         Ok(conn) => conn,
         Err(error) => {
@@ -426,7 +432,7 @@ async fn commit_batch(
     let mut done = Vec::with_capacity(jobs.len());
     let mut rest = jobs.into_iter();
     while let Some(job) = rest.next() {
-        match apply(&mut tx, &job.write, retention).await {
+        match apply(&mut tx, &job.write, ctx).await {
             Ok(answer) => done.push((job, answer)),
             Err(Failed::Refused(error)) => {
                 let _ = job.reply.send(Err(error));
@@ -482,8 +488,74 @@ fn fail_all(jobs: Vec<Job>, error: &sqlx::Error) {
     }
 }
 
+/// What the writer applies writes with: the retention, and where numbers come from.
+#[derive(Debug)]
+struct Writer {
+    retention: Retention,
+    /// The embedded store's counters, in memory: its directory lock makes this process
+    /// the file's only writer, so a number needs no statement of its own (they start
+    /// past the largest number stored). `None` for PostgreSQL, whose processes share
+    /// the `counters` rows.
+    local: Option<std::sync::Mutex<std::collections::HashMap<&'static str, i64>>>,
+}
+
+/// The counters, by name.
+const COUNTERS: [&str; 4] = ["changed", "created", "ended", "position"];
+
+impl Writer {
+    /// Reads where the embedded store's counters stand.
+    async fn local(pool: &AnyPool, retention: Retention) -> Result<Self, sqlx::Error> {
+        let row = sqlx::query(
+            "SELECT COALESCE(MAX(changed), 0), COALESCE(MAX(created), 0), \
+             COALESCE(MAX(ended_seq), 0), \
+             (SELECT COALESCE(MAX(position), 0) FROM push_configs) FROM tasks",
+        )
+        .fetch_one(pool)
+        .await?;
+        let mut counters = std::collections::HashMap::new();
+        for (n, name) in COUNTERS.iter().enumerate() {
+            counters.insert(*name, row.try_get::<i64, _>(n)?);
+        }
+        Ok(Self {
+            retention,
+            local: Some(std::sync::Mutex::new(counters)),
+        })
+    }
+}
+
+/// The last number a counter gave.
+async fn current(
+    conn: &mut AnyConnection,
+    ctx: &Writer,
+    counter: &'static str,
+) -> Result<i64, sqlx::Error> {
+    if let Some(local) = &ctx.local {
+        let counters = local
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        return Ok(counters.get(counter).copied().unwrap_or(0));
+    }
+    sqlx::query("SELECT value FROM counters WHERE name = $1")
+        .bind(counter)
+        .fetch_one(&mut *conn)
+        .await?
+        .try_get(0)
+}
+
 /// Takes the next number of a counter.
-async fn next(conn: &mut AnyConnection, counter: &str) -> Result<i64, sqlx::Error> {
+async fn next(
+    conn: &mut AnyConnection,
+    ctx: &Writer,
+    counter: &'static str,
+) -> Result<i64, sqlx::Error> {
+    if let Some(local) = &ctx.local {
+        let mut counters = local
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let value = counters.entry(counter).or_insert(0);
+        *value += 1;
+        return Ok(*value);
+    }
     let row = sqlx::query("UPDATE counters SET value = value + 1 WHERE name = $1 RETURNING value")
         .bind(counter)
         .fetch_one(&mut *conn)
@@ -550,9 +622,9 @@ async fn update_live<T>(
 async fn evict_past_count(
     conn: &mut AnyConnection,
     ended: i64,
-    retention: &Retention,
+    ctx: &Writer,
 ) -> Result<(), sqlx::Error> {
-    let limit = i64::try_from(retention.finished_tasks).unwrap_or(i64::MAX);
+    let limit = i64::try_from(ctx.retention.finished_tasks).unwrap_or(i64::MAX);
     let last_dropped = ended.saturating_sub(limit);
     if last_dropped <= 0 {
         return Ok(());
@@ -567,18 +639,14 @@ async fn evict_past_count(
     Ok(())
 }
 
-async fn apply(
-    conn: &mut AnyConnection,
-    write: &Write,
-    retention: &Retention,
-) -> Result<Done, Failed> {
+async fn apply(conn: &mut AnyConnection, write: &Write, ctx: &Writer) -> Result<Done, Failed> {
     match write {
         Write::Insert(task, owner) => {
             let ends = task.status.state.is_terminal();
-            let changed = next(conn, "changed").await?;
-            let created = next(conn, "created").await?;
+            let changed = next(conn, ctx, "changed").await?;
+            let created = next(conn, ctx, "created").await?;
             let (ended_seq, ended_at) = if ends {
-                (Some(next(conn, "ended").await?), Some(now_ms()))
+                (Some(next(conn, ctx, "ended").await?), Some(now_ms()))
             } else {
                 (None, None)
             };
@@ -610,16 +678,16 @@ async fn apply(
                 return Err(StoreError::AlreadyExists(task.id.clone()).into());
             }
             if let Some(ended) = ended_seq {
-                evict_past_count(conn, ended, retention).await?;
+                evict_past_count(conn, ended, ctx).await?;
             }
             Ok(Done::Unit)
         }
         Write::SetStatus(id, status) => {
-            let previous = update_status(conn, id, status, retention).await?;
+            let previous = update_status(conn, id, status, ctx).await?;
             Ok(Done::State(previous))
         }
         Write::SetStatusLogged(id, status, event) => {
-            let previous = update_status(conn, id, status, retention).await?;
+            let previous = update_status(conn, id, status, ctx).await?;
             let seq = log_event(conn, id, event).await?;
             Ok(Done::Logged(Some(previous), None, seq))
         }
@@ -672,11 +740,8 @@ async fn apply(
                 let task: String = row.try_get(0)?;
                 // Past the limits already: it goes now, as the in-memory store's
                 // last release forgets an overdue task.
-                let ended: i64 = sqlx::query("SELECT value FROM counters WHERE name = 'ended'")
-                    .fetch_one(&mut *conn)
-                    .await?
-                    .try_get(0)?;
-                let limit = i64::try_from(retention.finished_tasks).unwrap_or(i64::MAX);
+                let ended = current(conn, ctx, "ended").await?;
+                let limit = i64::try_from(ctx.retention.finished_tasks).unwrap_or(i64::MAX);
                 sqlx::query(
                     "DELETE FROM tasks WHERE id = $1 AND ended_seq IS NOT NULL \
                      AND (ended_seq <= $2 OR ended_at < $3) \
@@ -684,7 +749,7 @@ async fn apply(
                 )
                 .bind(task)
                 .bind(ended.saturating_sub(limit))
-                .bind(retention.max_age.map_or(i64::MIN, |age| {
+                .bind(ctx.retention.max_age.map_or(i64::MIN, |age| {
                     now_ms().saturating_sub(i64::try_from(age.as_millis()).unwrap_or(i64::MAX))
                 }))
                 .execute(&mut *conn)
@@ -700,7 +765,7 @@ async fn apply(
             if exists.is_none() {
                 return Err(StoreError::NotFound(config.task_id.clone()).into());
             }
-            let position = next(conn, "position").await?;
+            let position = next(conn, ctx, "position").await?;
             sqlx::query(
                 "INSERT INTO push_configs (task_id, config_id, position, body) \
                  VALUES ($1, $2, $3, $4) \
@@ -853,7 +918,7 @@ async fn update_status(
     conn: &mut AnyConnection,
     id: &TaskId,
     status: &TaskStatus,
-    retention: &Retention,
+    ctx: &Writer,
 ) -> Result<TaskState, Failed> {
     for _ in 0..VERSION_RETRIES {
         let Current { mut task, version } = read_task(conn, id).await?;
@@ -867,9 +932,9 @@ async fn update_status(
         let previous = std::mem::replace(&mut task.status, status.clone()).state;
         let state = status.state;
         let ends = state.is_terminal();
-        let changed = next(conn, "changed").await?;
+        let changed = next(conn, ctx, "changed").await?;
         let (ended_seq, ended_at) = if ends {
-            (Some(next(conn, "ended").await?), Some(now_ms()))
+            (Some(next(conn, ctx, "ended").await?), Some(now_ms()))
         } else {
             (None, None)
         };
@@ -890,7 +955,7 @@ async fn update_status(
         .await?;
         if written.rows_affected() == 1 {
             if let Some(ended) = ended_seq {
-                evict_past_count(conn, ended, retention).await?;
+                evict_past_count(conn, ended, ctx).await?;
             }
             return Ok(previous);
         }

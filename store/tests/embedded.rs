@@ -50,6 +50,17 @@ async fn what_was_acknowledged_is_there_after_a_reopen() {
         store.recall_key("k", since).await.expect("recall"),
         Some(TaskId::new("t1"))
     );
+    // Numbers go on past what was stored: a task created now is the most recent.
+    let task = Task::new(
+        TaskId::new("t2"),
+        ContextId::new("c1"),
+        TaskStatus::new(TaskState::Submitted),
+    );
+    store.insert(task).await.expect("insert after reopen");
+    let all = |_: &Task, _: Option<&agentyard_store::TaskOwner>| true;
+    let page = store.list(&all, 10, None).await.expect("list");
+    let ids: Vec<&str> = page.tasks.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["t2", "t1"]);
 }
 
 #[tokio::test]
