@@ -287,6 +287,7 @@ impl SqlTaskStore {
             Writer {
                 retention,
                 local: None,
+                live: None,
             }
         };
         tokio::spawn(write_loop(pool.clone(), jobs, Arc::new(ctx)));
@@ -440,6 +441,7 @@ async fn commit_batch(pool: &AnyPool, jobs: Vec<Job>, ctx: &Writer) -> Result<()
             Err(Failed::Database(error)) => {
                 tracing::warn!(%error, "task store write failed; retrying each write alone");
                 drop(tx);
+                ctx.forget_uncommitted();
                 let mut leftover: Vec<Job> = done.into_iter().map(|(job, _)| job).collect();
                 if leftover.is_empty() {
                     // Alone already: nothing to retry, this write failed.
@@ -466,6 +468,7 @@ async fn commit_batch(pool: &AnyPool, jobs: Vec<Job>, ctx: &Writer) -> Result<()
             }
         }
         Err(error) => {
+            ctx.forget_uncommitted();
             tracing::warn!(%error, "task store commit failed");
             let message = format!("the database did not commit the write: {error}");
             for (job, _) in done {
@@ -497,6 +500,11 @@ struct Writer {
     /// past the largest number stored). `None` for PostgreSQL, whose processes share
     /// the `counters` rows.
     local: Option<std::sync::Mutex<std::collections::HashMap<&'static str, i64>>>,
+    /// The embedded store's live tasks as the writer last wrote them, so an update
+    /// does not read its task back first. Only the writer touches it; it is emptied
+    /// whenever a transaction fails, since it may hold what was not committed. `None`
+    /// for PostgreSQL, where another process may have written the row.
+    live: Option<std::sync::Mutex<std::collections::HashMap<TaskId, Current>>>,
 }
 
 /// The counters, by name.
@@ -519,7 +527,41 @@ impl Writer {
         Ok(Self {
             retention,
             local: Some(std::sync::Mutex::new(counters)),
+            live: Some(std::sync::Mutex::new(std::collections::HashMap::new())),
         })
+    }
+
+    fn live(
+        &self,
+    ) -> Option<std::sync::MutexGuard<'_, std::collections::HashMap<TaskId, Current>>> {
+        self.live.as_ref().map(|live| {
+            live.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        })
+    }
+
+    /// A write of `task` at `version` went into the transaction.
+    fn wrote(&self, task: &Task, version: i64) {
+        if let Some(mut live) = self.live() {
+            if task.status.state.is_terminal() {
+                live.remove(&task.id);
+            } else {
+                live.insert(
+                    task.id.clone(),
+                    Current {
+                        task: task.clone(),
+                        version,
+                    },
+                );
+            }
+        }
+    }
+
+    /// A transaction failed: what the writer remembers may not be what is stored.
+    fn forget_uncommitted(&self) {
+        if let Some(mut live) = self.live() {
+            live.clear();
+        }
     }
 }
 
@@ -564,12 +606,16 @@ async fn next(
 }
 
 /// A task row as read for an update.
+#[derive(Debug, Clone)]
 struct Current {
     task: Task,
     version: i64,
 }
 
-async fn read_task(conn: &mut AnyConnection, id: &TaskId) -> Result<Current, Failed> {
+async fn read_task(conn: &mut AnyConnection, ctx: &Writer, id: &TaskId) -> Result<Current, Failed> {
+    if let Some(current) = ctx.live().and_then(|live| live.get(id).cloned()) {
+        return Ok(current);
+    }
     let row = sqlx::query("SELECT body, version FROM tasks WHERE id = $1")
         .bind(id.as_str())
         .fetch_optional(&mut *conn)
@@ -587,11 +633,12 @@ async fn read_task(conn: &mut AnyConnection, id: &TaskId) -> Result<Current, Fai
 /// fresh read).
 async fn update_live<T>(
     conn: &mut AnyConnection,
+    ctx: &Writer,
     id: &TaskId,
     mut change: impl FnMut(&mut Task) -> T,
 ) -> Result<T, Failed> {
     for _ in 0..VERSION_RETRIES {
-        let Current { mut task, version } = read_task(conn, id).await?;
+        let Current { mut task, version } = read_task(conn, ctx, id).await?;
         if task.status.state.is_terminal() {
             return Err(StoreError::Terminal {
                 task_id: id.clone(),
@@ -609,6 +656,7 @@ async fn update_live<T>(
         .execute(&mut *conn)
         .await?;
         if written.rows_affected() == 1 {
+            ctx.wrote(&task, version + 1);
             return Ok(answer);
         }
     }
@@ -677,6 +725,7 @@ async fn apply(conn: &mut AnyConnection, write: &Write, ctx: &Writer) -> Result<
                 // The numbers taken are only gaps; nothing else was written.
                 return Err(StoreError::AlreadyExists(task.id.clone()).into());
             }
+            ctx.wrote(task, 1);
             if let Some(ended) = ended_seq {
                 evict_past_count(conn, ended, ctx).await?;
             }
@@ -692,12 +741,12 @@ async fn apply(conn: &mut AnyConnection, write: &Write, ctx: &Writer) -> Result<
             Ok(Done::Logged(Some(previous), None, seq))
         }
         Write::PutArtifactLogged(id, artifact, append, event) => {
-            let stored = put_artifact(conn, id, artifact, *append).await?;
+            let stored = put_artifact(conn, ctx, id, artifact, *append).await?;
             let seq = log_event(conn, id, event).await?;
             Ok(Done::Logged(None, Some(stored), seq))
         }
         Write::AppendHistory(id, message) => {
-            update_live(conn, id, |task| {
+            update_live(conn, ctx, id, |task| {
                 task.history
                     .get_or_insert_with(Vec::new)
                     .push(message.clone());
@@ -706,7 +755,7 @@ async fn apply(conn: &mut AnyConnection, write: &Write, ctx: &Writer) -> Result<
             Ok(Done::Unit)
         }
         Write::PutArtifact(id, artifact, append) => {
-            let stored = put_artifact(conn, id, artifact, *append).await?;
+            let stored = put_artifact(conn, ctx, id, artifact, *append).await?;
             Ok(Done::Artifact(stored))
         }
         Write::AppendEvent(id, body) => {
@@ -870,11 +919,12 @@ async fn apply(conn: &mut AnyConnection, write: &Write, ctx: &Writer) -> Result<
 
 async fn put_artifact(
     conn: &mut AnyConnection,
+    ctx: &Writer,
     id: &TaskId,
     artifact: &Artifact,
     append: bool,
 ) -> Result<Artifact, Failed> {
-    update_live(conn, id, |task| {
+    update_live(conn, ctx, id, |task| {
         let artifacts = task.artifacts.get_or_insert_with(Vec::new);
         match artifacts
             .iter_mut()
@@ -921,7 +971,7 @@ async fn update_status(
     ctx: &Writer,
 ) -> Result<TaskState, Failed> {
     for _ in 0..VERSION_RETRIES {
-        let Current { mut task, version } = read_task(conn, id).await?;
+        let Current { mut task, version } = read_task(conn, ctx, id).await?;
         if task.status.state.is_terminal() {
             return Err(StoreError::Terminal {
                 task_id: id.clone(),
@@ -954,6 +1004,7 @@ async fn update_status(
         .execute(&mut *conn)
         .await?;
         if written.rows_affected() == 1 {
+            ctx.wrote(&task, version + 1);
             if let Some(ended) = ended_seq {
                 evict_past_count(conn, ended, ctx).await?;
             }
