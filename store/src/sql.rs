@@ -258,6 +258,9 @@ impl SqlTaskStore {
         let pool = AnyPoolOptions::new()
             .max_connections(if sqlite { 4 } else { 8 })
             .acquire_timeout(Duration::from_secs(5))
+            // A file has no connection to lose: no ping before each use. (A PostgreSQL
+            // connection is checked, so one cut by a restart is replaced, not used.)
+            .test_before_acquire(!sqlite)
             .after_connect(move |conn, _| {
                 Box::pin(async move {
                     if sqlite {
