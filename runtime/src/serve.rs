@@ -108,9 +108,16 @@ impl Server {
             })?;
         let store = config.open_store().await.map_err(ServeError::Store)?;
         // Before any send: what was running when the process stopped ends `failed`.
-        let recovered = agentyard_store::restart::recover(&*store)
-            .await
-            .map_err(ServeError::Store)?;
+        // Only for the embedded store, which this process alone uses (its directory
+        // is locked): on a PostgreSQL store shared by several servers, a task running
+        // now may be another server's.
+        let recovered = if config.store.effective_kind() == StoreKind::Embedded {
+            agentyard_store::restart::recover(&*store)
+                .await
+                .map_err(ServeError::Store)?
+        } else {
+            agentyard_store::restart::Recovered::default()
+        };
         if recovered.failed > 0 {
             tracing::warn!(
                 failed = recovered.failed,
