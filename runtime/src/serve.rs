@@ -107,24 +107,6 @@ impl Server {
                 problem: e.to_string(),
             })?;
         let store = config.open_store().await.map_err(ServeError::Store)?;
-        // Before any send: what was running when the process stopped ends `failed`.
-        // Only for the embedded store, which this process alone uses (its directory
-        // is locked): on a PostgreSQL store shared by several servers, a task running
-        // now may be another server's.
-        let recovered = if config.store.effective_kind() == StoreKind::Embedded {
-            agentyard_store::restart::recover(&*store)
-                .await
-                .map_err(ServeError::Store)?
-        } else {
-            agentyard_store::restart::Recovered::default()
-        };
-        if recovered.failed > 0 {
-            tracing::warn!(
-                failed = recovered.failed,
-                waiting = recovered.waiting,
-                "tasks that were running when the server stopped are now failed"
-            );
-        }
         let sweeper = config.retention().max_age.map(|age| {
             let store = Arc::clone(&store);
             tokio::spawn(async move {
@@ -147,6 +129,24 @@ impl Server {
             .await
             .map_err(ServeError::Runtime)?;
         config.check_agents(|name| runtime.supervisor().agent(name).is_some())?;
+        // Before the edge takes sends: what was running when the process stopped ends
+        // `failed` (or runs again, for agents that opted in). Only for the embedded
+        // store, which this process alone uses (its directory is locked): on a
+        // PostgreSQL store shared by several servers, a running task may be another
+        // server's.
+        let recovered = if config.store.effective_kind() == StoreKind::Embedded {
+            runtime.recover(&*store).await.map_err(ServeError::Store)?
+        } else {
+            agentyard_store::restart::Recovered::default()
+        };
+        if recovered.failed > 0 || !recovered.rerun.is_empty() {
+            tracing::warn!(
+                failed = recovered.failed,
+                rerun = recovered.rerun.len(),
+                waiting = recovered.waiting,
+                "tasks that were running when the server stopped are now failed, or run again"
+            );
+        }
 
         let edge = Edge::start(runtime.supervisor().clone(), edge_config(&config))
             .await
@@ -178,10 +178,17 @@ impl Server {
     #[must_use]
     pub fn storage(&self) -> String {
         let kept = self.config.limits.finished_tasks;
-        let recovered = match (self.recovered.failed, self.recovered.waiting) {
-            (0, 0) => String::new(),
-            (failed, waiting) => format!(
+        let recovered = match (
+            self.recovered.failed,
+            self.recovered.waiting,
+            self.recovered.rerun.len(),
+        ) {
+            (0, 0, 0) => String::new(),
+            (failed, waiting, 0) => format!(
                 "; found {failed} task(s) cut off by the last stop (now failed) and {waiting} waiting for input"
+            ),
+            (failed, waiting, rerun) => format!(
+                "; found {failed} task(s) cut off by the last stop (now failed), {rerun} running again, and {waiting} waiting for input"
             ),
         };
         match self.config.store.effective_kind() {
