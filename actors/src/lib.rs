@@ -30,7 +30,7 @@
 //!   idempotency → concurrency limits → session), its session registry with the one
 //!   passivation routine, and the actor that supervises the sessions.
 //!
-//! Beside them: [`store`] ([`TaskStore`], [`InMemoryTaskStore`]), [`events`] (typed
+//! Beside them: [`store`] ([`TaskStore`] and its stores, from `agentyard-store`), [`events`] (typed
 //! runtime [`Event`]s), [`intent`] (the pluggable [`IntentClassifier`]), `limits` and
 //! `idempotency` (the supervisor's concurrency limits and key cache), [`error`]
 //! ([`Error`], what a caller can act on), and [`edge`], the HTTP edge:

@@ -96,6 +96,8 @@ enum Suite {
     Sustained,
     /// A local agent calling a remote agent over loopback against the bare client.
     Remote,
+    /// The durable task stores (embedded, PostgreSQL) against the in-memory store.
+    Store,
 }
 
 #[derive(Debug, Subcommand)]
@@ -249,6 +251,9 @@ async fn run(cli: Cli) -> Result<bool> {
     }
     if every || cli.suite == Suite::Overload {
         suites::overload::run(&options, &mut report).await?;
+    }
+    if every || cli.suite == Suite::Store {
+        suites::store::run(&options, &mut report).await?;
     }
     if every || cli.suite == Suite::Sustained {
         suites::sustained::run(&options, &mut report).await?;

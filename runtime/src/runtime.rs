@@ -175,6 +175,13 @@ impl RuntimeBuilder {
         self
     }
 
+    /// Uses this shared task store instead of the in-memory one (a store the caller
+    /// keeps a handle on, e.g. to close it).
+    pub fn shared_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
     /// Consults `classifier` for the intent of free-text sends (those without a
     /// valid handoff payload); its answer is the `intent` of the send's events and
     /// [`TaskContext::intent`](agentyard_actors::TaskContext::intent). Without one (the
@@ -273,6 +280,58 @@ impl Runtime {
     /// A builder with the defaults in [`RuntimeBuilder`]'s table.
     pub fn builder() -> RuntimeBuilder {
         RuntimeBuilder::default()
+    }
+
+    /// After a crash, with the durable `store` this runtime uses: ends every task that
+    /// was running as `failed` ("the server restarted"), except those of agents that
+    /// opted in ([`AgentDescriptor::rerun_after_restart`]), which run again with their
+    /// last message, as the principal that created them. Tasks waiting for input stay
+    /// answerable. Call it before taking sends, and only when this process is the
+    /// store's only user (an embedded store; not a shared PostgreSQL one).
+    ///
+    /// # Errors
+    /// The store's, when it cannot be read or written. A task that cannot be sent again
+    /// is logged and left waiting for input.
+    pub async fn recover(
+        &self,
+        store: &dyn TaskStore,
+    ) -> std::result::Result<agentyard_store::restart::Recovered, agentyard_store::StoreError> {
+        let supervisor = &self.supervisor;
+        let rerun = |owner: &agentyard_store::TaskOwner| {
+            supervisor
+                .agent(&owner.agent)
+                .is_some_and(|descriptor| descriptor.rerun_after_restart)
+        };
+        let recovered = agentyard_store::restart::recover_with(store, &rerun).await?;
+        for task_id in &recovered.rerun {
+            let Some(task) = store.get(task_id, None).await? else {
+                continue;
+            };
+            let Some(owner) = store.owner(task_id).await? else {
+                continue;
+            };
+            let Some(last) = task
+                .history
+                .iter()
+                .flatten()
+                .rev()
+                .find(|message| message.role == agentyard_transport::a2a::Role::User)
+            else {
+                continue;
+            };
+            let mut message = last.clone();
+            message.message_id = agentyard_transport::MessageId::mint();
+            message.task_id = Some(task_id.clone());
+            message.context_id = Some(task.context_id.clone());
+            let mut request = SendRequest::new(owner.agent.to_string(), message);
+            if let Some(principal) = &owner.principal {
+                request = request.principal(principal.to_string());
+            }
+            if let Err(error) = supervisor.send(request).await {
+                tracing::warn!(%task_id, %error, "a task cut off by a restart could not run again");
+            }
+        }
+        Ok(recovered)
     }
 
     /// The supervisor, for entry points (the HTTP edge, workflows) that build their own

@@ -34,6 +34,14 @@ impl Serve {
     fn start(config: Option<&str>) -> Self {
         let mut command = Command::new(BIN);
         command.args(["serve", "--bind", "127.0.0.1:0"]);
+        // Each server its own data directory: `serve` keeps tasks in an embedded store,
+        // by default in `./agentyard-data`, which must not land in the repository.
+        let data = std::env::temp_dir().join(format!(
+            "agentyard-client-data-{}-{}",
+            std::process::id(),
+            uuid_like()
+        ));
+        command.arg("--data-dir").arg(data);
         if let Some(text) = config {
             let dir = std::env::temp_dir().join(format!("agentyard-client-{}", std::process::id()));
             std::fs::create_dir_all(&dir).expect("temp dir");

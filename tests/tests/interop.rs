@@ -109,6 +109,8 @@ impl Server {
         let mut child = Command::new(bin)
             .args(["serve", "--bind", "127.0.0.1:0", "--config"])
             .arg(&path)
+            .arg("--data-dir")
+            .arg(dir.join(format!("{name}-data")))
             .stdout(Stdio::piped())
             .stderr(File::create(&log).expect("create the server log"))
             .spawn()
