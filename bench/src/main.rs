@@ -94,6 +94,10 @@ enum Suite {
     /// Five minutes of new conversations against `agentyard serve`: memory and
     /// throughput over time.
     Sustained,
+    /// A local agent calling a remote agent over loopback against the bare client.
+    Remote,
+    /// The durable task stores (embedded, PostgreSQL) against the in-memory store.
+    Store,
 }
 
 #[derive(Debug, Subcommand)]
@@ -248,8 +252,14 @@ async fn run(cli: Cli) -> Result<bool> {
     if every || cli.suite == Suite::Overload {
         suites::overload::run(&options, &mut report).await?;
     }
+    if every || cli.suite == Suite::Store {
+        suites::store::run(&options, &mut report).await?;
+    }
     if every || cli.suite == Suite::Sustained {
         suites::sustained::run(&options, &mut report).await?;
+    }
+    if every || cli.suite == Suite::Remote {
+        suites::remote::run(&options, &mut report).await?;
     }
     report.evaluate_targets();
 

@@ -15,6 +15,8 @@
 //! - [`builtin`]: the agents `agentyard serve` starts with (echo, countdown, ask,
 //!   planner and its worker).
 //! - [`config`]: the `agentyard serve` configuration file.
+//! - [`store`]: `agentyard-store`, the task stores (memory, embedded file, PostgreSQL)
+//!   and their contract.
 //! - [`serve`]: the server `agentyard serve` runs: the runtime with the built-in
 //!   agents behind the HTTP edge.
 //! - The `agentyard` binary (`src/main.rs`): the command-line program.
@@ -35,7 +37,8 @@ pub use agentyard_actors::{FnAgent, Outcome, SessionAgent, agent_fn};
 pub use agentyard_policy as policy;
 // The HTTP edge, the A2A client, the wire model and JSON-RPC framing, so that a
 // program (and the e2e tests) needs no crate but this one.
-pub use agentyard_actors::edge;
+pub use agentyard_actors::{edge, remote};
+pub use agentyard_store as store;
 pub use agentyard_transport::a2a::{Artifact, Message, Part, Role, Task, TaskState, TaskStatus};
 pub use agentyard_transport::handoff;
 pub use agentyard_transport::{ContextId, MessageId, TaskId};

@@ -10,6 +10,8 @@ use agentyard::serve::Server;
 use clap::{Parser, Subcommand, ValueEnum};
 use tracing_subscriber::EnvFilter;
 
+mod cli;
+
 /// agentyard: an actor-based multi-agent runtime speaking A2A 0.3.0.
 #[derive(Debug, Parser)]
 #[command(
@@ -49,7 +51,14 @@ enum Command {
         /// free port.
         #[arg(long, value_parser = parse_bind)]
         bind: Option<SocketAddr>,
+        /// The data directory of the embedded task store, over the config file's
+        /// `store.path` (default `./agentyard-data`, created on first start).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
     },
+    /// The A2A client commands: card, send, stream, get, cancel, resubscribe.
+    #[command(flatten)]
+    Client(cli::ClientCommand),
 }
 
 /// The exit code of a program stopped by a second Ctrl-C or SIGTERM (128 + SIGINT, as
@@ -67,13 +76,23 @@ fn main() -> ExitCode {
         Err(error) => return fail(cli.log_format, &error),
     };
     match cli.command {
-        Command::Serve { config, bind } => runtime.block_on(serve(cli.log_format, config, bind)),
+        Command::Serve {
+            config,
+            bind,
+            data_dir,
+        } => runtime.block_on(serve(cli.log_format, config, bind, data_dir)),
+        Command::Client(command) => runtime.block_on(cli::run(command)),
     }
 }
 
-async fn serve(format: LogFormat, config: Option<PathBuf>, bind: Option<SocketAddr>) -> ExitCode {
+async fn serve(
+    format: LogFormat,
+    config: Option<PathBuf>,
+    bind: Option<SocketAddr>,
+    data_dir: Option<PathBuf>,
+) -> ExitCode {
     let mut signals = StopSignals::listen();
-    let server = match Server::start(config.as_deref(), bind).await {
+    let server = match Server::start_in(config.as_deref(), bind, data_dir.as_deref()).await {
         Ok(server) => server,
         Err(error) => return fail(format, &error),
     };
