@@ -36,7 +36,9 @@
 //! ([`Error`], what a caller can act on), and [`edge`], the HTTP edge:
 //! [`SupervisorService`](edge::SupervisorService) answers the A2A methods through the
 //! supervisor, [`PushNotifier`](edge::PushNotifier) calls webhooks, and
-//! [`Edge`](edge::Edge) starts the actor that owns the server.
+//! [`Edge`](edge::Edge) starts the actor that owns the server; [`remote`], remote A2A
+//! agents as local agent types ([`RemotePeer`](remote::RemotePeer)), whose sessions
+//! call out through the transport client.
 //!
 //! This crate uses `agentyard-policy` for decisions and `agentyard-transport` for the
 //! A2A data model; neither knows about actors.
@@ -71,6 +73,7 @@ mod limits;
 mod live;
 mod occupancy;
 mod port;
+pub mod remote;
 mod send;
 mod session;
 pub mod store;

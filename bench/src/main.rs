@@ -96,6 +96,8 @@ enum Suite {
     Sustained,
     /// The durable task stores (embedded, PostgreSQL) against the in-memory store.
     Store,
+    /// A local agent calling a remote agent over loopback against the bare client.
+    Remote,
 }
 
 #[derive(Debug, Subcommand)]
@@ -255,6 +257,9 @@ async fn run(cli: Cli) -> Result<bool> {
     }
     if every || cli.suite == Suite::Sustained {
         suites::sustained::run(&options, &mut report).await?;
+    }
+    if every || cli.suite == Suite::Remote {
+        suites::remote::run(&options, &mut report).await?;
     }
     report.evaluate_targets();
 

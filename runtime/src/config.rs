@@ -33,8 +33,11 @@ use agentyard_policy::PolicyConfig;
 use agentyard_transport::a2a::AgentSkill;
 use serde::{Deserialize, Deserializer};
 
+mod remote;
 #[cfg(test)]
 mod tests;
+
+pub use remote::{RemoteAuth, RemoteEntry, Unreachable};
 
 impl ConfigError {
     /// This error, said to be in the file at `path`.
@@ -104,6 +107,8 @@ pub struct Config {
     pub policy: PolicyConfig,
     /// `[store]`: where tasks are kept.
     pub store: StoreSection,
+    /// `[[remote]]`: remote A2A agents registered as local agent types.
+    pub remote: Vec<RemoteEntry>,
 }
 
 /// `[server]`.
@@ -629,7 +634,34 @@ impl Config {
                 ));
             }
         }
+        for (i, remote) in self.remote.iter().enumerate() {
+            remote.check(i)?;
+            let taken = self.agents.exposed.contains(&remote.name)
+                || self.remote[..i]
+                    .iter()
+                    .any(|other| other.name == remote.name);
+            if taken {
+                return Err(invalid(
+                    &format!("remote[{i}].name"),
+                    "names an agent that is already registered",
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// The agents the edge serves: `agents.exposed` and the `[[remote]]` entries
+    /// with `expose = true` (the gateway).
+    #[must_use]
+    pub fn exposed_agents(&self) -> Vec<String> {
+        let mut exposed = self.agents.exposed.clone();
+        exposed.extend(
+            self.remote
+                .iter()
+                .filter(|remote| remote.expose)
+                .map(|remote| remote.name.clone()),
+        );
+        exposed
     }
 
     /// Checks that every agent the file names is registered.

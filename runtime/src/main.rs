@@ -10,6 +10,8 @@ use agentyard::serve::Server;
 use clap::{Parser, Subcommand, ValueEnum};
 use tracing_subscriber::EnvFilter;
 
+mod cli;
+
 /// agentyard: an actor-based multi-agent runtime speaking A2A 0.3.0.
 #[derive(Debug, Parser)]
 #[command(
@@ -54,6 +56,9 @@ enum Command {
         #[arg(long)]
         data_dir: Option<PathBuf>,
     },
+    /// The A2A client commands: card, send, stream, get, cancel, resubscribe.
+    #[command(flatten)]
+    Client(cli::ClientCommand),
 }
 
 /// The exit code of a program stopped by a second Ctrl-C or SIGTERM (128 + SIGINT, as
@@ -76,6 +81,7 @@ fn main() -> ExitCode {
             bind,
             data_dir,
         } => runtime.block_on(serve(cli.log_format, config, bind, data_dir)),
+        Command::Client(command) => runtime.block_on(cli::run(command)),
     }
 }
 

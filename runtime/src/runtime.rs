@@ -4,6 +4,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use agentyard_actors::remote::{RemoteOptions, RemotePeer};
 use agentyard_actors::{
     Agent, AgentDescriptor, AgentError, InMemoryTaskStore, IntentClassifier, Outcome, Registration,
     Result, SendRequest, SessionAgent, SessionInfo, Settled, SharedIntentClassifier, StreamEvent,
@@ -68,6 +69,7 @@ pub struct Runtime {
 pub struct RuntimeBuilder {
     config: SupervisorConfig,
     registrations: Vec<Registration>,
+    remotes: Vec<(String, RemoteOptions)>,
     policy: Option<Arc<dyn Policy>>,
     store: Option<Arc<dyn TaskStore>>,
 }
@@ -77,6 +79,7 @@ impl std::fmt::Debug for RuntimeBuilder {
         f.debug_struct("RuntimeBuilder")
             .field("config", &self.config)
             .field("registrations", &self.registrations)
+            .field("remotes", &self.remotes)
             .field("custom_policy", &self.policy.is_some())
             .field("custom_store", &self.store.is_some())
             .finish()
@@ -102,6 +105,36 @@ impl RuntimeBuilder {
     {
         self.registrations
             .push(Registration::new(descriptor, factory));
+        self
+    }
+
+    /// Registers the remote A2A agent whose card is at `card_url` as the agent type
+    /// `name` (see [`agentyard_actors::remote`]): local agents and callers reach it
+    /// by that name, through the supervisor like any agent. Its card is fetched by
+    /// [`build`](Self::build), which fails when it cannot be.
+    pub fn remote(self, name: impl Into<String>, card_url: impl Into<String>) -> Self {
+        self.remote_with(name, RemoteOptions::new(card_url))
+    }
+
+    /// [`remote`](Self::remote) with every option: credentials, timeouts, the card
+    /// refresh schedule, what an unreachable card at start does, the peer's
+    /// concurrency limit, whether the edge exposes it (the gateway).
+    pub fn remote_with(mut self, name: impl Into<String>, options: RemoteOptions) -> Self {
+        self.remotes.push((name.into(), options));
+        self
+    }
+
+    /// Registers an agent type from its [`Registration`] (a local agent's, or a
+    /// [`RemotePeer::registration`]).
+    pub fn registration(mut self, registration: Registration) -> Self {
+        self.registrations.push(registration);
+        self
+    }
+
+    /// Registers an already connected remote agent (e.g. one a workflow made from a
+    /// card URL with [`RemotePeer::connect`]).
+    pub fn remote_peer(mut self, peer: &Arc<RemotePeer>) -> Self {
+        self.registrations.push(peer.registration());
         self
     }
 
@@ -221,9 +254,15 @@ impl RuntimeBuilder {
     /// Starts the runtime. Must be called inside a tokio runtime.
     ///
     /// # Errors
+    /// [`agentyard_actors::Error::Remote`] when a remote agent's card cannot be
+    /// fetched (and its start mode says to fail);
     /// [`agentyard_actors::Error::SessionUnavailable`] if the supervisor actor cannot
     /// start.
-    pub async fn build(self) -> Result<Runtime> {
+    pub async fn build(mut self) -> Result<Runtime> {
+        for (name, options) in std::mem::take(&mut self.remotes) {
+            let peer = RemotePeer::connect(name, options).await?;
+            self.registrations.push(peer.registration());
+        }
         // Not `AllowAll`: that has no hop limit, so two agents delegating to each
         // other would loop until the concurrency limits ran out.
         let policy = self

@@ -124,10 +124,12 @@ impl Server {
             .config(config.supervisor_config())
             .shared_store(Arc::clone(&store))
             .policy(policy);
-        let runtime = builtin::register(builder, &config.agents.exposed)
-            .build()
-            .await
-            .map_err(ServeError::Runtime)?;
+        let mut builder = builtin::register(builder, &config.agents.exposed);
+        for remote in &config.remote {
+            let options = remote.options(|variable| std::env::var(variable).ok())?;
+            builder = builder.remote_with(remote.name.clone(), options);
+        }
+        let runtime = builder.build().await.map_err(ServeError::Runtime)?;
         config.check_agents(|name| runtime.supervisor().agent(name).is_some())?;
         // Before the edge takes sends: what was running when the process stopped ends
         // `failed` (or runs again, for agents that opted in). Only for the embedded
@@ -269,7 +271,7 @@ impl Server {
                 format!("{}/.well-known/agent-card.json", self.edge.base_url()),
             ));
         }
-        for name in &self.config.agents.exposed {
+        for name in &self.config.exposed_agents() {
             urls.push((name.clone(), self.edge.card_url(name)));
         }
         urls
@@ -316,7 +318,7 @@ fn edge_config(config: &Config) -> EdgeConfig {
 
     let mut edge = EdgeConfig::default()
         .bind(config.server.bind)
-        .agents(config.agents.exposed.iter().cloned())
+        .agents(config.exposed_agents())
         .auth(auth)
         .body_limit(config.server.body_limit)
         .request_timeout(Duration::from_secs(config.server.request_timeout_secs))
@@ -324,7 +326,7 @@ fn edge_config(config: &Config) -> EdgeConfig {
         .idle_timeout(Duration::from_secs(config.server.idle_timeout_secs))
         .max_connections(config.server.max_connections)
         .push(push);
-    for agent in &config.agents.exposed {
+    for agent in &config.exposed_agents() {
         let mut settings = AgentSettings::default();
         if agent == "echo" {
             // The echo agent answers with a plain Message, as simple A2A clients expect.

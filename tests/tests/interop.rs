@@ -19,6 +19,9 @@
 //! after the other, so the clients' calls do not compete for the CPU with the e2e
 //! tests. Its own cases link agentyard's client to drive an official server.
 
+#[path = "interop/remote.rs"]
+mod remote;
+
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};

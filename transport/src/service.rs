@@ -160,6 +160,9 @@ pub struct CallContext {
     /// The request's `Last-Event-ID` header: the number of the last event a client that
     /// reconnects to a task stream received. The stream resumes after it.
     pub last_event_id: Option<u64>,
+    /// The request's W3C `traceparent` header, if any (unchecked), so that calls
+    /// made on behalf of this one continue its trace.
+    pub traceparent: Option<String>,
 }
 
 impl CallContext {
@@ -174,6 +177,7 @@ impl CallContext {
             idempotency_key: None,
             last_event_id: None,
             version: ProtocolVersion::V0_3,
+            traceparent: None,
         }
     }
 

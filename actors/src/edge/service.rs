@@ -521,10 +521,22 @@ impl SupervisorService {
         };
         // What the client sent reaches the agent: `params.metadata` and the activated
         // extensions (the message keeps its own metadata).
+        let across = crate::remote::Across::read(&message, context.traceparent.as_deref());
+        if across.loops_back_to(&agent.name) {
+            return Err(JsonRpcError::invalid_params()
+                .with_message(format!(
+                    "delegation cycle: agent `{}` is already waiting on this chain of sends \
+                     (it came back through another runtime); sending to it again would loop",
+                    agent.name
+                ))
+                .with_data(json!({"reason": "delegation_cycle", "agent": agent.name})));
+        }
+        let hops = across.hops;
         let mut request = SendRequest::new(agent.name.clone(), message)
             .entry_point(EntryPoint::Http)
-            .metadata(metadata)
+            .metadata(across.into_metadata(metadata))
             .extensions(context.extensions.clone());
+        request.hops = hops;
         if let Some(Principal { name, .. }) = &context.principal {
             request = request.from(name.clone()).principal(name.clone());
         }

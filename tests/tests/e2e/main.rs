@@ -41,6 +41,7 @@ mod nonblocking_send_queues_behind_a_running_task;
 mod panicking_agent_fails_only_its_task;
 mod passivation_keeps_history;
 mod push_webhooks_resolve_at_delivery;
+mod remote_agents_across_two_runtimes;
 mod restart_reruns_opted_in_agents;
 mod serve_extended_card;
 mod sessions_past_the_warm_limit_are_passivated_at_once;

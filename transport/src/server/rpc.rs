@@ -294,6 +294,11 @@ impl<S: A2aService> Call<S> {
             .headers
             .get("idempotency-key")
             .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+        context.traceparent = parts
+            .headers
+            .get("traceparent")
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
         if let Some(value) = parts.headers.get("last-event-id") {
             match value
                 .to_str()
