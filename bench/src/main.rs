@@ -94,10 +94,10 @@ enum Suite {
     /// Five minutes of new conversations against `agentyard serve`: memory and
     /// throughput over time.
     Sustained,
-    /// The durable task stores (embedded, PostgreSQL) against the in-memory store.
-    Store,
     /// A local agent calling a remote agent over loopback against the bare client.
     Remote,
+    /// The durable task stores (embedded, PostgreSQL) against the in-memory store.
+    Store,
 }
 
 #[derive(Debug, Subcommand)]

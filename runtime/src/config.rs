@@ -105,10 +105,10 @@ pub struct Config {
     pub push: PushSection,
     /// `[policy]`: allow/deny rules, rate limits, hop limit.
     pub policy: PolicyConfig,
-    /// `[store]`: where tasks are kept.
-    pub store: StoreSection,
     /// `[[remote]]`: remote A2A agents registered as local agent types.
     pub remote: Vec<RemoteEntry>,
+    /// `[store]`: where tasks are kept.
+    pub store: StoreSection,
 }
 
 /// `[server]`.

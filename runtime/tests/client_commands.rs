@@ -34,8 +34,8 @@ impl Serve {
     fn start(config: Option<&str>) -> Self {
         let mut command = Command::new(BIN);
         command.args(["serve", "--bind", "127.0.0.1:0"]);
-        // A data directory of its own: never `./agentyard-data` in the repository, and
-        // never one another server of this test holds.
+        // Each server its own data directory: `serve` keeps tasks in an embedded store,
+        // by default in `./agentyard-data`, which must not land in the repository.
         let data = std::env::temp_dir().join(format!(
             "agentyard-client-data-{}-{}",
             std::process::id(),

@@ -157,12 +157,12 @@ pub struct CallContext {
     /// The service answers in the internal model either way; it may record the
     /// version, e.g. for what a webhook registered by this call receives.
     pub version: ProtocolVersion,
-    /// The request's `Last-Event-ID` header: the number of the last event a client that
-    /// reconnects to a task stream received. The stream resumes after it.
-    pub last_event_id: Option<u64>,
     /// The request's W3C `traceparent` header, if any (unchecked), so that calls
     /// made on behalf of this one continue its trace.
     pub traceparent: Option<String>,
+    /// The request's `Last-Event-ID` header: the number of the last event a client that
+    /// reconnects to a task stream received. The stream resumes after it.
+    pub last_event_id: Option<u64>,
 }
 
 impl CallContext {

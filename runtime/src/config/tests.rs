@@ -293,30 +293,6 @@ fn connection_limits_are_read_and_zero_is_refused_by_name() {
 }
 
 #[test]
-fn the_store_is_embedded_unless_a_url_or_kind_says_otherwise() {
-    let default = Config::from_toml("").expect("valid");
-    assert_eq!(default.store.effective_kind(), StoreKind::Embedded);
-    assert_eq!(default.store.path, std::path::Path::new("./agentyard-data"));
-    let url = Config::from_toml("[store]\nurl = \"postgres://u@127.0.0.1/db\"\n").expect("valid");
-    assert_eq!(url.store.effective_kind(), StoreKind::Postgres);
-    let memory = Config::from_toml("[store]\nkind = \"memory\"\n").expect("valid");
-    assert_eq!(memory.store.effective_kind(), StoreKind::Memory);
-    let aged = Config::from_toml("[store]\nmax_age_secs = 60\n").expect("valid");
-    assert_eq!(aged.retention().max_age, Some(Duration::from_secs(60)));
-    assert_eq!(default.retention().max_age, None);
-}
-
-#[test]
-fn a_bad_store_is_named() {
-    let e = error_of("[store]\nkind = \"postgres\"\n");
-    assert!(e.contains("store.url"), "{e}");
-    let e = error_of("[store]\nurl = \"mysql://x\"\n");
-    assert!(e.contains("store.url") && e.contains("postgres://"), "{e}");
-    let e = error_of("[store]\nkind = \"redis\"\n");
-    assert!(e.contains("redis") || e.contains("kind"), "{e}");
-}
-
-#[test]
 fn remote_entries_are_read_with_their_secrets_from_the_environment() {
     let config = Config::from_toml(
         r#"
@@ -364,4 +340,28 @@ fn remote_entries_with_bad_values_name_the_key() {
     assert!(e.contains("remote[0].name"), "{e}");
     let e = error_of("[[remote]]\nname = \"r\"\ncard_url = \"http://x\"\nsecret = \"k\"\n");
     assert!(e.contains("secret"), "{e}");
+}
+
+#[test]
+fn the_store_is_embedded_unless_a_url_or_kind_says_otherwise() {
+    let default = Config::from_toml("").expect("valid");
+    assert_eq!(default.store.effective_kind(), StoreKind::Embedded);
+    assert_eq!(default.store.path, std::path::Path::new("./agentyard-data"));
+    let url = Config::from_toml("[store]\nurl = \"postgres://u@127.0.0.1/db\"\n").expect("valid");
+    assert_eq!(url.store.effective_kind(), StoreKind::Postgres);
+    let memory = Config::from_toml("[store]\nkind = \"memory\"\n").expect("valid");
+    assert_eq!(memory.store.effective_kind(), StoreKind::Memory);
+    let aged = Config::from_toml("[store]\nmax_age_secs = 60\n").expect("valid");
+    assert_eq!(aged.retention().max_age, Some(Duration::from_secs(60)));
+    assert_eq!(default.retention().max_age, None);
+}
+
+#[test]
+fn a_bad_store_is_named() {
+    let e = error_of("[store]\nkind = \"postgres\"\n");
+    assert!(e.contains("store.url"), "{e}");
+    let e = error_of("[store]\nurl = \"mysql://x\"\n");
+    assert!(e.contains("store.url") && e.contains("postgres://"), "{e}");
+    let e = error_of("[store]\nkind = \"redis\"\n");
+    assert!(e.contains("redis") || e.contains("kind"), "{e}");
 }
