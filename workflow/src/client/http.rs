@@ -1,0 +1,128 @@
+//! [`OverHttp`]: nodes reached over the HTTP edge with A2A JSON-RPC, as the seed's
+//! decision record chose ("every node an A2A server, all communication HTTP").
+
+use std::sync::Arc;
+
+use agentyard_transport::a2a::{
+    MessageSendConfiguration, MessageSendParams, StreamEvent, Task, TaskIdParams, TaskQueryParams,
+};
+use agentyard_transport::client::{A2aClient, ClientOptions};
+use agentyard_transport::{ContextId, TaskId};
+use async_trait::async_trait;
+use dashmap::DashMap;
+use futures::StreamExt as _;
+
+use super::{NodeClient, NodeError, NodeSend};
+
+/// Sends each node's message as `message/stream` to `{base_url}/agents/{agent}` (the
+/// first event names the task, so it can be canceled with `tasks/cancel` while it
+/// runs), then reads the settled task with `tasks/get`. The agents must be exposed.
+#[derive(Debug, Clone)]
+pub struct OverHttp {
+    base_url: String,
+    options: ClientOptions,
+    clients: Arc<DashMap<String, A2aClient>>,
+    /// The task each attempt's conversation runs, for `tasks/cancel`.
+    running: Arc<DashMap<ContextId, (String, TaskId)>>,
+}
+
+impl OverHttp {
+    /// Reaches the agents served under `base_url` (e.g. `http://127.0.0.1:8080`),
+    /// with `options` (credentials) on every call.
+    #[must_use]
+    pub fn new(base_url: impl Into<String>, options: ClientOptions) -> Self {
+        Self {
+            base_url: base_url.into().trim_end_matches('/').to_owned(),
+            options,
+            clients: Arc::default(),
+            running: Arc::default(),
+        }
+    }
+
+    async fn client(&self, agent: &str) -> Result<A2aClient, NodeError> {
+        if let Some(client) = self.clients.get(agent) {
+            return Ok(client.clone());
+        }
+        let card = format!(
+            "{}/agents/{agent}/.well-known/agent-card.json",
+            self.base_url
+        );
+        let client = A2aClient::connect(&card, self.options.clone())
+            .await
+            .map_err(|e| NodeError(format!("agent `{agent}` over HTTP: {e}")))?;
+        self.clients.insert(agent.to_owned(), client.clone());
+        Ok(client)
+    }
+}
+
+#[async_trait]
+impl NodeClient for OverHttp {
+    async fn send(&self, send: NodeSend) -> Result<Task, NodeError> {
+        let client = self.client(&send.agent).await?;
+        let context_id = send
+            .message
+            .context_id
+            .clone()
+            .unwrap_or_else(ContextId::mint);
+        let mut params = MessageSendParams::new(send.message);
+        if !send.accepted_output_modes.is_empty() {
+            params.configuration = Some(MessageSendConfiguration {
+                accepted_output_modes: Some(send.accepted_output_modes),
+                ..MessageSendConfiguration::default()
+            });
+        }
+        let failed = |e: &dyn std::fmt::Display| NodeError(format!("agent `{}`: {e}", send.agent));
+        let mut stream = client
+            .send_message_stream(params)
+            .await
+            .map_err(|e| failed(&e))?;
+        let mut task_id = None;
+        while let Some(event) = stream.next().await {
+            let event = event.map_err(|e| failed(&e))?;
+            if task_id.is_none()
+                && let Some(id) = event.task_id()
+            {
+                task_id = Some(id.clone());
+                self.running
+                    .insert(context_id.clone(), (send.agent.clone(), id.clone()));
+            }
+            if let StreamEvent::Message(message) = &event {
+                // A direct message reply: no task to follow.
+                self.running.remove(&context_id);
+                let mut task = Task::new(
+                    message.task_id.clone().unwrap_or_else(TaskId::mint),
+                    message.context_id.clone().unwrap_or(context_id),
+                    agentyard_transport::a2a::TaskStatus::new(
+                        agentyard_transport::a2a::TaskState::Completed,
+                    )
+                    .with_message(message.clone()),
+                );
+                task.history = None;
+                return Ok(task);
+            }
+            if event.is_final() {
+                break;
+            }
+        }
+        self.running.remove(&context_id);
+        let task_id = task_id.ok_or_else(|| failed(&"the stream ended before naming a task"))?;
+        client
+            .get_task(TaskQueryParams::new(task_id))
+            .await
+            .map_err(|e| failed(&e))
+    }
+
+    async fn cancel(&self, agent: &str, context_id: &ContextId) -> Result<bool, NodeError> {
+        let Some((_, (agent_name, task_id))) = self.running.remove(context_id) else {
+            return Ok(false);
+        };
+        debug_assert_eq!(agent, agent_name);
+        let client = self.client(&agent_name).await?;
+        Ok(client.cancel_task(TaskIdParams::new(task_id)).await.is_ok())
+    }
+
+    fn output_modes(&self, _agent: &str) -> Option<Vec<String>> {
+        // The edge checks `acceptedOutputModes` itself (-32005).
+        None
+    }
+}
