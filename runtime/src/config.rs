@@ -32,6 +32,9 @@ use serde::{Deserialize, Deserializer};
 
 #[cfg(test)]
 mod tests;
+mod workflows;
+
+pub use workflows::WorkflowsSection;
 
 impl ConfigError {
     /// This error, said to be in the file at `path`.
@@ -99,6 +102,8 @@ pub struct Config {
     pub push: PushSection,
     /// `[policy]`: allow/deny rules, rate limits, hop limit.
     pub policy: PolicyConfig,
+    /// `[workflows]`: workflow files to load, and how they run.
+    pub workflows: WorkflowsSection,
 }
 
 /// `[server]`.
@@ -421,7 +426,9 @@ impl Config {
             path: path.display().to_string(),
             source,
         })?;
-        Self::from_toml(&text).map_err(|error| error.in_file(path))
+        let mut config = Self::from_toml(&text).map_err(|error| error.in_file(path))?;
+        config.workflows.read_from(path);
+        Ok(config)
     }
 
     /// Parses and checks a config from TOML text.
@@ -444,6 +451,7 @@ impl Config {
             key: key.to_owned(),
             problem: problem.to_owned(),
         };
+        self.workflows.check()?;
         let l = &self.limits;
         for (key, value) in [
             ("limits.global", l.global),

@@ -10,6 +10,8 @@ use agentyard::serve::Server;
 use clap::{Parser, Subcommand, ValueEnum};
 use tracing_subscriber::EnvFilter;
 
+mod cli;
+
 /// agentyard: an actor-based multi-agent runtime speaking A2A 0.3.0.
 #[derive(Debug, Parser)]
 #[command(
@@ -50,6 +52,9 @@ enum Command {
         #[arg(long, value_parser = parse_bind)]
         bind: Option<SocketAddr>,
     },
+    /// Run one workflow file on the built-in agents, showing its nodes as they go,
+    /// then print its output artifacts (exit code 1 when the run fails).
+    Run(cli::run::RunArgs),
 }
 
 /// The exit code of a program stopped by a second Ctrl-C or SIGTERM (128 + SIGINT, as
@@ -68,6 +73,7 @@ fn main() -> ExitCode {
     };
     match cli.command {
         Command::Serve { config, bind } => runtime.block_on(serve(cli.log_format, config, bind)),
+        Command::Run(args) => runtime.block_on(cli::run::run(args)),
     }
 }
 

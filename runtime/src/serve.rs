@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use agentyard_actors::edge::{AgentSettings, Edge, EdgeAuth, EdgeConfig, EdgeError, PushConfig};
 
+use agentyard_workflow::Workflows;
+
 use crate::config::{Config, ConfigError};
 use crate::{Runtime, builtin};
 
@@ -31,6 +33,7 @@ pub struct Server {
     edge: Edge,
     config: Config,
     config_file: Option<PathBuf>,
+    workflows: Workflows,
 }
 
 /// What a stop waits for, as the first stop signal reports it.
@@ -85,21 +88,53 @@ impl Server {
             .config(config.supervisor_config())
             .store(config.task_store())
             .policy(policy);
-        let runtime = builtin::register(builder, &config.agents.exposed)
-            .build()
-            .await
-            .map_err(ServeError::Runtime)?;
+        let workflows = Workflows::new(agentyard_workflow::Tools::builtin())
+            .concurrency(config.workflows.concurrency);
+        let specs = crate::workflows::read_specs(&config.workflows.paths(), "workflows.files")?;
+        let workflow_names: Vec<String> = specs.iter().map(|spec| spec.name.clone()).collect();
+        let builder = builtin::register(builder, &config.agents.exposed);
+        let builder =
+            crate::workflows::register(builder, &workflows, specs, config.workflows.exposed)
+                .await?;
+        let runtime = builder.build().await.map_err(ServeError::Runtime)?;
         config.check_agents(|name| runtime.supervisor().agent(name).is_some())?;
 
-        let edge = Edge::start(runtime.supervisor().clone(), edge_config(&config))
+        let api = crate::workflows::api_options(&config);
+        let mut edge_settings = edge_config(&config).routes(agentyard_workflow::http::router(
+            workflows.clone(),
+            api.clone(),
+        ));
+        if config.workflows.exposed
+            && let Some(agents) = &mut edge_settings.agents
+        {
+            agents.extend(workflow_names);
+        }
+        let edge = Edge::start(runtime.supervisor().clone(), edge_settings)
             .await
             .map_err(ServeError::Edge)?;
+        let _ = api.base_url.set(edge.base_url().to_owned());
+        if config.workflows.pure_a2a {
+            workflows.use_client(crate::workflows::over_http(&config, edge.local_addr()));
+        }
+        if let Err(error) = crate::workflows::bind(&workflows, &runtime).await {
+            edge.stop().await;
+            runtime.shutdown(Duration::ZERO).await;
+            return Err(error.into());
+        }
         Ok(Self {
             runtime,
             edge,
             config,
             config_file: None,
+            workflows,
         })
+    }
+
+    /// The workflows the server runs (those of `[workflows]`, and any put through
+    /// `/api/workflows` since).
+    #[must_use]
+    pub fn workflows(&self) -> &Workflows {
+        &self.workflows
     }
 
     /// The configuration the server runs with.

@@ -345,9 +345,12 @@ async fn node_card(
         .and_then(|s| s.agent(&agent.agent).cloned());
     let mut card = AgentCard::new(
         format!("{name}.{id}"),
-        node.description
-            .clone()
-            .unwrap_or_else(|| format!("node `{id}` of workflow `{name}`: the agent `{}`", agent.agent)),
+        node.description.clone().unwrap_or_else(|| {
+            format!(
+                "node `{id}` of workflow `{name}`: the agent `{}`",
+                agent.agent
+            )
+        }),
         format!("{base}/agents/{}", agent.agent),
         workflow.version(),
     );
@@ -364,7 +367,8 @@ async fn node_card(
     skill.tags = vec![String::from("workflow-node"), name.clone()];
     if let Some(descriptor) = &descriptor {
         card.default_input_modes.clone_from(&descriptor.input_modes);
-        card.default_output_modes.clone_from(&descriptor.output_modes);
+        card.default_output_modes
+            .clone_from(&descriptor.output_modes);
     }
     if !agent.accepted_output_modes.is_empty() {
         skill.output_modes = Some(agent.accepted_output_modes.clone());
@@ -402,7 +406,10 @@ async fn aggregate_card(State(api): State<Api>, headers: HeaderMap) -> Response 
             let mut skill = AgentSkill::new(
                 descriptor.name.clone(),
                 descriptor.name.clone(),
-                format!("{} ({base}/agents/{})", descriptor.description, descriptor.name),
+                format!(
+                    "{} ({base}/agents/{})",
+                    descriptor.description, descriptor.name
+                ),
             );
             skill.tags = vec![String::from("agent")];
             card.skills.push(skill);

@@ -25,7 +25,9 @@ async fn api(auth: ApiAuth) -> Router {
     let supervisor = Supervisor::start(
         SupervisorConfig::default(),
         vec![Registration::new(
-            AgentDescriptor::new("echo").exposed(true).description("echoes"),
+            AgentDescriptor::new("echo")
+                .exposed(true)
+                .description("echoes"),
             |_| Echo,
         )],
         Arc::new(agentyard_policy::RulePolicy::default()),
@@ -91,23 +93,47 @@ async fn definitions_are_validated_on_put_and_managed_by_name() {
 
     let (status, _) = call(&router, "PUT", "/api/workflows/other", HELLO).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
-    assert_eq!(call(&router, "PUT", "/api/workflows/hello", HELLO).await.0, StatusCode::CREATED);
-    assert_eq!(call(&router, "PUT", "/api/workflows/hello", HELLO).await.0, StatusCode::OK);
+    assert_eq!(
+        call(&router, "PUT", "/api/workflows/hello", HELLO).await.0,
+        StatusCode::CREATED
+    );
+    assert_eq!(
+        call(&router, "PUT", "/api/workflows/hello", HELLO).await.0,
+        StatusCode::OK
+    );
     let (status, body) = call(&router, "GET", "/api/workflows/hello", "").await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(serde_json::from_str::<serde_json::Value>(&body).unwrap()["nodes"][1]["prompt"], "hello {{in}}");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&body).unwrap()["nodes"][1]["prompt"],
+        "hello {{in}}"
+    );
     let (_, body) = call(&router, "GET", "/api/workflows", "").await;
     assert_eq!(body, r#"{"workflows":["hello"]}"#);
-    assert_eq!(call(&router, "DELETE", "/api/workflows/hello", "").await.0, StatusCode::NO_CONTENT);
-    assert_eq!(call(&router, "DELETE", "/api/workflows/hello", "").await.0, StatusCode::NOT_FOUND);
-    assert_eq!(call(&router, "GET", "/api/workflows/hello", "").await.0, StatusCode::NOT_FOUND);
+    assert_eq!(
+        call(&router, "DELETE", "/api/workflows/hello", "").await.0,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        call(&router, "DELETE", "/api/workflows/hello", "").await.0,
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        call(&router, "GET", "/api/workflows/hello", "").await.0,
+        StatusCode::NOT_FOUND
+    );
 }
 
 #[tokio::test]
 async fn a_run_streams_its_node_events_as_sse() {
     let router = api(ApiAuth::default()).await;
     call(&router, "PUT", "/api/workflows/hello", HELLO).await;
-    let (status, body) = call(&router, "POST", "/api/workflows/hello/run", r#"{"input": "you"}"#).await;
+    let (status, body) = call(
+        &router,
+        "POST",
+        "/api/workflows/hello/run",
+        r#"{"input": "you"}"#,
+    )
+    .await;
     assert_eq!(status, StatusCode::OK);
     let names: Vec<&str> = body
         .lines()
@@ -129,7 +155,7 @@ async fn a_run_streams_its_node_events_as_sse() {
     let last = body
         .lines()
         .filter_map(|line| line.strip_prefix("data: "))
-        .last()
+        .next_back()
         .unwrap();
     let last: serde_json::Value = serde_json::from_str(last).unwrap();
     assert_eq!(last["event"], "run.completed");
@@ -142,13 +168,25 @@ async fn a_run_streams_its_node_events_as_sse() {
 async fn node_and_aggregate_cards_describe_what_runs() {
     let router = api(ApiAuth::default()).await;
     call(&router, "PUT", "/api/workflows/hello", HELLO).await;
-    let (status, body) = call(&router, "GET", "/api/workflows/hello/nodes/greet/.well-known/agent-card.json", "").await;
+    let (status, body) = call(
+        &router,
+        "GET",
+        "/api/workflows/hello/nodes/greet/.well-known/agent-card.json",
+        "",
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let card: AgentCard = serde_json::from_str(&body).unwrap();
     assert_eq!(card.name, "hello.greet");
     assert_eq!(card.url, "http://127.0.0.1:9/agents/echo");
     assert_eq!(card.skills[0].id, "greet");
-    let (status, _) = call(&router, "GET", "/api/workflows/hello/nodes/in/.well-known/agent-card.json", "").await;
+    let (status, _) = call(
+        &router,
+        "GET",
+        "/api/workflows/hello/nodes/in/.well-known/agent-card.json",
+        "",
+    )
+    .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     let (_, body) = call(&router, "GET", "/api/agent-card", "").await;
     let card: AgentCard = serde_json::from_str(&body).unwrap();
@@ -168,7 +206,10 @@ async fn with_credentials_configured_the_api_refuses_anonymous_callers() {
     };
     auth.api_keys.insert(String::from("k1"));
     let router = api(auth).await;
-    assert_eq!(call(&router, "GET", "/api/workflows", "").await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        call(&router, "GET", "/api/workflows", "").await.0,
+        StatusCode::UNAUTHORIZED
+    );
     let response = router
         .clone()
         .oneshot(

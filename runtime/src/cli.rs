@@ -1,0 +1,3 @@
+//! Subcommands of the `agentyard` program that live in modules of their own.
+
+pub(crate) mod run;
