@@ -45,3 +45,4 @@ mod serve_extended_card;
 mod sessions_past_the_warm_limit_are_passivated_at_once;
 mod sessions_ten_thousand_are_spawned_and_answered;
 mod streaming_delivers_status_and_artifacts;
+mod workflows;
