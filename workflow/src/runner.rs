@@ -424,11 +424,24 @@ impl Runner {
                                 }
                             }
                         }
-                        NodeResult::Canceled => {
+                        NodeResult::Canceled
+                            if control.cancel.is_cancelled() || failure.is_some() =>
+                        {
                             states[i] = NodeState::Canceled;
-                            shared.emit(RunEvent::NodeCanceled { node: id, reason: String::from("the run was canceled") });
+                            let reason = if control.cancel.is_cancelled() {
+                                String::from("the run was canceled")
+                            } else {
+                                String::from("a node it depends on failed")
+                            };
+                            shared.emit(RunEvent::NodeCanceled { node: id, reason });
                         }
-                        NodeResult::Failed(error) => {
+                        result @ (NodeResult::Failed(_) | NodeResult::Canceled) => {
+                            // A node canceled on its own (not by the run, nor by a
+                            // failure upstream) has failed as far as the run goes.
+                            let error = match result {
+                                NodeResult::Failed(error) => error,
+                                _ => String::from("its task was canceled before it completed"),
+                            };
                             states[i] = NodeState::Failed;
                             shared.emit(RunEvent::NodeError { node: id.clone(), error: error.clone() });
                             failure.get_or_insert_with(|| (id.clone(), error));
@@ -454,6 +467,9 @@ impl Runner {
                 }
             }
         }
+        // The last node may have ended (canceled) before the select saw the run's
+        // cancel: the token, not the flag, says whether the run was canceled.
+        let canceled = canceled || control.cancel.is_cancelled();
         if canceled {
             for (i, state) in states.iter_mut().enumerate() {
                 if *state == NodeState::Pending {
