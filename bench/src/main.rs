@@ -94,6 +94,9 @@ enum Suite {
     /// Five minutes of new conversations against `agentyard serve`: memory and
     /// throughput over time.
     Sustained,
+    /// A 100-node workflow fan-out/fan-in (in process and pure A2A) against plain
+    /// sends, and the time to the first node's start.
+    Workflow,
 }
 
 #[derive(Debug, Subcommand)]
@@ -247,6 +250,9 @@ async fn run(cli: Cli) -> Result<bool> {
     }
     if every || cli.suite == Suite::Overload {
         suites::overload::run(&options, &mut report).await?;
+    }
+    if every || cli.suite == Suite::Workflow {
+        suites::workflow::run(&options, &mut report).await?;
     }
     if every || cli.suite == Suite::Sustained {
         suites::sustained::run(&options, &mut report).await?;

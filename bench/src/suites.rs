@@ -5,6 +5,8 @@
 //! - [`sessions`]: many sessions against as many raw actors, in child processes.
 //! - [`http`]: A2A over HTTP through the edge against bare axum routes.
 //! - [`overload`]: ten times the sustainable rate against a small limit, in a child.
+//! - [`workflow`]: a 100-node fan-out/fan-in through the workflow runner (in process
+//!   and pure A2A) against the same sends made directly.
 //! - [`sustained`]: five minutes of new conversations against `agentyard serve`'s
 //!   defaults, in a child, with its memory sampled.
 
@@ -13,6 +15,7 @@ pub(crate) mod overload;
 pub(crate) mod sessions;
 pub(crate) mod supervisor;
 pub(crate) mod sustained;
+pub(crate) mod workflow;
 
 use std::process::Command;
 
