@@ -562,8 +562,22 @@ async fn without_answers_an_input_request_fails_the_node() {
     );
 }
 
+/// Every event the supervisor published until now (the run has ended).
+async fn drain(events: &mut agentyard_actors::Subscription) -> Vec<Arc<agentyard_actors::Event>> {
+    let mut seen = Vec::new();
+    while let Ok(Some(received)) =
+        tokio::time::timeout(Duration::from_millis(200), events.recv()).await
+    {
+        if let agentyard_actors::Received::Event(event) = received {
+            seen.push(event);
+        }
+    }
+    seen
+}
+
 #[tokio::test]
 async fn each_node_send_goes_through_the_supervisor_with_entry_point_workflow() {
+    use agentyard_actors::EventKind;
     let f = fixture(Vec::new(), Workflows::new(Tools::builtin())).await;
     let mut events = f.supervisor.subscribe();
     let workflow = Workflow::builder("entry")
@@ -573,23 +587,77 @@ async fn each_node_send_goes_through_the_supervisor_with_entry_point_workflow() 
         .build(&catalog())
         .unwrap();
     let (report, _) = run_with_events(&f, workflow, "x").await;
-    let run_id = report.run_id.clone();
-    let mut initiated = None;
-    while let Ok(Some(received)) = tokio::time::timeout(Duration::from_secs(1), events.recv()).await
-    {
-        let value = serde_json::to_value(format!("{received:?}")).unwrap();
-        let text = value.as_str().unwrap_or_default().to_owned();
-        if text.contains("SendInitiated") {
-            initiated = Some(text);
-            break;
+    let seen = drain(&mut events).await;
+    let initiated: Vec<_> = seen
+        .iter()
+        .filter(|e| e.kind == EventKind::SendInitiated)
+        .collect();
+    assert_eq!(initiated.len(), 1);
+    let send = initiated[0];
+    assert_eq!(send.entry_point, agentyard_policy::EntryPoint::Workflow);
+    assert_eq!(send.from.as_deref(), Some("entry"));
+    assert_eq!(&*send.to, "echo");
+    assert_eq!(
+        send.idempotency_key.as_deref(),
+        Some(format!("workflow:{}:say:1:0", report.run_id).as_str())
+    );
+    assert!(seen.iter().any(|e| e.kind == EventKind::SendCompleted));
+}
+
+#[tokio::test]
+async fn node_tasks_go_through_the_a2a_lifecycle_and_the_run_through_its_own() {
+    use agentyard_actors::{EventDetail, EventKind};
+    let f = fixture(Vec::new(), Workflows::new(Tools::builtin())).await;
+    let mut events = f.supervisor.subscribe();
+    let workflow = Workflow::builder("lifecycle")
+        .input("in")
+        .agent("good", "echo", "{{in}}")
+        .agent("bad", "fail", "{{in}}")
+        .output("out", ["good", "bad"])
+        .build(&catalog())
+        .unwrap();
+    let (report, run_events) = run_with_events(&f, workflow, "x").await;
+    let seen = drain(&mut events).await;
+    let mut states: std::collections::BTreeMap<String, Vec<TaskState>> = Default::default();
+    for event in &seen {
+        if event.kind != EventKind::TaskStatus {
+            continue;
+        }
+        if let EventDetail::Status { update } = &event.detail {
+            states
+                .entry(event.to.to_string())
+                .or_default()
+                .push(update.status.state);
         }
     }
-    let initiated = initiated.expect("a send.initiated event");
-    assert!(initiated.contains("Workflow"), "{initiated}");
-    assert!(
-        initiated.contains(&format!("workflow:{run_id}:say:1:0")),
-        "{initiated}"
+    assert_eq!(
+        states["echo"],
+        [
+            TaskState::Submitted,
+            TaskState::Working,
+            TaskState::Completed
+        ]
     );
+    assert_eq!(
+        states["fail"],
+        [TaskState::Submitted, TaskState::Working, TaskState::Failed]
+    );
+    // The nodes' states as the run saw them, and the run's own.
+    assert_eq!(report.state("good"), Some(NodeState::Completed));
+    assert_eq!(report.state("bad"), Some(NodeState::Failed));
+    assert_eq!(report.state("out"), Some(NodeState::Canceled));
+    let per_node = |node: &str| -> Vec<&str> {
+        run_events
+            .iter()
+            .filter(|e| e.node() == Some(node) && !e.name().starts_with("run."))
+            .map(RunEvent::name)
+            .collect()
+    };
+    assert_eq!(per_node("good"), ["node.started", "node.completed"]);
+    assert_eq!(per_node("bad"), ["node.started", "node.error"]);
+    assert_eq!(per_node("out"), ["node.canceled"]);
+    assert_eq!(run_events.first().map(RunEvent::name), Some("run.started"));
+    assert_eq!(run_events.last().map(RunEvent::name), Some("run.failed"));
 }
 
 fn workflow_agent_registration(workflows: &Workflows, workflow: &Workflow) -> Registration {
