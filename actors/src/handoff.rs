@@ -25,6 +25,9 @@ use agentyard_transport::handoff::{
 use crate::error::{Error, Result};
 use crate::send::SendRequest;
 
+#[cfg(test)]
+mod tests;
+
 /// What the supervisor learned about a send's payload.
 #[derive(Debug, Default)]
 pub(crate) struct Handoff {

@@ -6,26 +6,37 @@
 //!
 //! # Layout
 //!
-//! - [`agent`]: the [`Agent`] trait users implement, [`AgentDescriptor`], and the
-//!   [`TaskContext`] an agent acts through (reply, artifacts, status, sends to other
-//!   agents, cancellation).
-//! - [`supervisor`]: [`Supervisor`], the single path of every send (events → policy →
-//!   idempotency → concurrency limits → session), and the actor that supervises and
-//!   passivates sessions.
+//! The send path's modules, lowest first; each imports only those above it in this
+//! list (a test, `layering`, keeps it so):
+//!
 //! - `send`: the plain values of a send ([`SendRequest`], [`Submitted`],
-//!   [`Settled`]) that everything else builds on; re-exported here and from
-//!   [`supervisor`].
-//! - `session`: the session actor, one per agent type and conversation; private, so no
-//!   send can bypass the supervisor.
-//! - `task`: the work of one message, run off the session's mailbox.
-//! - [`store`]: the [`TaskStore`] trait and [`InMemoryTaskStore`].
-//! - [`events`]: typed runtime [`Event`]s and subscriptions.
-//! - [`intent`]: the pluggable [`IntentClassifier`] for free-text sends.
-//! - `limits`, `idempotency`: the supervisor's concurrency limits and key cache.
-//! - [`error`]: [`Error`], what a caller can act on.
-//! - [`edge`]: the HTTP edge: [`SupervisorService`](edge::SupervisorService) answers the
-//!   A2A methods through the supervisor, [`PushNotifier`](edge::PushNotifier) calls
-//!   webhooks, and [`Edge`](edge::Edge) starts the actor that owns the server.
+//!   [`Settled`]) that everything else builds on.
+//! - `handoff`: reading a send's typed payload, once.
+//! - `occupancy`: how busy one live session is (its limiter and live tasks).
+//! - `channel`: how a task's updates go out (store, followers, bus).
+//! - `live`: the table of tasks that have not ended: create, continue, finish,
+//!   cancel, publish.
+//! - `port`: the runtime as a task's work sees it, as a trait; the supervisor
+//!   implements it, so nothing below imports the supervisor.
+//! - `context`: [`TaskContext`], what an agent acts through; it holds a port.
+//! - [`agent`]: the [`Agent`] trait, its other forms ([`SessionAgent`] with
+//!   per-session state as `&mut self`, [`agent_fn`] for a closure),
+//!   [`AgentDescriptor`] and [`Registration`].
+//! - `task`: the work unit: one message, run off the session's mailbox, its outcome
+//!   decided in one place.
+//! - `session`: the session actor, one per agent type and conversation; private, so
+//!   no send can bypass the supervisor.
+//! - [`supervisor`]: [`Supervisor`], the single path of every send (events → policy →
+//!   idempotency → concurrency limits → session), its session registry with the one
+//!   passivation routine, and the actor that supervises the sessions.
+//!
+//! Beside them: [`store`] ([`TaskStore`], [`InMemoryTaskStore`]), [`events`] (typed
+//! runtime [`Event`]s), [`intent`] (the pluggable [`IntentClassifier`]), `limits` and
+//! `idempotency` (the supervisor's concurrency limits and key cache), [`error`]
+//! ([`Error`], what a caller can act on), and [`edge`], the HTTP edge:
+//! [`SupervisorService`](edge::SupervisorService) answers the A2A methods through the
+//! supervisor, [`PushNotifier`](edge::PushNotifier) calls webhooks, and
+//! [`Edge`](edge::Edge) starts the actor that owns the server.
 //!
 //! This crate uses `agentyard-policy` for decisions and `agentyard-transport` for the
 //! A2A data model; neither knows about actors.
@@ -47,7 +58,9 @@
 //! ```
 
 pub mod agent;
+mod channel;
 mod clock;
+mod context;
 pub mod edge;
 pub mod error;
 pub mod events;
@@ -55,20 +68,26 @@ mod handoff;
 mod idempotency;
 pub mod intent;
 mod limits;
+mod live;
+mod occupancy;
+mod port;
 mod send;
 mod session;
 pub mod store;
 pub mod supervisor;
 mod task;
 
-pub use agent::{Agent, AgentDescriptor, AgentError, ArtifactChunk, SessionInfo, TaskContext};
+pub use agent::{
+    Agent, AgentDescriptor, AgentError, ArtifactChunk, FnAgent, Outcome, Registration,
+    SessionAgent, SessionInfo, TaskContext, agent_fn,
+};
 pub use agentyard_transport::a2a::StreamEvent;
 pub use error::{Error, Result};
 pub use events::{Event, EventDetail, EventKind, Received, Subscription};
 pub use intent::{IntentClassifier, SharedIntentClassifier};
 pub use limits::LimitScope;
 pub use store::{InMemoryTaskStore, StoreError, TaskFilter, TaskOwner, TaskPage, TaskStore};
-pub use supervisor::{Registration, SendRequest, Settled, Submitted, Supervisor, SupervisorConfig};
+pub use supervisor::{SendRequest, Settled, Submitted, Supervisor, SupervisorConfig};
 
 /// Compile-time checks that the handles and futures callers move between tasks are
 /// `Send`/`Sync` (an HTTP server spawns them onto a multi-threaded runtime).
@@ -95,5 +114,67 @@ mod send_sync {
         is_send(&supervisor.stream(request));
         is_send(&supervisor.cancel_task(&agentyard_transport::TaskId::new("t")));
         is_send(&supervisor.shutdown(std::time::Duration::ZERO));
+    }
+}
+
+/// The send path's modules point one way: each imports only modules listed before it
+/// here (doc links aside). A new upward import — the agent or the work calling back
+/// into the supervisor — fails this test.
+#[cfg(test)]
+mod layering {
+    /// Lowest first.
+    const LAYERS: &[(&str, &str)] = &[
+        ("send", include_str!("send.rs")),
+        ("handoff", include_str!("handoff.rs")),
+        ("occupancy", include_str!("occupancy.rs")),
+        ("channel", include_str!("channel.rs")),
+        ("live", include_str!("live.rs")),
+        ("port", include_str!("port.rs")),
+        ("context", include_str!("context.rs")),
+        ("agent", include_str!("agent.rs")),
+        ("task", include_str!("task.rs")),
+        ("session", include_str!("session.rs")),
+        ("supervisor", include_str!("supervisor.rs")),
+    ];
+
+    /// The crate modules a source file imports from, ignoring comments.
+    fn imports(source: &str) -> Vec<&str> {
+        source
+            .lines()
+            .map(str::trim_start)
+            .filter(|line| !line.starts_with("//"))
+            .flat_map(|line| {
+                line.match_indices("crate::")
+                    .map(move |(at, _)| &line[at + 7..])
+            })
+            .map(|rest| {
+                let end = rest
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(rest.len());
+                &rest[..end]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn no_module_of_the_send_path_imports_one_above_it() {
+        for (rank, (module, source)) in LAYERS.iter().enumerate() {
+            for import in imports(source) {
+                if let Some(above) = LAYERS[rank..].iter().position(|(m, _)| *m == import) {
+                    assert!(
+                        above == 0,
+                        "`{module}` imports `{import}`, which sits above it"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_check_sees_an_upward_import() {
+        assert_eq!(
+            imports("use crate::supervisor::Supervisor; // crate::nothing"),
+            ["supervisor", "nothing"]
+        );
     }
 }

@@ -17,6 +17,9 @@ use crate::agent::DynAgent;
 use crate::send::SessionKey;
 use crate::task::Work;
 
+#[cfg(test)]
+mod tests;
+
 /// What a session actor is told.
 #[derive(Debug)]
 pub(crate) enum SessionMsg {

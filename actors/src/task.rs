@@ -1,199 +1,28 @@
-//! Running one message of a task: the work that leaves the session's mailbox, and the
-//! publishing of its status and artifact updates.
+//! The work unit: one message for an agent, from the moment the send path accepts it
+//! to the task's settling. It runs the handler off the session's mailbox and decides
+//! the task's outcome in one place; it reaches the runtime only through its
+//! [`Port`].
 
 use std::panic::AssertUnwindSafe;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
-use agentyard_transport::a2a::{
-    Artifact, Message, Metadata, Part, Role, StreamEvent, TaskArtifactUpdateEvent, TaskState,
-    TaskStatus, TaskStatusUpdateEvent,
-};
-use agentyard_transport::{ContextId, TaskId};
+use agentyard_transport::a2a::{Message, Metadata, Part, Role, TaskState, TaskStatus};
 use futures::FutureExt;
-use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::task_tracker::TaskTrackerToken;
 use tracing::Instrument;
 
-use crate::agent::{DynAgent, Finish, TaskContext};
-use crate::error::Result;
-use crate::events::{Envelope, EventDetail, EventKind};
+use crate::agent::DynAgent;
+use crate::channel::{TaskEvents, status};
+use crate::context::{Finish, TaskContext};
 use crate::handoff::Handoff;
 use crate::limits::Permits;
-use crate::send::{Follow, SessionKey, Watcher};
-use crate::supervisor::{SessionShared, Supervisor};
+use crate::occupancy::SessionShared;
+use crate::port::{Port, finish_task};
+use crate::send::SessionKey;
 
 #[cfg(test)]
 mod tests;
-
-/// How a live task's updates reach whoever waits on it.
-///
-/// Waiting for a task to settle (the request/reply hot path) only needs its latest
-/// state: a `watch`, one small allocation. The full update stream is a `broadcast`
-/// whose slots tokio allocates up front, so it is made only when someone streams the
-/// task.
-///
-/// The broadcast is let go as soon as it carries a turn's final update that stops for
-/// input: a task that waits for input keeps only its `watch`, not a ring of `capacity`
-/// slots, and a later subscriber starts a fresh one. Followers still read what was
-/// sent, then the end. An ended task's broadcast goes with the channel itself.
-#[derive(Debug)]
-pub(crate) struct TaskChannel {
-    state: watch::Sender<TaskState>,
-    updates: Mutex<Option<broadcast::Sender<StreamEvent>>>,
-    capacity: usize,
-}
-
-impl TaskChannel {
-    pub(crate) fn new(state: TaskState, capacity: usize) -> Arc<Self> {
-        Arc::new(Self {
-            state: watch::Sender::new(state),
-            updates: Mutex::new(None),
-            capacity: capacity.max(1),
-        })
-    }
-
-    /// What a caller that wants to `follow` the task receives.
-    pub(crate) fn follow(&self, follow: Follow) -> Watcher {
-        match follow {
-            Follow::Nothing => Watcher::Nothing,
-            Follow::State => Watcher::State(self.watch()),
-            Follow::Updates => Watcher::Updates(self.subscribe()),
-        }
-    }
-
-    /// Every update from now on.
-    pub(crate) fn subscribe(&self) -> broadcast::Receiver<StreamEvent> {
-        self.updates
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get_or_insert_with(|| broadcast::channel(self.capacity).0)
-            .subscribe()
-    }
-
-    /// How many streams follow this task's updates now.
-    pub(crate) fn stream_count(&self) -> usize {
-        self.updates
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_ref()
-            .map_or(0, broadcast::Sender::receiver_count)
-    }
-
-    /// The task's state from now on.
-    pub(crate) fn watch(&self) -> watch::Receiver<TaskState> {
-        self.state.subscribe()
-    }
-
-    /// Records a state change that is not published as an update (a task resumed by a
-    /// new message goes back to `submitted`).
-    pub(crate) fn set_state(&self, state: TaskState) {
-        self.state.send_replace(state);
-    }
-
-    fn publish(&self, event: StreamEvent) {
-        // Only a turn that stops for input lets the broadcast go: the task lives on
-        // (waiting, perhaps for hours) and should not hold a ring of slots. An ended
-        // task's channel goes with its live entry, and until then `stream_count` must
-        // still see the streams that have not yet taken the final event (the shutdown
-        // waits for them).
-        let interrupted = match &event {
-            StreamEvent::StatusUpdate(update) => {
-                self.state.send_replace(update.status.state);
-                update.is_final && !update.status.state.is_terminal()
-            }
-            _ => false,
-        };
-        let mut updates = self.updates.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(tx) = updates.as_ref() {
-            // Err only means nobody streams this task right now.
-            let _ = tx.send(event);
-        }
-        if interrupted {
-            *updates = None;
-        }
-    }
-}
-
-/// Publishes a task's updates: store first, then the task's stream, then the bus.
-#[derive(Debug, Clone)]
-pub(crate) struct TaskEvents {
-    pub(crate) task_id: TaskId,
-    pub(crate) context_id: ContextId,
-    pub(crate) channel: Arc<TaskChannel>,
-    pub(crate) envelope: Envelope,
-}
-
-impl TaskEvents {
-    /// Publishes a non-final status (e.g. `working`).
-    pub(crate) async fn status(&self, supervisor: &Supervisor, status: TaskStatus) -> Result<()> {
-        let core = supervisor.core();
-        core.store.set_status(&self.task_id, status.clone()).await?;
-        self.publish_status(supervisor, status, false);
-        Ok(())
-    }
-
-    pub(crate) fn publish_status(
-        &self,
-        supervisor: &Supervisor,
-        status: TaskStatus,
-        is_final: bool,
-    ) {
-        self.publish_status_then(supervisor, status, is_final, || {});
-    }
-
-    /// Publishes a status on the bus, runs `then`, and only then to the task's own
-    /// followers: whoever waits on the task wakes after every bus event of this step
-    /// (e.g. the send's closing event) has gone out.
-    pub(crate) fn publish_status_then(
-        &self,
-        supervisor: &Supervisor,
-        status: TaskStatus,
-        is_final: bool,
-        then: impl FnOnce(),
-    ) {
-        let update = TaskStatusUpdateEvent::new(
-            self.task_id.clone(),
-            self.context_id.clone(),
-            status,
-            is_final,
-        );
-        supervisor.core().events.emit(|| {
-            self.envelope.event(
-                EventKind::TaskStatus,
-                EventDetail::Status {
-                    update: update.clone(),
-                },
-            )
-        });
-        then();
-        self.channel.publish(StreamEvent::StatusUpdate(update));
-    }
-
-    pub(crate) async fn artifact(
-        &self,
-        supervisor: &Supervisor,
-        artifact: Artifact,
-        append: bool,
-        last_chunk: bool,
-    ) -> Result<()> {
-        let core = supervisor.core();
-        core.store
-            .put_artifact(&self.task_id, artifact.clone(), append)
-            .await?;
-        let mut update =
-            TaskArtifactUpdateEvent::new(self.task_id.clone(), self.context_id.clone(), artifact);
-        update.append = append.then_some(true);
-        update.last_chunk = Some(last_chunk);
-        self.channel
-            .publish(StreamEvent::ArtifactUpdate(update.clone()));
-        core.events.emit(|| {
-            self.envelope
-                .event(EventKind::TaskArtifact, EventDetail::Artifact { update })
-        });
-        Ok(())
-    }
-}
 
 /// One message for an agent to handle, on its way from the supervisor to a session and
 /// from there to its own tokio task.
@@ -202,7 +31,7 @@ impl TaskEvents {
 /// the runtime is going down) its task fails visibly instead of hanging in `submitted`.
 #[derive(Debug)]
 pub(crate) struct Work {
-    pub(crate) supervisor: Supervisor,
+    pub(crate) port: Arc<dyn Port>,
     pub(crate) agent_name: Arc<str>,
     pub(crate) message: Message,
     pub(crate) handoff: Handoff,
@@ -234,8 +63,7 @@ impl Work {
     /// mailbox, in a task the supervisor tracks for graceful shutdown.
     pub(crate) async fn run(mut self, agent: Arc<dyn DynAgent>) {
         self.started = true;
-        let supervisor = self.supervisor.clone();
-        let core = Arc::clone(supervisor.core());
+        let port = Arc::clone(&self.port);
         let span = tracing::info_span!(
             "agent.handle",
             agent = %self.agent_name,
@@ -249,7 +77,11 @@ impl Work {
             }
             if self
                 .events
-                .status(&supervisor, TaskStatus::new(TaskState::Working))
+                .progress(
+                    port.store(),
+                    port.events(),
+                    TaskStatus::new(TaskState::Working),
+                )
                 .await
                 .is_err()
             {
@@ -257,7 +89,7 @@ impl Work {
                 return;
             }
             let mut ctx = TaskContext {
-                supervisor: supervisor.clone(),
+                port: Arc::clone(&port),
                 agent: Arc::clone(&self.agent_name),
                 task_id: self.events.task_id.clone(),
                 context_id: self.events.context_id.clone(),
@@ -286,7 +118,7 @@ impl Work {
                     () = self.cancel.cancelled() => {
                         // Canceled: the task is already `canceled`. Give the handler a
                         // moment to wind down, then drop it.
-                        let _ = tokio::time::timeout(core.config.cancel_grace, &mut handler).await;
+                        let _ = tokio::time::timeout(port.cancel_grace(), &mut handler).await;
                         None
                     }
                 }
@@ -301,8 +133,17 @@ impl Work {
                     Finish::Rejected(m) => (TaskState::Rejected, Some(m)),
                 },
                 Ok(Err(error)) => {
-                    tracing::warn!(%error, "agent returned an error");
-                    let text = format!("agent `{}` failed: {error}", self.agent_name);
+                    // An error is not an outcome but the handler failing; an outcome
+                    // it had set on the context is dropped, and said so, not silently.
+                    let dropped = ctx.finish.name();
+                    tracing::warn!(%error, dropped, "agent returned an error");
+                    let text = match dropped {
+                        Some(outcome) => format!(
+                            "agent `{}` failed: {error} (its {outcome} outcome set before the error was dropped)",
+                            self.agent_name
+                        ),
+                        None => format!("agent `{}` failed: {error}", self.agent_name),
+                    };
                     (
                         TaskState::Failed,
                         Some(ctx.agent_message(vec![Part::text(text)])),
@@ -320,14 +161,12 @@ impl Work {
             };
             if let Some(message) = &message {
                 // Ignored if the task ended meanwhile (a cancel won the race).
-                let _ = core
-                    .store
+                let _ = port
+                    .store()
                     .append_history(&self.events.task_id, message.clone())
                     .await;
             }
-            supervisor
-                .finish_task(&self.events.task_id, crate::task::status(state, message))
-                .await;
+            let _ = finish_task(&*port, &self.events.task_id, status(state, message)).await;
         }
         .instrument(span)
         .await;
@@ -339,11 +178,11 @@ impl Drop for Work {
     fn drop(&mut self) {
         // The permits go first: the session is idle only without them.
         drop(self._permits.take());
-        let supervisor = self.supervisor.clone();
         if self.started {
-            supervisor.core().settled(&self.key, &self.session);
+            self.port.settled(&self.key, &self.session);
             return;
         }
+        let port = Arc::clone(&self.port);
         let task_id = self.events.task_id.clone();
         let key = self.key.clone();
         let session = Arc::clone(&self.session);
@@ -352,23 +191,12 @@ impl Drop for Work {
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             handle.spawn(async move {
                 // Settles the session too, once the task has left it.
-                supervisor
-                    .finish_task(
-                        &task_id,
-                        crate::task::status(TaskState::Failed, Some(message)),
-                    )
-                    .await;
-                supervisor.core().settled(&key, &session);
+                let _ =
+                    finish_task(&*port, &task_id, status(TaskState::Failed, Some(message))).await;
+                port.settled(&key, &session);
             });
         }
     }
-}
-
-/// A status in `state` stamped now, with an optional message.
-pub(crate) fn status(state: TaskState, message: Option<Message>) -> TaskStatus {
-    let mut status = TaskStatus::new(state);
-    status.message = message;
-    status
 }
 
 fn panic_text(panic: &(dyn std::any::Any + Send)) -> String {

@@ -33,6 +33,8 @@ pub use agentyard_actors::{
     SessionInfo, Settled, StoreError, StreamEvent, Submitted, Subscription, Supervisor,
     SupervisorConfig, TaskContext, TaskOwner, TaskStore,
 };
+// The other two forms of an agent: per-session state as `&mut self`, and a closure.
+pub use agentyard_actors::{FnAgent, Outcome, SessionAgent, agent_fn};
 pub use agentyard_policy as policy;
 pub use agentyard_transport::a2a::{Artifact, Message, Part, Role, Task, TaskState, TaskStatus};
 pub use agentyard_transport::handoff;

@@ -1,12 +1,13 @@
 //! [`Runtime`] and its builder.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 use agentyard_actors::{
-    Agent, AgentDescriptor, InMemoryTaskStore, IntentClassifier, Registration, Result, SendRequest,
-    SessionInfo, Settled, SharedIntentClassifier, StreamEvent, Submitted, Subscription, Supervisor,
-    SupervisorConfig, TaskStore,
+    Agent, AgentDescriptor, AgentError, InMemoryTaskStore, IntentClassifier, Outcome, Registration,
+    Result, SendRequest, SessionAgent, SessionInfo, Settled, SharedIntentClassifier, StreamEvent,
+    Submitted, Subscription, Supervisor, SupervisorConfig, TaskStore,
 };
 use agentyard_policy::{Decision, Policy};
 use agentyard_transport::a2a::{Message, Task};
@@ -101,6 +102,31 @@ impl RuntimeBuilder {
     {
         self.registrations
             .push(Registration::new(descriptor, factory));
+        self
+    }
+
+    /// Registers an agent type whose per-session state is its own `&mut self`
+    /// ([`SessionAgent`]): `factory` makes one value per session.
+    pub fn session_agent<A, F>(mut self, descriptor: AgentDescriptor, factory: F) -> Self
+    where
+        A: SessionAgent,
+        F: Fn(&SessionInfo) -> A + Send + Sync + 'static,
+    {
+        self.registrations
+            .push(Registration::session(descriptor, factory));
+        self
+    }
+
+    /// Registers a closure from the message to its outcome as an agent type (see
+    /// [`agent_fn`](agentyard_actors::agent_fn)).
+    pub fn agent_fn<F, Fut, R>(mut self, descriptor: AgentDescriptor, handler: F) -> Self
+    where
+        F: Fn(Message) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = std::result::Result<R, AgentError>> + Send + 'static,
+        R: Into<Outcome> + 'static,
+    {
+        self.registrations
+            .push(Registration::from_fn(descriptor, handler));
         self
     }
 

@@ -1,243 +1,92 @@
-use std::sync::Arc;
-
-use agentyard_policy::{AllowAll, EntryPoint};
-use agentyard_transport::ContextId;
-use agentyard_transport::a2a::{Message, TaskState};
-use agentyard_transport::handoff::{HandoffPayload, TaskDelegation};
+use agentyard_transport::a2a::TaskState;
+use tokio_util::task::TaskTracker;
 
 use super::*;
-use crate::error::Error;
-use crate::store::InMemoryTaskStore;
-use crate::supervisor::{Registration, SendRequest, Supervisor, SupervisorConfig};
+use crate::port::tests::TestPort;
+use crate::store::TaskStore;
 
-/// Every way a [`TaskContext`] sends and waits to a conversation of the sender's
-/// choosing. ([`TaskContext::delegate`] always starts a new conversation, and is
-/// `send_request_and_wait` with a payload: `WithPayload` covers it.)
-#[derive(Debug, Clone, Copy)]
-enum Waiting {
-    SendAndWait,
-    SendRequestAndWait,
-    WithPayload,
-}
-
-/// Relays what it is sent to `back` in the same conversation, so `back`'s answer
-/// comes through this session while it waits.
-struct Relay;
-
-impl Agent for Relay {
-    async fn handle(&self, ctx: &mut TaskContext) -> std::result::Result<(), AgentError> {
-        let message = Message::user_text("to back").with_context_id(ctx.context_id().clone());
-        let answer = ctx.send_and_wait("back", message).await?;
-        let text = answer
-            .task
-            .status
-            .message
-            .as_ref()
-            .map(Message::text)
-            .unwrap_or_default();
-        ctx.reply_text(text);
-        Ok(())
-    }
-}
-
-/// Sends back into the relay's waiting session by one of the waiting methods and
-/// replies with what it was told.
-struct Back(Waiting);
-
-impl Agent for Back {
-    async fn handle(&self, ctx: &mut TaskContext) -> std::result::Result<(), AgentError> {
-        let message = Message::user_text("back").with_context_id(ctx.context_id().clone());
-        let outcome = match self.0 {
-            Waiting::SendAndWait => ctx.send_and_wait("relay", message).await,
-            Waiting::WithPayload => {
-                let payload = HandoffPayload::from(
-                    TaskDelegation::builder()
-                        .task_id("job-1")
-                        .task_title("Loop")
-                        .task_description("back into the relay")
-                        .build()?,
-                );
-                let request = ctx.request_to("relay", message).payload(payload);
-                ctx.send_request_and_wait(request).await
-            }
-            Waiting::SendRequestAndWait => {
-                // Even a request that claims to come from outside is stamped as this
-                // agent's, chain included.
-                let request = SendRequest::new("relay", message)
-                    .entry_point(EntryPoint::Api)
-                    .hops(0);
-                ctx.send_request_and_wait(request).await
-            }
-        };
-        match outcome {
-            Err(Error::DelegationCycle { agent, .. }) => {
-                ctx.reply_text(format!("cycle at {agent}"));
-            }
-            Ok(_) => ctx.reply_text("not refused"),
-            Err(other) => ctx.reply_text(format!("other error: {other}")),
-        }
-        Ok(())
-    }
-}
-
-async fn supervisor(waiting: Waiting) -> Supervisor {
-    Supervisor::start(
-        SupervisorConfig::default(),
-        vec![
-            Registration::new(AgentDescriptor::new("relay"), |_| Relay),
-            Registration::new(AgentDescriptor::new("back"), move |_| Back(waiting)),
-        ],
-        Arc::new(AllowAll),
-        Arc::new(InMemoryTaskStore::new()),
-    )
-    .await
-    .expect("supervisor")
-}
-
-#[tokio::test]
-async fn a_send_back_into_a_waiting_session_is_refused_by_every_waiting_method() {
-    for waiting in [
-        Waiting::SendAndWait,
-        Waiting::SendRequestAndWait,
-        Waiting::WithPayload,
-    ] {
-        let supervisor = supervisor(waiting).await;
-        let request = SendRequest::new(
-            "relay",
-            Message::user_text("start").with_context_id(ContextId::new("loop")),
-        );
-        let done = tokio::time::timeout(
-            std::time::Duration::from_secs(10),
-            supervisor.send_and_wait(request),
-        )
+/// Runs `agent` on one message `text` of conversation `c` and returns the task's
+/// final state and status text.
+async fn turn(agent: &Arc<dyn DynAgent>, text: &str) -> (TaskState, String) {
+    let port = TestPort::new();
+    let opened = port.open(text).await;
+    let task_id = opened.events.task_id.clone();
+    let tracker = TaskTracker::new();
+    opened.work(&port, &tracker).run(Arc::clone(agent)).await;
+    let task = port
+        .store
+        .get(&task_id, None)
         .await
-        .unwrap_or_else(|_| panic!("{waiting:?} deadlocked"))
-        .expect("the relay's send is accepted");
-        assert_eq!(done.task.status.state, TaskState::Completed, "{waiting:?}");
-        let text = done.task.status.message.as_ref().map(Message::text);
-        assert_eq!(text.as_deref(), Some("cycle at relay"), "{waiting:?}");
-        supervisor.shutdown(std::time::Duration::from_secs(1)).await;
+        .expect("store")
+        .expect("task");
+    let text = task
+        .status
+        .message
+        .as_ref()
+        .map(Message::text)
+        .unwrap_or_default();
+    (task.status.state, text)
+}
+
+fn info(context: &str) -> SessionInfo {
+    SessionInfo {
+        agent: Arc::from("a"),
+        context_id: ContextId::new(context),
     }
 }
 
-/// Replies with what the supervisor saw of a request it stamped.
-struct Inspect;
+#[derive(Default)]
+struct Counter {
+    seen: u32,
+}
 
-impl Agent for Inspect {
-    async fn handle(&self, ctx: &mut TaskContext) -> std::result::Result<(), AgentError> {
-        let forged = SendRequest::new("other", Message::user_text("hi"))
-            .from("someone-else")
-            .principal("alice")
-            .entry_point(EntryPoint::Http)
-            .hops(0);
-        let stamped = ctx.stamped(forged);
-        assert_eq!(stamped.from.as_deref(), Some("inspect"));
-        assert_eq!(stamped.principal, None);
-        assert_eq!(stamped.entry_point, EntryPoint::Agent);
-        assert_eq!(stamped.hops, ctx.hops() + 1);
-        let deeper = ctx.stamped(SendRequest::new("other", Message::user_text("hi")).hops(7));
-        assert_eq!(deeper.hops, 7, "a request may claim more hops, never fewer");
-        // The task as the store has it: this turn's message is in its history.
-        let task = ctx.task(None).await?;
-        assert_eq!(&task.id, ctx.task_id());
-        assert_eq!(task.history.map(|h| h.len()), Some(1));
-        ctx.reply_text("stamped");
+impl SessionAgent for Counter {
+    async fn handle(&mut self, ctx: &mut TaskContext) -> Result<(), AgentError> {
+        self.seen += 1;
+        ctx.reply_text(self.seen.to_string());
         Ok(())
     }
 }
 
 #[tokio::test]
-async fn a_request_sent_through_the_context_is_stamped_as_the_agents() {
-    let supervisor = Supervisor::start(
-        SupervisorConfig::default(),
-        vec![Registration::new(AgentDescriptor::new("inspect"), |_| {
-            Inspect
-        })],
-        Arc::new(AllowAll),
-        Arc::new(InMemoryTaskStore::new()),
-    )
-    .await
-    .expect("supervisor");
-    let done = supervisor
-        .send_and_wait(SendRequest::new("inspect", Message::user_text("go")))
-        .await
-        .expect("accepted");
-    let text = done.task.status.message.as_ref().map(Message::text);
+async fn a_session_agent_keeps_its_state_across_messages_without_a_lock_of_its_own() {
+    let registration = Registration::session(AgentDescriptor::new("a"), |_| Counter::default());
+    let one = (registration.factory)(&info("one"));
+    let other = (registration.factory)(&info("other"));
+    assert_eq!(turn(&one, "x").await.1, "1");
+    assert_eq!(turn(&one, "x").await.1, "2");
     assert_eq!(
-        (done.task.status.state, text.as_deref()),
-        (TaskState::Completed, Some("stamped"))
+        turn(&other, "x").await.1,
+        "1",
+        "each session has its own state"
     );
 }
 
-#[test]
-fn an_artifact_chunk_names_what_a2a_sends_as_two_flags() {
-    let flags = |chunk: ArtifactChunk| (chunk.appends(), chunk.is_last());
-    assert_eq!(flags(ArtifactChunk::Whole), (false, true));
-    assert_eq!(flags(ArtifactChunk::First), (false, false));
-    assert_eq!(flags(ArtifactChunk::More), (true, false));
-    assert_eq!(flags(ArtifactChunk::Last), (true, true));
-}
-
-/// Delegates a task with a fixed id to the relay, so a second delegation repeats the
-/// first's idempotency key (a handoff payload's taskId is its natural key), and logs
-/// what it was told.
-struct Delegator(Arc<std::sync::Mutex<Vec<String>>>);
-
-impl Agent for Delegator {
-    async fn handle(&self, ctx: &mut TaskContext) -> std::result::Result<(), AgentError> {
-        let payload = HandoffPayload::from(
-            TaskDelegation::builder()
-                .task_id("job-1")
-                .task_title("Again")
-                .task_description("the same job, delegated again")
-                .build()?,
-        );
-        let outcome = match ctx.delegate("relay", "job-1", payload).await {
-            Ok(_) => String::from("answered"),
-            Err(Error::DelegationCycle { agent, .. }) => format!("cycle at {agent}"),
-            Err(other) => format!("other error: {other}"),
-        };
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(outcome);
-        ctx.reply_text("delegated");
-        Ok(())
-    }
-}
-
 #[tokio::test]
-async fn a_repeated_key_that_would_wait_on_a_waiting_session_is_a_cycle() {
-    // relay(c) → delegator(c) → delegate job-1 → relay(c2) → delegator(c2) →
-    // delegate job-1 again: a repeat of the send relay(c2) is handling, and relay(c2)
-    // waits on this very delegator. Waiting on the repeat would never end.
-    let log = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let shared = Arc::clone(&log);
-    let supervisor = Supervisor::start(
-        SupervisorConfig::default(),
-        vec![
-            Registration::new(AgentDescriptor::new("relay"), |_| Relay),
-            Registration::new(AgentDescriptor::new("back"), move |_| {
-                Delegator(Arc::clone(&shared))
-            }),
-        ],
-        Arc::new(AllowAll),
-        Arc::new(InMemoryTaskStore::new()),
-    )
-    .await
-    .expect("supervisor");
-    let request = SendRequest::new("relay", Message::user_text("start"));
-    let done = tokio::time::timeout(
-        std::time::Duration::from_secs(10),
-        supervisor.send_and_wait(request),
-    )
-    .await
-    .expect("no deadlock")
-    .expect("accepted");
-    assert_eq!(done.task.status.state, TaskState::Completed);
-    let log = log
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .clone();
-    assert_eq!(log, ["cycle at relay", "answered"]);
+async fn a_closure_agent_sets_its_outcome_by_what_it_returns() {
+    let registration = Registration::from_fn(AgentDescriptor::new("a"), |m: Message| async move {
+        match m.text().as_str() {
+            "ask" => Ok(Outcome::InputRequired(String::from("which?"))),
+            "no" => Ok(Outcome::Rejected(String::from("not mine"))),
+            "err" => Err(AgentError::from("broke")),
+            text => Ok(Outcome::from(text.to_uppercase())),
+        }
+    });
+    let agent = (registration.factory)(&info("c"));
+    assert_eq!(
+        turn(&agent, "hi").await,
+        (TaskState::Completed, String::from("HI"))
+    );
+    assert_eq!(turn(&agent, "ask").await.0, TaskState::InputRequired);
+    assert_eq!(turn(&agent, "no").await.0, TaskState::Rejected);
+    assert_eq!(turn(&agent, "err").await.0, TaskState::Failed);
+}
+
+#[test]
+fn a_descriptor_starts_at_its_documented_defaults() {
+    let descriptor = AgentDescriptor::new("a");
+    assert_eq!(descriptor.version, "0.1.0");
+    assert!(!descriptor.exposed);
+    assert_eq!(descriptor.concurrency, None);
+    assert_eq!(descriptor.input_modes, ["text/plain", "application/json"]);
 }

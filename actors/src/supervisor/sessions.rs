@@ -17,6 +17,7 @@ use tokio::time::Instant;
 
 use crate::error::Result;
 use crate::limits::{LimitScope, Limiter};
+use crate::occupancy::SessionShared;
 use crate::send::SessionKey;
 use crate::session::SessionMsg;
 
@@ -28,59 +29,6 @@ mod tests;
 pub(crate) struct Slot {
     pub(crate) actor: ActorRef<SessionMsg>,
     pub(crate) session: Arc<SessionShared>,
-}
-
-/// What the send path, the session's tasks and the warm line share about one live
-/// session. Held by `Arc` so each can reach it without a registry lookup.
-#[derive(Debug)]
-pub(crate) struct SessionShared {
-    pub(crate) limiter: Arc<Limiter>,
-    /// Milliseconds since the supervisor started, at the last send to this session.
-    last_used: AtomicU64,
-    /// The stamp of this session's entry in the warm line; 0 while it has none.
-    warm: AtomicU64,
-    /// The session's tasks that have not ended: queued, running or waiting for input.
-    live_tasks: AtomicUsize,
-}
-
-impl SessionShared {
-    /// A session's shared state, as it is when spawned: used now, not warm, no task.
-    pub(crate) fn new(limiter: Limiter, now_ms: u64) -> Self {
-        Self {
-            limiter: Arc::new(limiter),
-            last_used: AtomicU64::new(now_ms),
-            warm: AtomicU64::new(0),
-            live_tasks: AtomicUsize::new(0),
-        }
-    }
-
-    /// Whether the session holds nothing the store lacks: no task of its own that
-    /// has not ended, and nobody holding or waiting for its permit.
-    pub(crate) fn is_idle(&self) -> bool {
-        self.live_tasks.load(Ordering::Acquire) == 0 && self.limiter.is_idle()
-    }
-}
-
-/// Counts a task among its session's live tasks for as long as it is held (by the
-/// task's entry in the live set).
-#[derive(Debug)]
-pub(crate) struct TaskPin(Arc<SessionShared>);
-
-impl TaskPin {
-    pub(crate) fn new(session: &Arc<SessionShared>) -> Self {
-        session.live_tasks.fetch_add(1, Ordering::AcqRel);
-        Self(Arc::clone(session))
-    }
-
-    pub(crate) fn session(&self) -> Arc<SessionShared> {
-        Arc::clone(&self.0)
-    }
-}
-
-impl Drop for TaskPin {
-    fn drop(&mut self) {
-        self.0.live_tasks.fetch_sub(1, Ordering::AcqRel);
-    }
 }
 
 /// One entry of the warm line: current only while its session's `warm` stamp still

@@ -1,3 +1,5 @@
+mod delegation;
+
 use super::*;
 use crate::agent::{Agent, AgentError, TaskContext};
 use crate::store::InMemoryTaskStore;

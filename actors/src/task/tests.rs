@@ -1,53 +1,124 @@
+use std::time::Duration;
+
+use agentyard_transport::a2a::Task;
+use tokio_util::task::TaskTracker;
+
 use super::*;
+use crate::agent::{Agent, AgentError};
+use crate::port::tests::TestPort;
+use crate::store::TaskStore;
 
-fn update(state: TaskState, is_final: bool) -> StreamEvent {
-    StreamEvent::StatusUpdate(TaskStatusUpdateEvent::new(
-        TaskId::new("t-1"),
-        ContextId::new("c-1"),
-        TaskStatus::new(state),
-        is_final,
-    ))
+/// Runs `agent` on a fresh task of the test port and returns the task as it ended.
+async fn run(agent: impl Agent) -> (Task, Arc<TestPort>) {
+    let port = TestPort::new();
+    let opened = port.open("hi").await;
+    let task_id = opened.events.task_id.clone();
+    let tracker = TaskTracker::new();
+    opened
+        .work(&port, &tracker)
+        .run(Arc::new(agent) as Arc<dyn DynAgent>)
+        .await;
+    let task = port
+        .store
+        .get(&task_id, None)
+        .await
+        .expect("store")
+        .expect("task");
+    (task, port)
 }
 
-fn is_final(event: &StreamEvent) -> bool {
-    matches!(event, StreamEvent::StatusUpdate(u) if u.is_final)
+fn status_text(task: &Task) -> String {
+    task.status
+        .message
+        .as_ref()
+        .map(Message::text)
+        .unwrap_or_default()
+}
+
+struct Replies;
+
+impl Agent for Replies {
+    async fn handle(&self, ctx: &mut TaskContext) -> std::result::Result<(), AgentError> {
+        ctx.reply_text("done");
+        Ok(())
+    }
 }
 
 #[tokio::test]
-async fn the_broadcast_is_let_go_with_the_final_update_and_made_again_on_demand() {
-    let channel = TaskChannel::new(TaskState::Submitted, 8);
-    let mut follower = channel.subscribe();
-    channel.publish(update(TaskState::Working, false));
-    channel.publish(update(TaskState::InputRequired, true));
-
-    assert!(
-        channel.updates.lock().expect("not poisoned").is_none(),
-        "a task waiting for input keeps no ring of updates"
+async fn ok_completes_with_the_reply_and_offers_the_session() {
+    let (task, port) = run(Replies).await;
+    assert_eq!(task.status.state, TaskState::Completed);
+    assert_eq!(status_text(&task), "done");
+    assert_eq!(
+        task.history.map(|h| h.len()),
+        Some(2),
+        "the reply joins the history"
     );
-    assert!(!is_final(&follower.recv().await.expect("working")));
-    assert!(is_final(&follower.recv().await.expect("the final update")));
-    assert!(matches!(
-        follower.recv().await,
-        Err(broadcast::error::RecvError::Closed)
-    ));
-    assert_eq!(*channel.watch().borrow(), TaskState::InputRequired);
+    // Once by the finish (the task ended), once when the work lets go of it.
+    assert_eq!(port.settled_count(), 2);
+}
 
-    // The next turn is followed on a fresh broadcast.
-    let mut next = channel.subscribe();
-    channel.publish(update(TaskState::Working, false));
-    assert!(!is_final(
-        &next.recv().await.expect("the next turn's update")
-    ));
+struct AsksThenErrs;
+
+impl Agent for AsksThenErrs {
+    async fn handle(&self, ctx: &mut TaskContext) -> std::result::Result<(), AgentError> {
+        ctx.require_input("which one?");
+        Err("the lookup broke".into())
+    }
 }
 
 #[tokio::test]
-async fn an_ended_task_keeps_counting_its_streams_until_they_let_go() {
-    let channel = TaskChannel::new(TaskState::Submitted, 8);
-    let mut follower = channel.subscribe();
-    channel.publish(update(TaskState::Failed, true));
-    // The shutdown waits on this count for streams to take the final event.
-    assert_eq!(channel.stream_count(), 1);
-    assert!(is_final(&follower.recv().await.expect("the final update")));
-    drop(follower);
-    assert_eq!(channel.stream_count(), 0);
+async fn an_error_after_an_outcome_fails_the_task_and_says_what_was_dropped() {
+    let (task, _) = run(AsksThenErrs).await;
+    assert_eq!(task.status.state, TaskState::Failed);
+    let text = status_text(&task);
+    assert!(text.contains("the lookup broke"), "{text}");
+    assert!(text.contains("input-required outcome"), "{text}");
+}
+
+struct Panics;
+
+impl Agent for Panics {
+    async fn handle(&self, _ctx: &mut TaskContext) -> std::result::Result<(), AgentError> {
+        panic!("boom")
+    }
+}
+
+#[tokio::test]
+async fn a_panic_fails_the_task_with_its_text() {
+    let (task, _) = run(Panics).await;
+    assert_eq!(task.status.state, TaskState::Failed);
+    assert!(status_text(&task).contains("panicked: boom"));
+}
+
+#[tokio::test]
+async fn work_dropped_before_it_ran_fails_its_task_visibly() {
+    let port = TestPort::new();
+    let opened = port.open("hi").await;
+    let task_id = opened.events.task_id.clone();
+    let tracker = TaskTracker::new();
+    drop(opened.work(&port, &tracker));
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let task = port.store.get(&task_id, None).await.expect("store");
+        if let Some(task) = task.filter(|t| t.status.state == TaskState::Failed) {
+            assert!(status_text(&task).contains("send it again"));
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "never failed");
+        tokio::task::yield_now().await;
+    }
+}
+
+#[tokio::test]
+async fn a_canceled_task_is_not_run() {
+    let port = TestPort::new();
+    let opened = port.open("hi").await;
+    opened.cancel.cancel();
+    let tracker = TaskTracker::new();
+    opened
+        .work(&port, &tracker)
+        .run(Arc::new(Panics) as Arc<dyn DynAgent>)
+        .await;
+    assert_eq!(port.live.len(), 1, "left to the cancel that ends it");
 }

@@ -10,7 +10,7 @@ fn descriptor() -> AgentDescriptor {
         .version("1.2.3")
         .skill(AgentSkill::new("echo", "Echo", "Says it back"))
         .modes(vec!["text/plain".into()], vec!["text/plain".into()])
-        .exposed(true)
+        .expose()
 }
 
 #[test]
@@ -80,7 +80,7 @@ fn push_off_shows_on_the_card() {
 #[test]
 fn an_empty_description_is_replaced_by_one_naming_the_agent() {
     let card = public_card(
-        &AgentDescriptor::new("quiet").exposed(true),
+        &AgentDescriptor::new("quiet").expose(),
         &AgentSettings::default(),
         &EdgeConfig::default(),
         "http://h",

@@ -59,15 +59,13 @@ async fn supervisor() -> Supervisor {
     Supervisor::start(
         SupervisorConfig::default(),
         vec![
-            Registration::new(AgentDescriptor::new("echo").exposed(true), |_| Echo),
+            Registration::new(AgentDescriptor::new("echo").expose(), |_| Echo),
             Registration::new(
-                AgentDescriptor::new("texty")
-                    .modes(text(), text())
-                    .exposed(true),
+                AgentDescriptor::new("texty").modes(text(), text()).expose(),
                 |_| Echo,
             ),
-            Registration::new(AgentDescriptor::new("probe").exposed(true), |_| Probe),
-            Registration::new(AgentDescriptor::new("sleeper").exposed(true), |_| Sleeper),
+            Registration::new(AgentDescriptor::new("probe").expose(), |_| Probe),
+            Registration::new(AgentDescriptor::new("sleeper").expose(), |_| Sleeper),
             Registration::new(AgentDescriptor::new("internal"), |_| Echo),
         ],
         Arc::new(AllowAll),

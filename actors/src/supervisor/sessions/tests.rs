@@ -7,6 +7,7 @@ use ractor::ActorStatus;
 use super::*;
 use crate::agent::{Agent, AgentError, DynAgent, TaskContext};
 use crate::error::Error;
+use crate::occupancy::TaskPin;
 use crate::session::SessionActor;
 
 struct Idle;

@@ -1,19 +1,21 @@
-//! The live-task table: what the supervisor keeps about each task that has not
-//! ended, and the five things done with it — create, continue, finish, cancel,
-//! publish.
+//! The live-task table: what the runtime keeps about each task that has not ended,
+//! and the five things done with it — create, continue, finish, cancel, publish.
+//! Finishing lives here, not in the supervisor, so that the work that runs a task
+//! settles it without calling back up.
 
 use std::sync::Arc;
 
 use agentyard_transport::TaskId;
-use agentyard_transport::a2a::StreamEvent;
+use agentyard_transport::a2a::{StreamEvent, TaskState, TaskStatus};
 use dashmap::DashMap;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
-use super::sessions::{SessionShared, TaskPin};
-use crate::events::Envelope;
+use crate::channel::{Finality, TaskChannel, TaskEvents};
+use crate::events::{Envelope, EventBus, EventDetail, EventKind};
+use crate::occupancy::{SessionShared, TaskPin};
 use crate::send::{Follow, SessionKey, Watcher};
-use crate::task::{TaskChannel, TaskEvents};
+use crate::store::{StoreError, TaskStore};
 
 #[cfg(test)]
 mod tests;
@@ -107,6 +109,68 @@ impl LiveTasks {
             key,
             session,
         })
+    }
+
+    /// Finish: records a terminal or interrupted status, takes an ended task out of
+    /// the table, and publishes the status as the turn's final update with the send's
+    /// closing event (`a2a.send.completed` or `a2a.send.failed`) ahead of it. Returns
+    /// the session of a task that ended, to offer to the warm set once the update is
+    /// out; `Ok(None)` if the task had already left the table (a cancel or a shutdown
+    /// won the race).
+    ///
+    /// # Errors
+    /// The store's: [`StoreError::Terminal`] if the task had already ended there.
+    pub(crate) async fn finish(
+        &self,
+        store: &dyn TaskStore,
+        bus: &EventBus,
+        task_id: &TaskId,
+        status: TaskStatus,
+    ) -> Result<Option<(SessionKey, Arc<SessionShared>)>, StoreError> {
+        store.set_status(task_id, status.clone()).await?;
+        let state = status.state;
+        let (events, ended) = if state.is_terminal() {
+            let Some(Ended {
+                events,
+                key,
+                session,
+            }) = self.end(task_id)
+            else {
+                return Ok(None);
+            };
+            (events, Some((key, session)))
+        } else {
+            let Some(events) = self.publisher(task_id) else {
+                return Ok(None);
+            };
+            (events, None)
+        };
+        let (kind, detail) = match state {
+            TaskState::Completed | TaskState::InputRequired | TaskState::AuthRequired => {
+                (EventKind::SendCompleted, EventDetail::None)
+            }
+            _ => (
+                EventKind::SendFailed,
+                EventDetail::Reason {
+                    reason: status.message.as_ref().map_or_else(
+                        || format!("task {state}"),
+                        |m| format!("task {state}: {}", m.text()),
+                    ),
+                },
+            ),
+        };
+        // The agent's answer (`a2a.response`), built now while the status is at hand,
+        // and only if anyone listens.
+        let response = (kind == EventKind::SendCompleted && bus.is_watched())
+            .then(|| events.envelope.response(status.message.as_ref()));
+        // The send's closing event goes out before its waiter wakes.
+        events.publish(bus, status, Finality::Final, || {
+            if let Some(response) = response {
+                bus.emit(|| response);
+            }
+            bus.emit(|| events.envelope.event(kind, detail));
+        });
+        Ok(ended)
     }
 
     /// Publish: how to publish an update of a task that has not ended.

@@ -1,0 +1,232 @@
+//! How a live task's updates go out: the store first, then the task's own followers
+//! ([`TaskChannel`]: its state for waiters, its update stream for streamers), then the
+//! event bus. Nothing here knows about sessions or the supervisor.
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use agentyard_transport::a2a::{
+    Artifact, Message, StreamEvent, TaskArtifactUpdateEvent, TaskState, TaskStatus,
+    TaskStatusUpdateEvent,
+};
+use agentyard_transport::{ContextId, TaskId};
+use tokio::sync::{broadcast, watch};
+
+use crate::error::Result;
+use crate::events::{Envelope, EventBus, EventDetail, EventKind};
+use crate::send::{Follow, Watcher};
+use crate::store::TaskStore;
+
+#[cfg(test)]
+mod tests;
+
+/// How a live task's updates reach whoever waits on it.
+///
+/// Waiting for a task to settle (the request/reply hot path) only needs its latest
+/// state: a `watch`, one small allocation. The full update stream is a `broadcast`
+/// whose slots tokio allocates up front, so it is made only when someone streams the
+/// task.
+///
+/// The broadcast is let go as soon as it carries a turn's final update that stops for
+/// input: a task that waits for input keeps only its `watch`, not a ring of `capacity`
+/// slots, and a later subscriber starts a fresh one. Followers still read what was
+/// sent, then the end. An ended task's broadcast goes with the channel itself.
+#[derive(Debug)]
+pub(crate) struct TaskChannel {
+    state: watch::Sender<TaskState>,
+    updates: Mutex<Option<broadcast::Sender<StreamEvent>>>,
+    capacity: usize,
+}
+
+impl TaskChannel {
+    pub(crate) fn new(state: TaskState, capacity: usize) -> Arc<Self> {
+        Arc::new(Self {
+            state: watch::Sender::new(state),
+            updates: Mutex::new(None),
+            capacity: capacity.max(1),
+        })
+    }
+
+    /// What a caller that wants to `follow` the task receives.
+    pub(crate) fn follow(&self, follow: Follow) -> Watcher {
+        match follow {
+            Follow::Nothing => Watcher::Nothing,
+            Follow::State => Watcher::State(self.watch()),
+            Follow::Updates => Watcher::Updates(self.subscribe()),
+        }
+    }
+
+    /// Every update from now on.
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<StreamEvent> {
+        self.updates
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_or_insert_with(|| broadcast::channel(self.capacity).0)
+            .subscribe()
+    }
+
+    /// How many streams follow this task's updates now.
+    pub(crate) fn stream_count(&self) -> usize {
+        self.updates
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map_or(0, broadcast::Sender::receiver_count)
+    }
+
+    /// The task's state from now on.
+    pub(crate) fn watch(&self) -> watch::Receiver<TaskState> {
+        self.state.subscribe()
+    }
+
+    /// Records a state change that is not published as an update (a task resumed by a
+    /// new message goes back to `submitted`).
+    pub(crate) fn set_state(&self, state: TaskState) {
+        self.state.send_replace(state);
+    }
+
+    fn publish(&self, event: StreamEvent) {
+        // Only a turn that stops for input lets the broadcast go: the task lives on
+        // (waiting, perhaps for hours) and should not hold a ring of slots. An ended
+        // task's channel goes with its live entry, and until then `stream_count` must
+        // still see the streams that have not yet taken the final event (the shutdown
+        // waits for them).
+        let interrupted = match &event {
+            StreamEvent::StatusUpdate(update) => {
+                self.state.send_replace(update.status.state);
+                update.is_final && !update.status.state.is_terminal()
+            }
+            _ => false,
+        };
+        let mut updates = self.updates.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(tx) = updates.as_ref() {
+            // Err only means nobody streams this task right now.
+            let _ = tx.send(event);
+        }
+        if interrupted {
+            *updates = None;
+        }
+    }
+}
+
+/// Publishes a task's updates: store first, then the task's stream, then the bus.
+#[derive(Debug, Clone)]
+pub(crate) struct TaskEvents {
+    pub(crate) task_id: TaskId,
+    pub(crate) context_id: ContextId,
+    pub(crate) channel: Arc<TaskChannel>,
+    pub(crate) envelope: Envelope,
+}
+
+impl TaskEvents {
+    /// Records and publishes a status that does not end the turn (e.g. `working`).
+    pub(crate) async fn progress(
+        &self,
+        store: &dyn TaskStore,
+        bus: &EventBus,
+        status: TaskStatus,
+    ) -> Result<()> {
+        store.set_status(&self.task_id, status.clone()).await?;
+        self.publish(bus, status, Finality::Progress, || {});
+        Ok(())
+    }
+
+    /// Publishes a recorded status on the bus, runs `then`, and only then to the
+    /// task's own followers: whoever waits on the task wakes after every bus event of
+    /// this step (e.g. the send's closing event) has gone out.
+    pub(crate) fn publish(
+        &self,
+        bus: &EventBus,
+        status: TaskStatus,
+        finality: Finality,
+        then: impl FnOnce(),
+    ) {
+        let update = TaskStatusUpdateEvent::new(
+            self.task_id.clone(),
+            self.context_id.clone(),
+            status,
+            finality == Finality::Final,
+        );
+        bus.emit(|| {
+            self.envelope.event(
+                EventKind::TaskStatus,
+                EventDetail::Status {
+                    update: update.clone(),
+                },
+            )
+        });
+        then();
+        self.channel.publish(StreamEvent::StatusUpdate(update));
+    }
+
+    /// Records and publishes an artifact, or one chunk of it.
+    pub(crate) async fn artifact(
+        &self,
+        store: &dyn TaskStore,
+        bus: &EventBus,
+        artifact: Artifact,
+        chunk: ArtifactChunk,
+    ) -> Result<()> {
+        let append = chunk.appends();
+        store
+            .put_artifact(&self.task_id, artifact.clone(), append)
+            .await?;
+        let mut update =
+            TaskArtifactUpdateEvent::new(self.task_id.clone(), self.context_id.clone(), artifact);
+        update.append = append.then_some(true);
+        update.last_chunk = Some(chunk.is_last());
+        self.channel
+            .publish(StreamEvent::ArtifactUpdate(update.clone()));
+        bus.emit(|| {
+            self.envelope
+                .event(EventKind::TaskArtifact, EventDetail::Artifact { update })
+        });
+        Ok(())
+    }
+}
+
+/// Whether a status update ends the turn (A2A's `final`), named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Finality {
+    /// More updates follow (`final` false).
+    Progress,
+    /// The turn's last update: the task ended or stops for input (`final` true).
+    Final,
+}
+
+/// Which piece of a streamed artifact a chunk is: A2A's `append` and `lastChunk`,
+/// named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArtifactChunk {
+    /// The whole artifact at once, replacing one with the same id (`append` false,
+    /// `lastChunk` true; what [`TaskContext::artifact`](crate::TaskContext::artifact)
+    /// publishes).
+    Whole,
+    /// The first piece, replacing one with the same id; more follow (`append`
+    /// false, `lastChunk` false).
+    First,
+    /// A piece added to the artifact; more follow (`append` true, `lastChunk` false).
+    More,
+    /// The final piece added to the artifact (`append` true, `lastChunk` true).
+    Last,
+}
+
+impl ArtifactChunk {
+    /// Whether the chunk's parts are added to the artifact rather than replace it.
+    #[must_use]
+    pub fn appends(self) -> bool {
+        matches!(self, Self::More | Self::Last)
+    }
+
+    /// Whether no chunk of the artifact follows this one.
+    #[must_use]
+    pub fn is_last(self) -> bool {
+        matches!(self, Self::Whole | Self::Last)
+    }
+}
+
+/// A status in `state` stamped now, with an optional message.
+pub(crate) fn status(state: TaskState, message: Option<Message>) -> TaskStatus {
+    let mut status = TaskStatus::new(state);
+    status.message = message;
+    status
+}
