@@ -290,8 +290,9 @@ impl Catalog for HostCatalog<'_> {
 }
 
 /// A workflow as an agent: each message runs the workflow on the message's text;
-/// the task's status updates narrate the nodes (`working` with notes such as
-/// `node.started: draft (attempt 1)`), its artifacts are the output node's, and a
+/// the task's status updates narrate the nodes (`working`, with a text note such as
+/// `node.started: draft (attempt 1)` and the event as a data part, see
+/// [`event_data`]), its artifacts are the output node's, and a
 /// node that asks for input makes the task `input-required` until the caller answers.
 #[derive(Debug, Clone)]
 pub struct WorkflowAgent {
@@ -331,6 +332,34 @@ pub fn narration(event: &RunEvent) -> String {
         RunEvent::RunFailed { node, error } => format!("run.failed: {node}: {error}"),
         RunEvent::RunCanceled => String::from("run.canceled"),
     }
+}
+
+/// The data part a status update carries for a run event: the event as the HTTP API
+/// streams it (`{"event": "node.started", "node": "draft", "attempt": 1}`), with an
+/// artifact count in place of the artifacts.
+#[must_use]
+pub fn event_data(event: &RunEvent) -> serde_json::Map<String, serde_json::Value> {
+    let mut data = match serde_json::to_value(event) {
+        Ok(serde_json::Value::Object(map)) => map,
+        _ => serde_json::Map::new(),
+    };
+    if let Some(serde_json::Value::Array(artifacts)) = data.get("artifacts") {
+        let count = artifacts.len();
+        data.insert(String::from("artifacts"), serde_json::Value::from(count));
+    }
+    data
+}
+
+/// Publishes a run event as a `working` status: the narration as text, the event as
+/// data.
+async fn narrate(ctx: &mut TaskContext, event: &RunEvent) {
+    let parts = vec![
+        agentyard_transport::a2a::Part::text(narration(event)),
+        agentyard_transport::a2a::Part::data(event_data(event)),
+    ];
+    // A task that has ended (canceled meanwhile) takes no more updates; the run's
+    // own end decides what the caller sees.
+    let _ = ctx.working_parts(parts).await;
 }
 
 impl Agent for WorkflowAgent {
@@ -399,13 +428,13 @@ impl WorkflowAgent {
                     let Some(event) = event else { break };
                     if let RunEvent::NodeInputRequired { question, .. } = &event {
                         let question = question.clone();
-                        let _ = ctx.working(Some(&narration(&event))).await;
+                        narrate(ctx, &event).await;
                         ctx.require_input(question);
                         self.suspend(ctx.task_id().clone(), run);
                         return Ok(());
                     }
                     if !matches!(event, RunEvent::RunCompleted { .. }) {
-                        let _ = ctx.working(Some(&narration(&event))).await;
+                        narrate(ctx, &event).await;
                     }
                 }
             }

@@ -721,6 +721,31 @@ async fn a_workflow_is_an_agent_whose_task_narrates_its_nodes() {
             .any(|n| n == "node.started: nested (attempt 1)"),
         "{notes:?}"
     );
+    let data: Vec<serde_json::Value> = events
+        .iter()
+        .filter_map(|e| match e {
+            agentyard_transport::a2a::StreamEvent::StatusUpdate(update) => {
+                update.status.message.clone()
+            }
+            _ => None,
+        })
+        .filter_map(|m| match m.parts.get(1) {
+            Some(Part::Data(data)) => Some(serde_json::Value::Object(data.data.clone())),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        data.contains(
+            &serde_json::json!({"event": "node.started", "node": "nested", "attempt": 1})
+        ),
+        "{data:?}"
+    );
+    assert!(
+        data.contains(
+            &serde_json::json!({"event": "node.completed", "node": "shout", "artifacts": 1})
+        ),
+        "{data:?}"
+    );
     assert!(
         notes.iter().any(|n| n.starts_with("node.completed: shout")),
         "{notes:?}"
