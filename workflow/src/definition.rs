@@ -26,7 +26,8 @@
 //! ```
 //!
 //! Node kinds: `input` (the run's input as a text artifact), `agent` (`agent`: a
-//! registered agent type; `prompt`: a [template](crate::template); optional
+//! registered agent type, or a remote agent's card URL (`http(s)://...`), which
+//! must be registered as [`remote_agent_name`]; `prompt`: a [template](crate::template); optional
 //! `accepted_output_modes`, `timeout_ms`, `retries` (default 0), `backoff_ms` (default
 //! 100, doubled on each retry)), `tool` (`tool`: a registered Rust function; optional
 //! `prompt` rendered for it), `output` (`from`: the nodes whose artifacts are the
@@ -240,11 +241,29 @@ impl DefinitionError {
     }
 }
 
+/// Whether `agent` names a remote agent by its card URL rather than a local agent
+/// type.
+#[must_use]
+pub fn is_card_url(agent: &str) -> bool {
+    agent.starts_with("http://") || agent.starts_with("https://")
+}
+
+/// The agent type a remote agent given by its card URL is registered as (by
+/// `agentyard serve` and `agentyard run`, which register one per card URL their
+/// workflows name): `remote:` and the URL.
+#[must_use]
+pub fn remote_agent_name(card_url: &str) -> String {
+    format!("remote:{card_url}")
+}
+
 /// An `agent` node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentNode {
-    /// The agent type.
+    /// The agent type sent to (for a remote agent, [`remote_agent_name`] of its
+    /// card URL).
     pub agent: String,
+    /// The card URL the node named, for a remote agent.
+    pub card_url: Option<String>,
     /// The prompt.
     pub prompt: Template,
     /// Media types accepted back (empty: whatever the agent gives).
@@ -458,13 +477,22 @@ fn validate_node(spec: &NodeSpec, catalog: &dyn Catalog) -> Result<Node, String>
             NodeKind::Output(spec.from.clone())
         }
         NodeKindName::Agent => {
-            let agent = spec.agent.clone().ok_or_else(|| {
+            let written = spec.agent.clone().ok_or_else(|| {
                 String::from("an `agent` node needs `agent`: the agent type to send to")
             })?;
+            let card_url = is_card_url(&written).then(|| written.clone());
+            let agent = card_url
+                .as_deref()
+                .map_or_else(|| written.clone(), remote_agent_name);
             if !catalog.has_agent(&agent) {
-                return Err(format!(
-                    "unknown agent `{agent}`: no agent type of that name is registered"
-                ));
+                return Err(match &card_url {
+                    Some(url) => format!(
+                        "unknown remote agent `{url}`: no remote agent type is registered for that card URL"
+                    ),
+                    None => {
+                        format!("unknown agent `{agent}`: no agent type of that name is registered")
+                    }
+                });
             }
             let prompt = template(
                 spec.prompt
@@ -482,6 +510,7 @@ fn validate_node(spec: &NodeSpec, catalog: &dyn Catalog) -> Result<Node, String>
             );
             NodeKind::Agent(AgentNode {
                 agent,
+                card_url,
                 prompt,
                 accepted_output_modes: spec.accepted_output_modes.clone(),
                 timeout: spec.timeout_ms.map(Duration::from_millis),

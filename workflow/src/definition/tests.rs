@@ -189,3 +189,28 @@ fn whole_workflow_and_syntax_errors_say_what_is_wrong() {
     .to_string();
     assert!(message.contains("colour"), "{message}");
 }
+
+#[test]
+fn a_card_url_names_the_remote_agent_type_registered_for_it() {
+    let url = "http://127.0.0.1:9999/.well-known/agent-card.json";
+    let text = format!(
+        "name = \"r\"\n[[nodes]]\nid = \"far\"\nkind = \"agent\"\nagent = \"{url}\"\nprompt = \"hi\"\n[[nodes]]\nid = \"out\"\nkind = \"output\"\nfrom = [\"far\"]\n"
+    );
+    let error = load(&text).unwrap_err();
+    assert_eq!(error.node(), Some("far"));
+    assert!(
+        error
+            .to_string()
+            .contains(&format!("unknown remote agent `{url}`")),
+        "{error}"
+    );
+    let catalog = Names::new([remote_agent_name(url)], Vec::<String>::new());
+    let workflow = Workflow::load(&text, &catalog).unwrap();
+    let NodeKind::Agent(agent) = &workflow.node("far").unwrap().kind else {
+        panic!()
+    };
+    assert_eq!(agent.agent, format!("remote:{url}"));
+    assert_eq!(agent.card_url.as_deref(), Some(url));
+    // The spec keeps what was written.
+    assert_eq!(workflow.spec().nodes[0].agent.as_deref(), Some(url));
+}
