@@ -18,8 +18,8 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentyard_transport::ContextId;
 use agentyard_transport::a2a::{Artifact, Message, Part, Role, Task, TaskState};
+use agentyard_transport::{ContextId, MessageId};
 use serde::Serialize;
 use tokio::sync::{Mutex, mpsc};
 use tokio::task::JoinSet;
@@ -664,10 +664,14 @@ async fn attempt_agent(
         Message::new(Role::User, vec![Part::text(prompt)]).with_context_id(context_id.clone());
     let mut round = 0u32;
     loop {
+        let key = format!("workflow:{}:{node}:{attempt}:{round}", shared.run_id);
+        // The message id is the key too: unique per message, and the same if the
+        // client repeats the message (an HTTP client may key its retries by it).
+        message.message_id = MessageId::new(key.clone());
         let send = NodeSend {
             agent: agent.agent.clone(),
             message,
-            idempotency_key: format!("workflow:{}:{node}:{attempt}:{round}", shared.run_id),
+            idempotency_key: key,
             accepted_output_modes: agent.accepted_output_modes.clone(),
             from: shared.from.clone(),
             hops: shared.hops,

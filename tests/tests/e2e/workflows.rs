@@ -523,3 +523,49 @@ async fn serve_refuses_a_workflow_file_naming_an_unknown_agent() {
     assert!(error.contains("node `draft`"), "{error}");
     assert!(error.contains("unknown agent `nobody`"), "{error}");
 }
+
+#[tokio::test]
+async fn over_http_a_node_past_its_timeout_has_its_task_canceled_with_tasks_cancel() {
+    let (runtime, edge) = builtin_runtime().await;
+    let workflows = Workflows::new(Tools::builtin());
+    workflows.use_client(Arc::new(OverHttp::new(
+        format!("http://{}", edge.local_addr()),
+        ClientOptions::new(),
+    )));
+    workflows.bind(runtime.supervisor().clone());
+    let workflow = Workflow::builder("slow")
+        .input("in")
+        .agent("count", "countdown", "60")
+        .with_last(|n| n.timeout_ms = Some(300))
+        .output("out", ["count"])
+        .build(&workflows.catalog())
+        .expect("valid");
+    let report = workflows
+        .runner()
+        .expect("bound")
+        .run(Arc::new(workflow), "x".into(), RunControl::new())
+        .await;
+    assert!(
+        matches!(&report.outcome, RunOutcome::Failed { node, error } if node == "count" && error.contains("timed out")),
+        "{:?}",
+        report.outcome
+    );
+    let supervisor = runtime.supervisor().clone();
+    agentyard_tests::http::poll_until("the countdown's task to be canceled", || {
+        let supervisor = supervisor.clone();
+        async move {
+            let page = supervisor
+                .list_tasks(
+                    &|t: &agentyard::Task, _| t.status.state == agentyard::TaskState::Canceled,
+                    10,
+                    None,
+                )
+                .await
+                .ok()?;
+            (page.total == 1).then_some(())
+        }
+    })
+    .await;
+    edge.stop().await;
+    runtime.shutdown(std::time::Duration::from_secs(1)).await;
+}
