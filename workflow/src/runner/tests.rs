@@ -840,3 +840,31 @@ fn a_node_spec_for_the_wrong_kind_is_refused() {
             .contains("`retries` does not belong to a `input` node")
     );
 }
+
+#[tokio::test]
+async fn a_workflow_that_runs_itself_is_cut_by_the_hop_limit() {
+    let workflows = Workflows::new(Tools::builtin());
+    let mut names = catalog();
+    names.agents.insert("again".into());
+    let again = Workflow::builder("again")
+        .input("in")
+        .agent("self", "again", "{{in}}")
+        .output("out", ["self"])
+        .build(&names)
+        .unwrap();
+    let registrations = vec![workflow_agent_registration(&workflows, &again)];
+    workflows.add(again).await.unwrap();
+    let f = fixture(registrations, workflows).await;
+    let done = tokio::time::timeout(
+        Duration::from_secs(20),
+        f.supervisor
+            .send_and_wait(SendRequest::new("again", Message::user_text("go"))),
+    )
+    .await
+    .expect("the recursion ends")
+    .unwrap();
+    assert_eq!(done.task.status.state, TaskState::Failed);
+    let reason = done.task.status.message.unwrap().text();
+    assert!(reason.contains("node `self`"), "{reason}");
+    assert!(reason.to_lowercase().contains("hop"), "{reason}");
+}
