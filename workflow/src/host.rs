@@ -365,15 +365,13 @@ async fn narrate(ctx: &mut TaskContext, event: &RunEvent) {
 impl Agent for WorkflowAgent {
     async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
         let inner = &self.workflows.inner;
-        let run = if let Some((_, mut suspended)) = inner.suspended.remove(ctx.task_id()) {
+        let run = if let Some((_, suspended)) = inner.suspended.remove(ctx.task_id()) {
             // The caller's answer to the node that asked.
             let answer = ctx.message().text();
             if suspended.answers.send(answer).await.is_err() {
                 ctx.fail("the run this answer was for has ended");
                 return Ok(());
             }
-            suspended.events =
-                std::mem::replace(&mut suspended.events, mpsc::unbounded_channel().1);
             suspended
         } else {
             let workflow = match self.workflows.get(&self.name).await {
