@@ -255,6 +255,16 @@ impl LiveView {
     }
 
     fn draw(&mut self) {
+        let out = self.frame();
+        self.drawn = true;
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout
+            .write_all(out.as_bytes())
+            .and_then(|()| stdout.flush());
+    }
+
+    /// The view as written to a terminal: over the previous frame when there is one.
+    fn frame(&self) -> String {
         let mut out = String::new();
         if self.drawn {
             // Back to the view's first line, to draw over it.
@@ -265,10 +275,36 @@ impl LiveView {
             out.push_str(&Self::line(self.width, row));
             out.push('\n');
         }
-        self.drawn = true;
-        let mut stdout = std::io::stdout().lock();
-        let _ = stdout
-            .write_all(out.as_bytes())
-            .and_then(|()| stdout.flush());
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view() -> LiveView {
+        let catalog = agentyard::workflow::definition::Names::new(["echo"], Vec::<String>::new());
+        let workflow = Workflow::builder("w")
+            .input("in")
+            .agent("long_name", "echo", "{{in}}")
+            .output("out", ["long_name"])
+            .build(&catalog)
+            .expect("valid");
+        LiveView::new(&workflow, false)
+    }
+
+    #[test]
+    fn each_node_is_one_aligned_line_and_a_redraw_goes_back_over_the_last_frame() {
+        let mut view = view();
+        view.rows[1].1 = NodeState::Failed;
+        view.rows[1].2 = String::from("boom");
+        let first = view.frame();
+        assert_eq!(
+            first,
+            "\x1b[2Kin         pending\n\x1b[2Klong_name  failed         boom\n\x1b[2Kout        pending\n"
+        );
+        view.drawn = true;
+        assert!(view.frame().starts_with("\x1b[3A\x1b[2Kin "));
     }
 }
