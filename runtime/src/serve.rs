@@ -93,9 +93,14 @@ impl Server {
         let specs = crate::workflows::read_specs(&config.workflows.paths(), "workflows.files")?;
         let workflow_names: Vec<String> = specs.iter().map(|spec| spec.name.clone()).collect();
         let builder = builtin::register(builder, &config.agents.exposed);
-        let builder =
-            crate::workflows::register(builder, &workflows, specs, config.workflows.exposed)
-                .await?;
+        let builder = crate::workflows::register(
+            builder,
+            &workflows,
+            specs,
+            config.workflows.exposed,
+            crate::workflows::is_builtin,
+        )
+        .await?;
         let runtime = builder.build().await.map_err(ServeError::Runtime)?;
         config.check_agents(|name| runtime.supervisor().agent(name).is_some())?;
 

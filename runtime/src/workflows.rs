@@ -49,18 +49,28 @@ pub fn read_specs(paths: &[PathBuf], key: &str) -> Result<Vec<WorkflowSpec>, Con
 }
 
 /// Registers each workflow of `specs` as an agent type on `builder` (exposed over
-/// HTTP when `exposed`), and adds it to `workflows`.
+/// HTTP when `exposed`), and adds it to `workflows`. `taken` says which names other
+/// agent types already use.
 ///
 /// # Errors
 /// [`ConfigError::Invalid`] naming the workflow and node, for a definition that is
-/// wrong whatever agents exist.
+/// wrong whatever agents exist, or a name that is taken (by an agent, or by an
+/// earlier workflow).
 pub async fn register(
     mut builder: RuntimeBuilder,
     workflows: &Workflows,
     specs: Vec<WorkflowSpec>,
     exposed: bool,
+    taken: impl Fn(&str) -> bool,
 ) -> Result<RuntimeBuilder, ConfigError> {
+    let mut names = std::collections::HashSet::new();
     for spec in specs {
+        if taken(&spec.name) || !names.insert(spec.name.clone()) {
+            return Err(invalid_workflow(&format!(
+                "workflow `{}`: the name is taken by another agent or workflow; a workflow needs a name of its own",
+                spec.name
+            )));
+        }
         let workflow = spec
             .validate(&AnyAgent(workflows))
             .map_err(|e| invalid_workflow(&e.to_string()))?;
@@ -149,4 +159,10 @@ pub fn over_http(config: &Config, addr: std::net::SocketAddr) -> Arc<dyn NodeCli
         options = options.bearer_token(token.token.clone());
     }
     Arc::new(OverHttp::new(format!("http://{addr}"), options))
+}
+
+/// Whether `name` is a built-in agent's (what [`crate::builtin::register`] registers).
+#[must_use]
+pub fn is_builtin(name: &str) -> bool {
+    crate::builtin::EXPOSED.contains(&name) || name == crate::builtin::Worker::descriptor().name
 }

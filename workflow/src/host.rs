@@ -166,12 +166,27 @@ impl Workflows {
     }
 
     /// Validates `spec` against the bound runtime's agents and the tools, and stores
-    /// it; returns it and whether it is new. A new name can be run through the API
+    /// it; returns it and whether it is new. A name an agent (not a workflow) is
+    /// registered under is refused. A new name can be run through the API
     /// at once; it becomes an agent type at the next start.
     ///
     /// # Errors
     /// [`PutError::Invalid`] naming the node; [`PutError::Store`].
     pub async fn put(&self, spec: WorkflowSpec) -> Result<(Arc<Workflow>, bool), PutError> {
+        let taken = !self.inner.loaded.contains_key(&spec.name)
+            && self
+                .inner
+                .supervisor
+                .get()
+                .is_some_and(|s| s.agent(&spec.name).is_some());
+        if taken {
+            return Err(PutError::Invalid(DefinitionError::Workflow {
+                workflow: spec.name.clone(),
+                problem: String::from(
+                    "an agent of that name is registered; a workflow needs a name of its own",
+                ),
+            }));
+        }
         let workflow = spec.validate(&self.catalog())?;
         let created = self.inner.definitions.put(workflow.spec().clone()).await?;
         let workflow = Arc::new(workflow);

@@ -55,9 +55,15 @@ async fn run_inner(args: RunArgs) -> Result<ExitCode, String> {
         .map(|s| (*s).to_owned())
         .collect();
     let builder = agentyard::builtin::register(Runtime::builder(), &exposed);
-    let builder = agentyard::workflows::register(builder, &workflows, specs, false)
-        .await
-        .map_err(|e| format!("{path}: {e}"))?;
+    let builder = agentyard::workflows::register(
+        builder,
+        &workflows,
+        specs,
+        false,
+        agentyard::workflows::is_builtin,
+    )
+    .await
+    .map_err(|e| format!("{path}: {e}"))?;
     let runtime = builder.build().await.map_err(|e| e.to_string())?;
     let mut edge = None;
     if args.pure_a2a {

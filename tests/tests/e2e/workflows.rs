@@ -569,3 +569,15 @@ async fn over_http_a_node_past_its_timeout_has_its_task_canceled_with_tasks_canc
     edge.stop().await;
     runtime.shutdown(std::time::Duration::from_secs(1)).await;
 }
+
+#[tokio::test]
+async fn serve_refuses_a_workflow_named_like_an_agent() {
+    let named_echo = SERVED.replace("name = \"served\"", "name = \"echo\"");
+    let error = serve_workflows(&[("named_echo", &named_echo)], false)
+        .await
+        .expect_err("refused");
+    assert!(
+        error.contains("workflow `echo`: the name is taken"),
+        "{error}"
+    );
+}

@@ -93,6 +93,18 @@ async fn definitions_are_validated_on_put_and_managed_by_name() {
 
     let (status, _) = call(&router, "PUT", "/api/workflows/other", HELLO).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
+    let (status, body) = call(
+        &router,
+        "PUT",
+        "/api/workflows/echo",
+        &HELLO.replace("name = \"hello\"", "name = \"echo\""),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(
+        body.contains("an agent of that name is registered"),
+        "{body}"
+    );
     assert_eq!(
         call(&router, "PUT", "/api/workflows/hello", HELLO).await.0,
         StatusCode::CREATED
