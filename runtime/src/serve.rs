@@ -34,6 +34,8 @@ pub struct Server {
     config: Config,
     config_file: Option<PathBuf>,
     workflows: Workflows,
+    /// The workflows loaded from `[workflows] files`, registered as agents.
+    workflow_names: Vec<String>,
 }
 
 /// What a stop waits for, as the first stop signal reports it.
@@ -112,7 +114,7 @@ impl Server {
         if config.workflows.exposed
             && let Some(agents) = &mut edge_settings.agents
         {
-            agents.extend(workflow_names);
+            agents.extend(workflow_names.iter().cloned());
         }
         let edge = Edge::start(runtime.supervisor().clone(), edge_settings)
             .await
@@ -132,6 +134,7 @@ impl Server {
             config,
             config_file: None,
             workflows,
+            workflow_names,
         })
     }
 
@@ -207,7 +210,8 @@ impl Server {
         self.edge.local_addr()
     }
 
-    /// The card URL of every exposed agent, the default agent's root card first.
+    /// The card URL of every exposed agent, the default agent's root card first, then
+    /// the exposed workflows'.
     #[must_use]
     pub fn card_urls(&self) -> Vec<(String, String)> {
         let mut urls = Vec::new();
@@ -219,6 +223,11 @@ impl Server {
         }
         for name in &self.config.agents.exposed {
             urls.push((name.clone(), self.edge.card_url(name)));
+        }
+        if self.config.workflows.exposed {
+            for name in &self.workflow_names {
+                urls.push((format!("{name} (workflow)"), self.edge.card_url(name)));
+            }
         }
         urls
     }

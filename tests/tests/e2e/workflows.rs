@@ -349,6 +349,15 @@ async fn a_served_workflow_is_an_a2a_agent_and_can_be_a_node_of_another() {
             .await
             .expect("json");
         assert_eq!(card["name"], "served");
+        assert!(
+            server
+                .card_urls()
+                .iter()
+                .any(|(name, url)| name == "served (workflow)"
+                    && url.ends_with("/agents/served/.well-known/agent-card.json")),
+            "{:?}",
+            server.card_urls()
+        );
         let skills: Vec<&str> = card["skills"]
             .as_array()
             .expect("skills")
