@@ -113,6 +113,10 @@ pub struct AgentDescriptor {
     /// At most this many tasks of this agent type run at once (default: the runtime's
     /// per-agent limit).
     pub concurrency: Option<usize>,
+    /// Whether a task of this agent that was running when the server stopped (a crash)
+    /// is run again at the next start, with its last message, instead of ending
+    /// `failed` (default: no). Only for agents whose work is safe to repeat.
+    pub rerun_after_restart: bool,
 }
 
 impl AgentDescriptor {
@@ -128,7 +132,17 @@ impl AgentDescriptor {
             output_modes: vec!["text/plain".into(), "application/json".into()],
             exposed: false,
             concurrency: None,
+            rerun_after_restart: false,
         }
+    }
+
+    /// Runs a task of this agent that a crash cut off again at the next start, with its
+    /// last message, instead of ending it `failed`: for agents whose work is safe to
+    /// repeat (idempotent).
+    #[must_use]
+    pub fn rerun_after_restart(mut self, rerun: bool) -> Self {
+        self.rerun_after_restart = rerun;
+        self
     }
 
     /// Sets the description.

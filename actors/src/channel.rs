@@ -13,7 +13,7 @@ use tokio::sync::{broadcast, watch};
 
 use crate::error::Result;
 use crate::events::{Envelope, EventBus, EventDetail, EventKind};
-use crate::send::{Follow, Watcher};
+use crate::send::{Follow, Sequenced, Watcher};
 use crate::store::TaskStore;
 
 #[cfg(test)]
@@ -33,7 +33,7 @@ mod tests;
 #[derive(Debug)]
 pub(crate) struct TaskChannel {
     state: watch::Sender<TaskState>,
-    updates: Mutex<Option<broadcast::Sender<StreamEvent>>>,
+    updates: Mutex<Option<broadcast::Sender<Sequenced>>>,
     capacity: usize,
 }
 
@@ -56,7 +56,7 @@ impl TaskChannel {
     }
 
     /// Every update from now on.
-    pub(crate) fn subscribe(&self) -> broadcast::Receiver<StreamEvent> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Sequenced> {
         self.updates
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -84,7 +84,7 @@ impl TaskChannel {
         self.state.send_replace(state);
     }
 
-    fn publish(&self, event: StreamEvent) {
+    fn publish(&self, seq: u64, event: StreamEvent) {
         // Only a turn that stops for input lets the broadcast go: the task lives on
         // (waiting, perhaps for hours) and should not hold a ring of slots. An ended
         // task's channel goes with its live entry, and until then `stream_count` must
@@ -100,7 +100,7 @@ impl TaskChannel {
         let mut updates = self.updates.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(tx) = updates.as_ref() {
             // Err only means nobody streams this task right now.
-            let _ = tx.send(event);
+            let _ = tx.send((seq, event));
         }
         if interrupted {
             *updates = None;
@@ -118,6 +118,16 @@ pub(crate) struct TaskEvents {
 }
 
 impl TaskEvents {
+    /// The update that announces `status`, as the event log and streams carry it.
+    pub(crate) fn update(&self, status: TaskStatus, finality: Finality) -> TaskStatusUpdateEvent {
+        TaskStatusUpdateEvent::new(
+            self.task_id.clone(),
+            self.context_id.clone(),
+            status,
+            finality == Finality::Final,
+        )
+    }
+
     /// Records and publishes a status that does not end the turn (e.g. `working`).
     pub(crate) async fn progress(
         &self,
@@ -125,8 +135,14 @@ impl TaskEvents {
         bus: &EventBus,
         status: TaskStatus,
     ) -> Result<()> {
-        store.set_status(&self.task_id, status.clone()).await?;
-        self.publish(bus, status, Finality::Progress, || {});
+        let (_, seq) = store
+            .set_status_logged(
+                &self.task_id,
+                status.clone(),
+                &StreamEvent::StatusUpdate(self.update(status.clone(), Finality::Progress)),
+            )
+            .await?;
+        self.publish(bus, status, Finality::Progress, seq, || {});
         Ok(())
     }
 
@@ -138,14 +154,10 @@ impl TaskEvents {
         bus: &EventBus,
         status: TaskStatus,
         finality: Finality,
+        seq: Option<u64>,
         then: impl FnOnce(),
     ) {
-        let update = TaskStatusUpdateEvent::new(
-            self.task_id.clone(),
-            self.context_id.clone(),
-            status,
-            finality == Finality::Final,
-        );
+        let update = self.update(status, finality);
         bus.emit(|| {
             self.envelope.event(
                 EventKind::TaskStatus,
@@ -155,7 +167,8 @@ impl TaskEvents {
             )
         });
         then();
-        self.channel.publish(StreamEvent::StatusUpdate(update));
+        self.channel
+            .publish(seq.unwrap_or(0), StreamEvent::StatusUpdate(update));
     }
 
     /// Records and publishes an artifact, or one chunk of it.
@@ -167,15 +180,26 @@ impl TaskEvents {
         chunk: ArtifactChunk,
     ) -> Result<()> {
         let append = chunk.appends();
-        store
-            .put_artifact(&self.task_id, artifact.clone(), append)
-            .await?;
-        let mut update =
-            TaskArtifactUpdateEvent::new(self.task_id.clone(), self.context_id.clone(), artifact);
+        let mut update = TaskArtifactUpdateEvent::new(
+            self.task_id.clone(),
+            self.context_id.clone(),
+            artifact.clone(),
+        );
         update.append = append.then_some(true);
         update.last_chunk = Some(chunk.is_last());
-        self.channel
-            .publish(StreamEvent::ArtifactUpdate(update.clone()));
+        // The update is logged with the artifact, in one write.
+        let (_, seq) = store
+            .put_artifact_logged(
+                &self.task_id,
+                artifact,
+                append,
+                &StreamEvent::ArtifactUpdate(update.clone()),
+            )
+            .await?;
+        self.channel.publish(
+            seq.unwrap_or(0),
+            StreamEvent::ArtifactUpdate(update.clone()),
+        );
         bus.emit(|| {
             self.envelope
                 .event(EventKind::TaskArtifact, EventDetail::Artifact { update })

@@ -420,6 +420,7 @@ impl TaskContext {
         request.principal = None;
         request.hops = request.hops.max(self.hops.saturating_add(1));
         request.chain = Arc::new([]);
+        crate::remote::carry(self.request_metadata.as_ref(), &mut request.metadata);
         request
     }
 }

@@ -93,6 +93,17 @@ pub enum Error {
     /// The task store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A remote agent could not be registered (its card is unreachable). Boxed:
+    /// it carries the client's whole error, and every `Result` of the send path
+    /// would otherwise grow by it.
+    #[error(transparent)]
+    Remote(Box<crate::remote::RemoteError>),
+}
+
+impl From<crate::remote::RemoteError> for Error {
+    fn from(error: crate::remote::RemoteError) -> Self {
+        Self::Remote(Box::new(error))
+    }
 }
 
 /// The result type of the runtime's operations.

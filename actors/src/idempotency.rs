@@ -10,9 +10,13 @@
 //! Memory is bounded twice: entries expire after the TTL, and past the capacity the
 //! oldest entries are evicted first.
 //!
-//! While a key is remembered its task is kept by the store ([`TaskStore::keep`]), so a
-//! repeat never finds the key but not its task: a remembered key never answers
-//! `TaskNotFound`. The store may forget the task once the key is gone.
+//! Every key that names a task is also remembered by the store
+//! ([`TaskStore::remember_key`]), which keeps the task while the key is remembered, so
+//! a repeat never finds the key but not its task: a remembered key never answers
+//! `TaskNotFound`. The store may forget the task once the key is gone
+//! ([`TaskStore::forget_key`], on expiry or eviction here). A key this cache does not
+//! hold (after a restart, with a durable store) is looked up in the store before it
+//! counts as new, so keys still deduplicate after a restart.
 //!
 //! Keys are scoped by the caller (see [`scope`]): two callers that happen to use the
 //! same key, or the same handoff `taskId`, get two tasks.
@@ -155,11 +159,41 @@ impl IdempotencyCache {
         self
     }
 
-    /// The key no longer names `task_id`: the store may forget the task.
-    fn release(&self, task_id: &TaskId) {
-        if let Some(store) = &self.store {
-            store.release(task_id);
+    /// The key is gone (expired or evicted): the store may forget its task.
+    async fn forget(&self, key: &str) {
+        if let Some(store) = &self.store
+            && let Err(error) = store.forget_key(key).await
+        {
+            tracing::warn!(%error, "the task store did not forget an idempotency key");
         }
+    }
+
+    /// A key this cache does not hold, as the store remembers it (within the TTL):
+    /// taken into the cache as done.
+    async fn recall(&self, key: &str, now: Instant) -> Option<TaskId> {
+        let store = self.store.as_ref()?;
+        let since = std::time::SystemTime::now().checked_sub(self.ttl)?;
+        let task_id = match store.recall_key(key, since).await {
+            Ok(found) => found?,
+            Err(error) => {
+                tracing::warn!(%error, "the task store could not look up an idempotency key");
+                return None;
+            }
+        };
+        let Entry::Vacant(slot) = self.slots.entry(key.to_owned()) else {
+            // Claimed meanwhile: the caller decides from the map.
+            return None;
+        };
+        slot.insert(Slot::Done {
+            task_id: task_id.clone(),
+            at: now,
+            claimed: now,
+        });
+        let evicted = self.remember(key, now);
+        for old in evicted {
+            self.forget(&old).await;
+        }
+        Some(task_id)
     }
 
     /// Presents a key at `now`.
@@ -167,6 +201,11 @@ impl IdempotencyCache {
         enum Step {
             First(watch::Sender<Outcome>),
             Wait(watch::Receiver<Outcome>),
+        }
+        if !self.slots.contains_key(key)
+            && let Some(task_id) = self.recall(key, now).await
+        {
+            return Claim::Duplicate(task_id);
         }
         // Decide under the entry's shard lock, act after releasing it: `first` takes
         // other locks and must not nest inside this one.
@@ -178,8 +217,8 @@ impl IdempotencyCache {
                 }
                 Slot::Done { .. } => {
                     let (tx, rx) = watch::channel(None);
-                    if let Slot::Done { task_id, .. } = slot.insert(Slot::Pending(rx)) {
-                        expired = Some(task_id);
+                    if let Slot::Done { .. } = slot.insert(Slot::Pending(rx)) {
+                        expired = Some(key.to_owned());
                     }
                     Step::First(tx)
                 }
@@ -191,11 +230,17 @@ impl IdempotencyCache {
                 Step::First(tx)
             }
         };
-        if let Some(task_id) = expired {
-            self.release(&task_id);
+        if let Some(key) = expired {
+            self.forget(&key).await;
         }
         let mut rx = match step {
-            Step::First(tx) => return self.first(key, tx, now),
+            Step::First(tx) => {
+                let (claim, evicted) = self.first(key, tx, now);
+                for old in evicted {
+                    self.forget(&old).await;
+                }
+                return claim;
+            }
             Step::Wait(rx) => rx,
         };
         // Wait outside the map: the first send settles, or drops its guard. The
@@ -209,18 +254,27 @@ impl IdempotencyCache {
         }
     }
 
-    fn first(&self, key: &str, tx: watch::Sender<Outcome>, now: Instant) -> Claim<'_> {
-        self.remember(key, now);
-        Claim::First(KeyGuard {
+    /// The claim of a new key, and the keys its arrival evicted (for the store to
+    /// forget).
+    fn first(
+        &self,
+        key: &str,
+        tx: watch::Sender<Outcome>,
+        now: Instant,
+    ) -> (Claim<'_>, Vec<String>) {
+        let evicted = self.remember(key, now);
+        let claim = Claim::First(KeyGuard {
             cache: self,
             key: key.to_owned(),
             claimed: now,
             tx: Some(tx),
-        })
+        });
+        (claim, evicted)
     }
 
-    /// Records the key's arrival and evicts what is expired or over capacity.
-    fn remember(&self, key: &str, now: Instant) {
+    /// Records the key's arrival and evicts what is expired or over capacity; the
+    /// keys evicted.
+    fn remember(&self, key: &str, now: Instant) -> Vec<String> {
         let mut evict = Vec::new();
         {
             let mut order = self.order.lock().unwrap_or_else(|e| e.into_inner());
@@ -235,6 +289,7 @@ impl IdempotencyCache {
                 }
             }
         }
+        let mut evicted = Vec::new();
         for (old, at) in evict {
             // A pending slot belongs to a send still in flight: leave it to its guard.
             // A slot claimed again since this entry was made has an entry of its own.
@@ -242,10 +297,11 @@ impl IdempotencyCache {
                 &old,
                 |_, slot| matches!(slot, Slot::Done { claimed, .. } if *claimed == at),
             );
-            if let Some((_, Slot::Done { task_id, .. })) = removed {
-                self.release(&task_id);
+            if removed.is_some() {
+                evicted.push(old);
             }
         }
+        evicted
     }
 
     /// The number of keys held (pending or done).
@@ -256,13 +312,19 @@ impl IdempotencyCache {
 }
 
 impl KeyGuard<'_> {
-    /// The send created `task_id`: repeats of the key now return it.
-    pub(crate) fn settle(mut self, task_id: &TaskId) {
-        // Kept before the key can answer with it.
-        if let Some(store) = &self.cache.store {
-            store.keep(task_id);
+    /// The send created `task_id`: repeats of the key now return it. The store
+    /// remembers the key (keeping its task) before any repeat can answer with it.
+    pub(crate) async fn settle(mut self, task_id: &TaskId) {
+        if let Some(store) = &self.cache.store
+            && let Err(error) = store.remember_key(&self.key, task_id).await
+        {
+            tracing::warn!(
+                %error,
+                "the task store did not remember an idempotency key; \
+                 it deduplicates until the process stops"
+            );
         }
-        let replaced = self.cache.slots.insert(
+        self.cache.slots.insert(
             self.key.clone(),
             Slot::Done {
                 task_id: task_id.clone(),
@@ -270,9 +332,6 @@ impl KeyGuard<'_> {
                 claimed: self.claimed,
             },
         );
-        if let Some(Slot::Done { task_id: old, .. }) = replaced {
-            self.cache.release(&old);
-        }
         if let Some(tx) = self.tx.take() {
             tx.send_replace(Some(Ok(task_id.clone())));
         }

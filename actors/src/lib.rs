@@ -30,13 +30,15 @@
 //!   idempotency → concurrency limits → session), its session registry with the one
 //!   passivation routine, and the actor that supervises the sessions.
 //!
-//! Beside them: [`store`] ([`TaskStore`], [`InMemoryTaskStore`]), [`events`] (typed
+//! Beside them: [`store`] ([`TaskStore`] and its stores, from `agentyard-store`), [`events`] (typed
 //! runtime [`Event`]s), [`intent`] (the pluggable [`IntentClassifier`]), `limits` and
 //! `idempotency` (the supervisor's concurrency limits and key cache), [`error`]
 //! ([`Error`], what a caller can act on), and [`edge`], the HTTP edge:
 //! [`SupervisorService`](edge::SupervisorService) answers the A2A methods through the
 //! supervisor, [`PushNotifier`](edge::PushNotifier) calls webhooks, and
-//! [`Edge`](edge::Edge) starts the actor that owns the server.
+//! [`Edge`](edge::Edge) starts the actor that owns the server; [`remote`], remote A2A
+//! agents as local agent types ([`RemotePeer`](remote::RemotePeer)), whose sessions
+//! call out through the transport client.
 //!
 //! This crate uses `agentyard-policy` for decisions and `agentyard-transport` for the
 //! A2A data model; neither knows about actors.
@@ -71,6 +73,7 @@ mod limits;
 mod live;
 mod occupancy;
 mod port;
+pub mod remote;
 mod send;
 mod session;
 pub mod store;

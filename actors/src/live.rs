@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::channel::{Finality, TaskChannel, TaskEvents};
 use crate::events::{Envelope, EventBus, EventDetail, EventKind};
 use crate::occupancy::{SessionShared, TaskPin};
-use crate::send::{Follow, SessionKey, Watcher};
+use crate::send::{Follow, Sequenced, SessionKey, Watcher};
 use crate::store::{StoreError, TaskStore};
 
 #[cfg(test)]
@@ -91,6 +91,66 @@ impl LiveTasks {
         Some((live.events.clone(), live.cancel.clone()))
     }
 
+    /// Adopt: a task waiting for input in the store but not in the table (it waited
+    /// through a restart) becomes live again in `session`, to take another message.
+    pub(crate) fn adopt(
+        &self,
+        task: &agentyard_transport::a2a::Task,
+        agent: &Arc<str>,
+        envelope: &Envelope,
+        session: &Arc<SessionShared>,
+        stream_capacity: usize,
+    ) -> (TaskEvents, CancellationToken) {
+        let mut envelope = envelope.clone();
+        envelope.task_id = Some(task.id.clone());
+        let events = TaskEvents {
+            task_id: task.id.clone(),
+            context_id: task.context_id.clone(),
+            channel: TaskChannel::new(task.status.state, stream_capacity),
+            envelope,
+        };
+        let cancel = CancellationToken::new();
+        self.create(Arc::clone(agent), events.clone(), cancel.clone(), session);
+        (events, cancel)
+    }
+
+    /// A task whose outcome the store refused to keep (down, full, …): it leaves the
+    /// table, and its waiters and streams get a final `failed` update naming the
+    /// store's error, so nobody waits forever and nothing reports an outcome the store
+    /// does not have (the store still holds the task as it was; a restart fails it).
+    /// Returns its session, to offer to the warm set.
+    pub(crate) fn end_unstored(
+        &self,
+        bus: &EventBus,
+        task_id: &TaskId,
+        error: &StoreError,
+    ) -> Option<(SessionKey, Arc<SessionShared>)> {
+        if matches!(error, StoreError::Terminal { .. } | StoreError::NotFound(_)) {
+            // A cancel or shutdown won the race: nothing is lost.
+            return None;
+        }
+        tracing::error!(%task_id, %error, "the task store did not keep a task's outcome");
+        let Ended {
+            events,
+            key,
+            session,
+        } = self.end(task_id)?;
+        let reason = format!("the task store did not keep this task's outcome: {error}");
+        let message = agentyard_transport::a2a::Message::new(
+            agentyard_transport::a2a::Role::Agent,
+            vec![agentyard_transport::a2a::Part::text(reason.clone())],
+        );
+        let status = crate::channel::status(TaskState::Failed, Some(message));
+        events.publish(bus, status, Finality::Final, None, || {
+            bus.emit(|| {
+                events
+                    .envelope
+                    .event(EventKind::SendFailed, EventDetail::Reason { reason })
+            });
+        });
+        Some((key, session))
+    }
+
     /// Finish: the task ended and leaves the table, and with it its session's count
     /// of live tasks. `None` if it had left already (a cancel or shutdown won).
     pub(crate) fn end(&self, task_id: &TaskId) -> Option<Ended> {
@@ -127,7 +187,17 @@ impl LiveTasks {
         task_id: &TaskId,
         status: TaskStatus,
     ) -> Result<Option<(SessionKey, Arc<SessionShared>)>, StoreError> {
-        store.set_status(task_id, status.clone()).await?;
+        // The final update is logged with the status, in one write, so a stream that
+        // resumes sees every status the task had.
+        let (_, seq) = match self.publisher(task_id) {
+            Some(events) => {
+                let update = events.update(status.clone(), Finality::Final);
+                store
+                    .set_status_logged(task_id, status.clone(), &StreamEvent::StatusUpdate(update))
+                    .await?
+            }
+            None => (store.set_status(task_id, status.clone()).await?, None),
+        };
         let state = status.state;
         let (events, ended) = if state.is_terminal() {
             let Some(Ended {
@@ -164,7 +234,7 @@ impl LiveTasks {
         let response = (kind == EventKind::SendCompleted && bus.is_watched())
             .then(|| events.envelope.response(status.message.as_ref()));
         // The send's closing event goes out before its waiter wakes.
-        events.publish(bus, status, Finality::Final, || {
+        events.publish(bus, status, Finality::Final, seq, || {
             if let Some(response) = response {
                 bus.emit(|| response);
             }
@@ -196,7 +266,7 @@ impl LiveTasks {
     }
 
     /// Every update of a live task from now on.
-    pub(crate) fn subscribe(&self, task_id: &TaskId) -> Option<broadcast::Receiver<StreamEvent>> {
+    pub(crate) fn subscribe(&self, task_id: &TaskId) -> Option<broadcast::Receiver<Sequenced>> {
         self.tasks
             .get(task_id)
             .map(|live| live.events.channel.subscribe())

@@ -57,10 +57,19 @@ pub(crate) async fn finish_task(
     task_id: &TaskId,
     status: TaskStatus,
 ) -> std::result::Result<(), StoreError> {
-    let ended = port
+    let ended = match port
         .live()
         .finish(port.store(), port.events(), task_id, status)
-        .await?;
+        .await
+    {
+        Ok(ended) => ended,
+        Err(error) => {
+            if let Some((key, session)) = port.live().end_unstored(port.events(), task_id, &error) {
+                port.settled(&key, &session);
+            }
+            return Err(error);
+        }
+    };
     if let Some((key, session)) = ended {
         port.settled(&key, &session);
     }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use agentyard_policy::EntryPoint;
 use agentyard_transport::ContextId;
-use agentyard_transport::a2a::{Message, Metadata, StreamEvent, Task, TaskState};
+use agentyard_transport::a2a::{Message, Metadata, Task, TaskState};
 use agentyard_transport::handoff::HandoffPayload;
 use tokio::sync::{broadcast, watch};
 
@@ -166,6 +166,9 @@ pub(crate) enum Follow {
     Updates,
 }
 
+/// An update with its number in the task's event log (0 when the store keeps no log).
+pub(crate) type Sequenced = (u64, agentyard_transport::a2a::StreamEvent);
+
 /// The receiving end of what a caller follows.
 #[derive(Debug)]
 pub(crate) enum Watcher {
@@ -174,7 +177,7 @@ pub(crate) enum Watcher {
     /// The task's state.
     State(watch::Receiver<TaskState>),
     /// The task's updates.
-    Updates(broadcast::Receiver<StreamEvent>),
+    Updates(broadcast::Receiver<Sequenced>),
 }
 
 /// The metadata key that marks a task returned for a repeated idempotency key:

@@ -80,11 +80,12 @@ use crate::occupancy::SessionShared;
 use crate::port::{BoxFuture, Port, finish_task};
 pub(crate) use crate::send::SessionKey;
 pub use crate::send::{DEDUPLICATED_METADATA_KEY, SendRequest, Settled, Submitted};
-use crate::send::{Follow, Watcher, is_settled, mark_deduplicated, policy_request};
+use crate::send::{Follow, mark_deduplicated, policy_request};
 use crate::store::{StoreError, TaskFilter, TaskOwner, TaskPage, TaskStore};
 
 mod actor;
 mod config;
+mod resume;
 mod route;
 mod sessions;
 mod stream;
@@ -95,6 +96,7 @@ mod tests;
 pub use crate::agent::Registration;
 use actor::{SupervisorActor, SupervisorMsg};
 pub use config::SupervisorConfig;
+pub use resume::NumberedEvent;
 use sessions::Sessions;
 
 /// A registered agent type.
@@ -452,12 +454,8 @@ impl Supervisor {
         &self,
         request: SendRequest,
     ) -> Result<impl Stream<Item = StreamEvent> + Send + 'static> {
-        let (submitted, watcher) = self.submit(request, Follow::Updates).await?;
-        let rx = match watcher {
-            Watcher::Updates(rx) => Some(rx),
-            Watcher::Nothing | Watcher::State(_) => None,
-        };
-        Ok(self.task_stream(submitted.task, rx))
+        let events = self.stream_numbered(request).await?;
+        Ok(futures::StreamExt::map(events, |(_, event)| event))
     }
 
     /// Streams a task from now on (A2A `tasks/resubscribe`): the task as it stands,
@@ -469,12 +467,8 @@ impl Supervisor {
         &self,
         task_id: &TaskId,
     ) -> Result<impl Stream<Item = StreamEvent> + Send + 'static> {
-        // Subscribe before reading the task, so no update falls between the two.
-        let rx = self.core.live.subscribe(task_id);
-        let task = self.get_task(task_id, None).await?;
-        // A task that is already settled streams only itself.
-        let rx = rx.filter(|_| !is_settled(task.status.state));
-        Ok(self.task_stream(task, rx))
+        let events = self.resubscribe_after(task_id, None).await?;
+        Ok(futures::StreamExt::map(events, |(_, event)| event))
     }
 
     /// Who a task belongs to (its agent, and the principal that created it), for the

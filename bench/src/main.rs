@@ -94,6 +94,10 @@ enum Suite {
     /// Five minutes of new conversations against `agentyard serve`: memory and
     /// throughput over time.
     Sustained,
+    /// A local agent calling a remote agent over loopback against the bare client.
+    Remote,
+    /// The durable task stores (embedded, PostgreSQL) against the in-memory store.
+    Store,
     /// A 100-node workflow fan-out/fan-in (in process and pure A2A) against plain
     /// sends, and the time to the first node's start.
     Workflow,
@@ -251,11 +255,17 @@ async fn run(cli: Cli) -> Result<bool> {
     if every || cli.suite == Suite::Overload {
         suites::overload::run(&options, &mut report).await?;
     }
+    if every || cli.suite == Suite::Store {
+        suites::store::run(&options, &mut report).await?;
+    }
     if every || cli.suite == Suite::Workflow {
         suites::workflow::run(&options, &mut report).await?;
     }
     if every || cli.suite == Suite::Sustained {
         suites::sustained::run(&options, &mut report).await?;
+    }
+    if every || cli.suite == Suite::Remote {
+        suites::remote::run(&options, &mut report).await?;
     }
     report.evaluate_targets();
 

@@ -5,6 +5,9 @@
 //! - [`sessions`]: many sessions against as many raw actors, in child processes.
 //! - [`http`]: A2A over HTTP through the edge against bare axum routes.
 //! - [`overload`]: ten times the sustainable rate against a small limit, in a child.
+//! - [`remote`]: a local agent calling a remote agent against the bare client.
+//! - [`store`]: the durable task stores (embedded, PostgreSQL) against the in-memory
+//!   store, over HTTP and through the supervisor.
 //! - [`workflow`]: a 100-node fan-out/fan-in through the workflow runner (in process
 //!   and pure A2A) against the same sends made directly.
 //! - [`sustained`]: five minutes of new conversations against `agentyard serve`'s
@@ -12,7 +15,9 @@
 
 pub(crate) mod http;
 pub(crate) mod overload;
+pub(crate) mod remote;
 pub(crate) mod sessions;
+pub(crate) mod store;
 pub(crate) mod supervisor;
 pub(crate) mod sustained;
 pub(crate) mod workflow;

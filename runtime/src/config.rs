@@ -25,16 +25,22 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::Path;
 use std::time::Duration;
 
+use std::sync::Arc;
+
+use agentyard_actors::store::{Retention, SqlTaskStore, StoreError, StoreLocation, TaskStore};
 use agentyard_actors::{InMemoryTaskStore, SupervisorConfig};
 use agentyard_policy::PolicyConfig;
 use agentyard_transport::a2a::AgentSkill;
 use serde::{Deserialize, Deserializer};
 
+mod remote;
 #[cfg(test)]
 mod tests;
 mod workflows;
 
 pub use workflows::WorkflowsSection;
+
+pub use remote::{RemoteAuth, RemoteEntry, Unreachable};
 
 impl ConfigError {
     /// This error, said to be in the file at `path`.
@@ -104,6 +110,10 @@ pub struct Config {
     pub policy: PolicyConfig,
     /// `[workflows]`: workflow files to load, and how they run.
     pub workflows: WorkflowsSection,
+    /// `[[remote]]`: remote A2A agents registered as local agent types.
+    pub remote: Vec<RemoteEntry>,
+    /// `[store]`: where tasks are kept.
+    pub store: StoreSection,
 }
 
 /// `[server]`.
@@ -329,7 +339,8 @@ pub struct LimitsSection {
     pub idempotency_ttl_secs: u64,
     /// Events an in-process subscriber may fall behind by before it is told it lagged.
     pub event_capacity: usize,
-    /// Updates a task stream may fall behind by before it is resynchronized.
+    /// Updates a task stream may fall behind by before it reads what it missed back
+    /// from the task's event log.
     pub stream_capacity: usize,
 }
 
@@ -373,6 +384,67 @@ impl Default for PushSection {
         Self {
             enabled: true,
             allow_private_addresses: false,
+        }
+    }
+}
+
+/// `[store]`: where `agentyard serve` keeps tasks, their event logs, idempotency keys
+/// and push configs. The library's [`Runtime`](crate::Runtime) keeps them in memory
+/// unless given a store.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct StoreSection {
+    /// `"embedded"` (a file database in `path`), `"postgres"` (the database at `url`)
+    /// or `"memory"` (lost at exit). Unset: `"postgres"` when `url` is set, else
+    /// `"embedded"`.
+    pub kind: Option<StoreKind>,
+    /// The data directory of the embedded store, created on first start (default
+    /// `./agentyard-data`, relative to where the program starts). `--data-dir` wins.
+    pub path: std::path::PathBuf,
+    /// The PostgreSQL URL, `postgres://user:password@host:port/database`.
+    pub url: Option<String>,
+    /// Ended tasks older than this many seconds are dropped (checked every minute);
+    /// 0 keeps them until `limits.finished_tasks` drops them. Tasks an idempotency key
+    /// still names are kept either way.
+    pub max_age_secs: u64,
+}
+
+/// Which store `agentyard serve` uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum StoreKind {
+    /// A SQLite file in the data directory: durable, nothing to install.
+    Embedded,
+    /// A PostgreSQL database, which several processes may share.
+    Postgres,
+    /// In memory: lost when the program stops.
+    Memory,
+}
+
+impl StoreSection {
+    /// The default data directory of the embedded store.
+    pub const DEFAULT_PATH: &str = "./agentyard-data";
+
+    /// The kind in effect: `kind`, or what `url` implies.
+    #[must_use]
+    pub fn effective_kind(&self) -> StoreKind {
+        self.kind.unwrap_or(if self.url.is_some() {
+            StoreKind::Postgres
+        } else {
+            StoreKind::Embedded
+        })
+    }
+}
+
+impl Default for StoreSection {
+    fn default() -> Self {
+        Self {
+            kind: None,
+            path: std::path::PathBuf::from(Self::DEFAULT_PATH),
+            url: None,
+            max_age_secs: 0,
         }
     }
 }
@@ -476,6 +548,26 @@ impl Config {
         if self.server.body_limit == 0 {
             return Err(invalid("server.body_limit", "must be at least 1 byte"));
         }
+        match (self.store.effective_kind(), &self.store.url) {
+            (StoreKind::Postgres, None) => {
+                return Err(invalid(
+                    "store.url",
+                    "kind = \"postgres\" needs the database's URL, postgres://user:password@host:port/database",
+                ));
+            }
+            (StoreKind::Postgres, Some(url))
+                if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) =>
+            {
+                return Err(invalid(
+                    "store.url",
+                    "must start with postgres:// or postgresql://",
+                ));
+            }
+            (StoreKind::Embedded, _) if self.store.path.as_os_str().is_empty() => {
+                return Err(invalid("store.path", "must name a directory"));
+            }
+            _ => {}
+        }
         for (key, value) in [
             (
                 "server.request_timeout_secs",
@@ -550,7 +642,34 @@ impl Config {
                 ));
             }
         }
+        for (i, remote) in self.remote.iter().enumerate() {
+            remote.check(i)?;
+            let taken = self.agents.exposed.contains(&remote.name)
+                || self.remote[..i]
+                    .iter()
+                    .any(|other| other.name == remote.name);
+            if taken {
+                return Err(invalid(
+                    &format!("remote[{i}].name"),
+                    "names an agent that is already registered",
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// The agents the edge serves: `agents.exposed` and the `[[remote]]` entries
+    /// with `expose = true` (the gateway).
+    #[must_use]
+    pub fn exposed_agents(&self) -> Vec<String> {
+        let mut exposed = self.agents.exposed.clone();
+        exposed.extend(
+            self.remote
+                .iter()
+                .filter(|remote| remote.expose)
+                .map(|remote| remote.name.clone()),
+        );
+        exposed
     }
 
     /// Checks that every agent the file names is registered.
@@ -599,11 +718,37 @@ impl Config {
         config
     }
 
-    /// The task store the `[limits]` section describes.
+    /// The in-memory task store the `[limits]` section describes.
     #[must_use]
     pub fn task_store(&self) -> InMemoryTaskStore {
         InMemoryTaskStore::with_context_task_limit(self.limits.conversation_tasks)
             .finished_task_limit(self.limits.finished_tasks)
+    }
+
+    /// How long ended tasks are kept: `limits.finished_tasks` and `store.max_age_secs`.
+    #[must_use]
+    pub fn retention(&self) -> Retention {
+        Retention::new(self.limits.finished_tasks).max_age(
+            (self.store.max_age_secs > 0).then(|| Duration::from_secs(self.store.max_age_secs)),
+        )
+    }
+
+    /// Opens the task store the `[store]` section describes: the embedded file
+    /// database (created on first start), PostgreSQL (migrated at start), or memory.
+    ///
+    /// # Errors
+    /// The store's error, naming where it is, when it cannot be opened.
+    pub async fn open_store(&self) -> Result<Arc<dyn TaskStore>, StoreError> {
+        let location = match self.store.effective_kind() {
+            StoreKind::Memory => return Ok(Arc::new(self.task_store())),
+            StoreKind::Embedded => StoreLocation::Embedded(self.store.path.clone()),
+            StoreKind::Postgres => {
+                StoreLocation::Postgres(self.store.url.clone().unwrap_or_default())
+            }
+        };
+        Ok(Arc::new(
+            SqlTaskStore::open(location, self.retention()).await?,
+        ))
     }
 
     /// The base URL agent cards advertise.

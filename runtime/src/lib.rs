@@ -15,6 +15,8 @@
 //! - [`builtin`]: the agents `agentyard serve` starts with (echo, countdown, ask,
 //!   planner and its worker).
 //! - [`config`]: the `agentyard serve` configuration file.
+//! - [`store`]: `agentyard-store`, the task stores (memory, embedded file, PostgreSQL)
+//!   and their contract.
 //! - [`serve`]: the server `agentyard serve` runs: the runtime with the built-in
 //!   agents behind the HTTP edge.
 //! - [`workflows`]: workflow files loaded and registered as agent types; the
@@ -36,6 +38,7 @@ pub use agentyard_actors::{
 // The other two forms of an agent: per-session state as `&mut self`, and a closure.
 pub use agentyard_actors::{FnAgent, Outcome, SessionAgent, agent_fn};
 pub use agentyard_policy as policy;
+pub use agentyard_store as store;
 pub use agentyard_transport::a2a::{Artifact, Message, Part, Role, Task, TaskState, TaskStatus};
 pub use agentyard_transport::handoff;
 pub use agentyard_transport::{ContextId, MessageId, TaskId};

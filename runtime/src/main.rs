@@ -51,10 +51,17 @@ enum Command {
         /// free port.
         #[arg(long, value_parser = parse_bind)]
         bind: Option<SocketAddr>,
+        /// The data directory of the embedded task store, over the config file's
+        /// `store.path` (default `./agentyard-data`, created on first start).
+        #[arg(long)]
+        data_dir: Option<PathBuf>,
     },
     /// Run one workflow file on the built-in agents, showing its nodes as they go,
     /// then print its output artifacts (exit code 1 when the run fails).
     Run(cli::run::RunArgs),
+    /// The A2A client commands: card, send, stream, get, cancel, resubscribe.
+    #[command(flatten)]
+    Client(cli::ClientCommand),
 }
 
 /// The exit code of a program stopped by a second Ctrl-C or SIGTERM (128 + SIGINT, as
@@ -72,14 +79,24 @@ fn main() -> ExitCode {
         Err(error) => return fail(cli.log_format, &error),
     };
     match cli.command {
-        Command::Serve { config, bind } => runtime.block_on(serve(cli.log_format, config, bind)),
+        Command::Serve {
+            config,
+            bind,
+            data_dir,
+        } => runtime.block_on(serve(cli.log_format, config, bind, data_dir)),
+        Command::Client(command) => runtime.block_on(cli::run(command)),
         Command::Run(args) => runtime.block_on(cli::run::run(args)),
     }
 }
 
-async fn serve(format: LogFormat, config: Option<PathBuf>, bind: Option<SocketAddr>) -> ExitCode {
+async fn serve(
+    format: LogFormat,
+    config: Option<PathBuf>,
+    bind: Option<SocketAddr>,
+    data_dir: Option<PathBuf>,
+) -> ExitCode {
     let mut signals = StopSignals::listen();
-    let server = match Server::start(config.as_deref(), bind).await {
+    let server = match Server::start_in(config.as_deref(), bind, data_dir.as_deref()).await {
         Ok(server) => server,
         Err(error) => return fail(format, &error),
     };

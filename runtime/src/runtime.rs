@@ -4,6 +4,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use agentyard_actors::remote::{RemoteOptions, RemotePeer};
 use agentyard_actors::{
     Agent, AgentDescriptor, AgentError, InMemoryTaskStore, IntentClassifier, Outcome, Registration,
     Result, SendRequest, SessionAgent, SessionInfo, Settled, SharedIntentClassifier, StreamEvent,
@@ -68,6 +69,7 @@ pub struct Runtime {
 pub struct RuntimeBuilder {
     config: SupervisorConfig,
     registrations: Vec<Registration>,
+    remotes: Vec<(String, RemoteOptions)>,
     policy: Option<Arc<dyn Policy>>,
     store: Option<Arc<dyn TaskStore>>,
 }
@@ -77,6 +79,7 @@ impl std::fmt::Debug for RuntimeBuilder {
         f.debug_struct("RuntimeBuilder")
             .field("config", &self.config)
             .field("registrations", &self.registrations)
+            .field("remotes", &self.remotes)
             .field("custom_policy", &self.policy.is_some())
             .field("custom_store", &self.store.is_some())
             .finish()
@@ -102,6 +105,36 @@ impl RuntimeBuilder {
     {
         self.registrations
             .push(Registration::new(descriptor, factory));
+        self
+    }
+
+    /// Registers the remote A2A agent whose card is at `card_url` as the agent type
+    /// `name` (see [`agentyard_actors::remote`]): local agents and callers reach it
+    /// by that name, through the supervisor like any agent. Its card is fetched by
+    /// [`build`](Self::build), which fails when it cannot be.
+    pub fn remote(self, name: impl Into<String>, card_url: impl Into<String>) -> Self {
+        self.remote_with(name, RemoteOptions::new(card_url))
+    }
+
+    /// [`remote`](Self::remote) with every option: credentials, timeouts, the card
+    /// refresh schedule, what an unreachable card at start does, the peer's
+    /// concurrency limit, whether the edge exposes it (the gateway).
+    pub fn remote_with(mut self, name: impl Into<String>, options: RemoteOptions) -> Self {
+        self.remotes.push((name.into(), options));
+        self
+    }
+
+    /// Registers an agent type from its [`Registration`] (a local agent's, or a
+    /// [`RemotePeer::registration`]).
+    pub fn registration(mut self, registration: Registration) -> Self {
+        self.registrations.push(registration);
+        self
+    }
+
+    /// Registers an already connected remote agent (e.g. one a workflow made from a
+    /// card URL with [`RemotePeer::connect`]).
+    pub fn remote_peer(mut self, peer: &Arc<RemotePeer>) -> Self {
+        self.registrations.push(peer.registration());
         self
     }
 
@@ -139,6 +172,13 @@ impl RuntimeBuilder {
     /// Uses this task store instead of the in-memory one.
     pub fn store(mut self, store: impl TaskStore) -> Self {
         self.store = Some(Arc::new(store));
+        self
+    }
+
+    /// Uses this shared task store instead of the in-memory one (a store the caller
+    /// keeps a handle on, e.g. to close it).
+    pub fn shared_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.store = Some(store);
         self
     }
 
@@ -214,9 +254,15 @@ impl RuntimeBuilder {
     /// Starts the runtime. Must be called inside a tokio runtime.
     ///
     /// # Errors
+    /// [`agentyard_actors::Error::Remote`] when a remote agent's card cannot be
+    /// fetched (and its start mode says to fail);
     /// [`agentyard_actors::Error::SessionUnavailable`] if the supervisor actor cannot
     /// start.
-    pub async fn build(self) -> Result<Runtime> {
+    pub async fn build(mut self) -> Result<Runtime> {
+        for (name, options) in std::mem::take(&mut self.remotes) {
+            let peer = RemotePeer::connect(name, options).await?;
+            self.registrations.push(peer.registration());
+        }
         // Not `AllowAll`: that has no hop limit, so two agents delegating to each
         // other would loop until the concurrency limits ran out.
         let policy = self
@@ -234,6 +280,58 @@ impl Runtime {
     /// A builder with the defaults in [`RuntimeBuilder`]'s table.
     pub fn builder() -> RuntimeBuilder {
         RuntimeBuilder::default()
+    }
+
+    /// After a crash, with the durable `store` this runtime uses: ends every task that
+    /// was running as `failed` ("the server restarted"), except those of agents that
+    /// opted in ([`AgentDescriptor::rerun_after_restart`]), which run again with their
+    /// last message, as the principal that created them. Tasks waiting for input stay
+    /// answerable. Call it before taking sends, and only when this process is the
+    /// store's only user (an embedded store; not a shared PostgreSQL one).
+    ///
+    /// # Errors
+    /// The store's, when it cannot be read or written. A task that cannot be sent again
+    /// is logged and left waiting for input.
+    pub async fn recover(
+        &self,
+        store: &dyn TaskStore,
+    ) -> std::result::Result<agentyard_store::restart::Recovered, agentyard_store::StoreError> {
+        let supervisor = &self.supervisor;
+        let rerun = |owner: &agentyard_store::TaskOwner| {
+            supervisor
+                .agent(&owner.agent)
+                .is_some_and(|descriptor| descriptor.rerun_after_restart)
+        };
+        let recovered = agentyard_store::restart::recover_with(store, &rerun).await?;
+        for task_id in &recovered.rerun {
+            let Some(task) = store.get(task_id, None).await? else {
+                continue;
+            };
+            let Some(owner) = store.owner(task_id).await? else {
+                continue;
+            };
+            let Some(last) = task
+                .history
+                .iter()
+                .flatten()
+                .rev()
+                .find(|message| message.role == agentyard_transport::a2a::Role::User)
+            else {
+                continue;
+            };
+            let mut message = last.clone();
+            message.message_id = agentyard_transport::MessageId::mint();
+            message.task_id = Some(task_id.clone());
+            message.context_id = Some(task.context_id.clone());
+            let mut request = SendRequest::new(owner.agent.to_string(), message);
+            if let Some(principal) = &owner.principal {
+                request = request.principal(principal.to_string());
+            }
+            if let Err(error) = supervisor.send(request).await {
+                tracing::warn!(%task_id, %error, "a task cut off by a restart could not run again");
+            }
+        }
+        Ok(recovered)
     }
 
     /// The supervisor, for entry points (the HTTP edge, workflows) that build their own

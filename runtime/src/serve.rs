@@ -5,10 +5,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use agentyard_actors::edge::{AgentSettings, Edge, EdgeAuth, EdgeConfig, EdgeError, PushConfig};
+use agentyard_actors::store::{StoreError, TaskStore};
+use std::sync::Arc;
 
 use agentyard_workflow::Workflows;
 
-use crate::config::{Config, ConfigError};
+use crate::config::{Config, ConfigError, StoreKind};
 use crate::{Runtime, builtin};
 
 /// Why the server could not start.
@@ -24,6 +26,9 @@ pub enum ServeError {
     /// The HTTP edge could not start (e.g. the address is in use).
     #[error("the HTTP edge could not start")]
     Edge(#[source] EdgeError),
+    /// The task store could not be opened or read (the message says where).
+    #[error("the task store could not be opened")]
+    Store(#[source] StoreError),
 }
 
 /// A running server: the runtime and its HTTP edge.
@@ -36,6 +41,10 @@ pub struct Server {
     workflows: Workflows,
     /// The workflows loaded from `[workflows] files`, registered as agents.
     workflow_names: Vec<String>,
+    store: Arc<dyn TaskStore>,
+    recovered: agentyard_store::restart::Recovered,
+    /// Drops ended tasks past `store.max_age_secs`, every minute.
+    sweeper: Option<tokio::task::JoinHandle<()>>,
 }
 
 /// What a stop waits for, as the first stop signal reports it.
@@ -55,12 +64,28 @@ impl Server {
     /// # Errors
     /// [`ServeError::Config`] naming the file and the bad key, or a start failure.
     pub async fn start(path: Option<&Path>, bind: Option<SocketAddr>) -> Result<Self, ServeError> {
+        Self::start_in(path, bind, None).await
+    }
+
+    /// As [`Server::start`], with `data_dir` (the `--data-dir` option) over the config
+    /// file's `store.path`.
+    ///
+    /// # Errors
+    /// As [`Server::start`].
+    pub async fn start_in(
+        path: Option<&Path>,
+        bind: Option<SocketAddr>,
+        data_dir: Option<&Path>,
+    ) -> Result<Self, ServeError> {
         let mut config = match path {
             Some(path) => Config::from_path(path)?,
             None => Config::default(),
         };
         if let Some(bind) = bind {
             config.server.bind = bind;
+        }
+        if let Some(dir) = data_dir {
+            config.store.path = dir.to_path_buf();
         }
         let mut server = Self::from_config(config)
             .await
@@ -86,25 +111,62 @@ impl Server {
                 key: String::from("policy"),
                 problem: e.to_string(),
             })?;
+        let store = config.open_store().await.map_err(ServeError::Store)?;
+        let sweeper = config.retention().max_age.map(|age| {
+            let store = Arc::clone(&store);
+            tokio::spawn(async move {
+                let mut every = tokio::time::interval(Duration::from_secs(60));
+                loop {
+                    every.tick().await;
+                    let cutoff = std::time::SystemTime::now() - age;
+                    if let Err(error) = store.drop_ended_before(cutoff).await {
+                        tracing::warn!(%error, "dropping old ended tasks failed; trying again later");
+                    }
+                }
+            })
+        });
         let builder = Runtime::builder()
             .config(config.supervisor_config())
-            .store(config.task_store())
+            .shared_store(Arc::clone(&store))
             .policy(policy);
         let workflows = Workflows::new(agentyard_workflow::Tools::builtin())
             .concurrency(config.workflows.concurrency);
         let specs = crate::workflows::read_specs(&config.workflows.paths(), "workflows.files")?;
         let workflow_names: Vec<String> = specs.iter().map(|spec| spec.name.clone()).collect();
-        let builder = builtin::register(builder, &config.agents.exposed);
+        let mut builder = builtin::register(builder, &config.agents.exposed);
+        for remote in &config.remote {
+            let options = remote.options(|variable| std::env::var(variable).ok())?;
+            builder = builder.remote_with(remote.name.clone(), options);
+        }
+        let remote_names: Vec<String> = config.remote.iter().map(|r| r.name.clone()).collect();
         let builder = crate::workflows::register(
             builder,
             &workflows,
             specs,
             config.workflows.exposed,
-            crate::workflows::is_builtin,
+            |name| crate::workflows::is_builtin(name) || remote_names.iter().any(|r| r == name),
         )
         .await?;
         let runtime = builder.build().await.map_err(ServeError::Runtime)?;
         config.check_agents(|name| runtime.supervisor().agent(name).is_some())?;
+        // Before the edge takes sends: what was running when the process stopped ends
+        // `failed` (or runs again, for agents that opted in). Only for the embedded
+        // store, which this process alone uses (its directory is locked): on a
+        // PostgreSQL store shared by several servers, a running task may be another
+        // server's.
+        let recovered = if config.store.effective_kind() == StoreKind::Embedded {
+            runtime.recover(&*store).await.map_err(ServeError::Store)?
+        } else {
+            agentyard_store::restart::Recovered::default()
+        };
+        if recovered.failed > 0 || !recovered.rerun.is_empty() {
+            tracing::warn!(
+                failed = recovered.failed,
+                rerun = recovered.rerun.len(),
+                waiting = recovered.waiting,
+                "tasks that were running when the server stopped are now failed, or run again"
+            );
+        }
 
         let api = crate::workflows::api_options(&config);
         let mut edge_settings = edge_config(&config).routes(agentyard_workflow::http::router(
@@ -135,6 +197,9 @@ impl Server {
             config_file: None,
             workflows,
             workflow_names,
+            store,
+            recovered,
+            sweeper,
         })
     }
 
@@ -160,10 +225,42 @@ impl Server {
     /// Where tasks live, in words, for the start-up banner.
     #[must_use]
     pub fn storage(&self) -> String {
-        format!(
-            "in memory (lost when the program stops; the last {} ended tasks are kept)",
-            self.config.limits.finished_tasks
-        )
+        let kept = self.config.limits.finished_tasks;
+        let recovered = match (
+            self.recovered.failed,
+            self.recovered.waiting,
+            self.recovered.rerun.len(),
+        ) {
+            (0, 0, 0) => String::new(),
+            (failed, waiting, 0) => format!(
+                "; found {failed} task(s) cut off by the last stop (now failed) and {waiting} waiting for input"
+            ),
+            (failed, waiting, rerun) => format!(
+                "; found {failed} task(s) cut off by the last stop (now failed), {rerun} running again, and {waiting} waiting for input"
+            ),
+        };
+        match self.config.store.effective_kind() {
+            StoreKind::Memory => format!(
+                "in memory (lost when the program stops; the last {kept} ended tasks are kept)"
+            ),
+            StoreKind::Embedded => format!(
+                "embedded, in {} (the last {kept} ended tasks are kept){recovered}",
+                self.config.store.path.display()
+            ),
+            StoreKind::Postgres => format!(
+                "PostgreSQL at {} (the last {kept} ended tasks are kept){recovered}",
+                agentyard_store::StoreLocation::Postgres(
+                    self.config.store.url.clone().unwrap_or_default()
+                )
+                .describe()
+            ),
+        }
+    }
+
+    /// The task store the server uses.
+    #[must_use]
+    pub fn store(&self) -> &Arc<dyn TaskStore> {
+        &self.store
     }
 
     /// Whether callers must authenticate, in words, for the start-up banner.
@@ -221,7 +318,7 @@ impl Server {
                 format!("{}/.well-known/agent-card.json", self.edge.base_url()),
             ));
         }
-        for name in &self.config.agents.exposed {
+        for name in &self.config.exposed_agents() {
             urls.push((name.clone(), self.edge.card_url(name)));
         }
         if self.config.workflows.exposed {
@@ -248,6 +345,9 @@ impl Server {
     pub async fn stop(self) {
         self.runtime.shutdown(self.shutdown_grace()).await;
         self.edge.stop().await;
+        if let Some(sweeper) = self.sweeper {
+            sweeper.abort();
+        }
     }
 }
 
@@ -270,7 +370,7 @@ fn edge_config(config: &Config) -> EdgeConfig {
 
     let mut edge = EdgeConfig::default()
         .bind(config.server.bind)
-        .agents(config.agents.exposed.iter().cloned())
+        .agents(config.exposed_agents())
         .auth(auth)
         .body_limit(config.server.body_limit)
         .request_timeout(Duration::from_secs(config.server.request_timeout_secs))
@@ -278,7 +378,7 @@ fn edge_config(config: &Config) -> EdgeConfig {
         .idle_timeout(Duration::from_secs(config.server.idle_timeout_secs))
         .max_connections(config.server.max_connections)
         .push(push);
-    for agent in &config.agents.exposed {
+    for agent in &config.exposed_agents() {
         let mut settings = AgentSettings::default();
         if agent == "echo" {
             // The echo agent answers with a plain Message, as simple A2A clients expect.

@@ -8,6 +8,9 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+#[path = "serve_program/crash.rs"]
+mod crash;
+
 const BIN: &str = env!("CARGO_BIN_EXE_agentyard");
 
 /// How long a test waits for something the program does promptly.
@@ -69,6 +72,18 @@ impl Running {
     }
 }
 
+/// The program, started in a scratch directory of this test process: `serve` keeps
+/// its tasks in `./agentyard-data` by default, which must not land in the repository.
+fn program() -> Command {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("agentyard-serve-cwd-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let mut command = Command::new(BIN);
+    command.current_dir(dir);
+    command
+}
+
 fn temp_config(name: &str, text: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("agentyard-serve-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
@@ -80,7 +95,7 @@ fn temp_config(name: &str, text: &str) -> std::path::PathBuf {
 /// Starts `agentyard serve` on a free loopback port with stdout and stderr piped, and
 /// returns it once the banner is printed.
 fn start(extra: &[&str], env: &[(&str, &str)]) -> Running {
-    let mut command = Command::new(BIN);
+    let mut command = program();
     command
         .args(["serve", "--bind", "127.0.0.1:0"])
         .args(extra)
@@ -251,7 +266,10 @@ fn the_banner_says_config_auth_and_where_the_data_lives() {
         "{banner}"
     );
     assert!(banner.contains("auth:   off"), "{banner}");
-    assert!(banner.contains("data:   in memory"), "{banner}");
+    assert!(
+        banner.contains("data:   embedded, in ./agentyard-data"),
+        "{banner}"
+    );
 
     let path = temp_config(
         "auth.toml",
@@ -359,7 +377,7 @@ fn an_unusable_rust_log_gets_a_warning() {
 
 #[test]
 fn bind_takes_localhost_and_a_bad_address_names_the_form() {
-    let output = Command::new(BIN)
+    let output = program()
         .args(["serve", "--bind", "localhost"])
         .output()
         .expect("runs");
@@ -367,7 +385,7 @@ fn bind_takes_localhost_and_a_bad_address_names_the_form() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("HOST:PORT"), "{stderr}");
 
-    let mut child = Command::new(BIN)
+    let mut child = program()
         .args(["serve", "--bind", "localhost:0"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -390,7 +408,7 @@ fn bind_takes_localhost_and_a_bad_address_names_the_form() {
 #[test]
 fn a_bad_config_fails_at_start_naming_the_file_and_the_key() {
     let path = temp_config("bad.toml", "[limits]\nsession = 0\n");
-    let output = Command::new(BIN)
+    let output = program()
         .args(["serve", "--bind", "127.0.0.1:0", "--config"])
         .arg(&path)
         .output()
@@ -404,7 +422,7 @@ fn a_bad_config_fails_at_start_naming_the_file_and_the_key() {
         "nobody.toml",
         "[agents]\nexposed = [\"echo\", \"nobody\"]\n",
     );
-    let output = Command::new(BIN)
+    let output = program()
         .args(["serve", "--bind", "127.0.0.1:0", "--config"])
         .arg(&path)
         .output()
@@ -418,7 +436,7 @@ fn a_bad_config_fails_at_start_naming_the_file_and_the_key() {
     assert!(stderr.contains("nobody.toml"), "{stderr}");
 
     let path = temp_config("syntax.toml", "[server\n");
-    let output = Command::new(BIN)
+    let output = program()
         .args(["serve", "--config"])
         .arg(&path)
         .output()
@@ -431,7 +449,7 @@ fn a_bad_config_fails_at_start_naming_the_file_and_the_key() {
 #[test]
 fn json_logs_cover_start_up_errors() {
     let path = temp_config("bad-json.toml", "[limits]\nsession = 0\n");
-    let output = Command::new(BIN)
+    let output = program()
         .args(["--log-format", "json", "serve", "--config"])
         .arg(&path)
         .output()
@@ -450,7 +468,7 @@ fn json_logs_cover_start_up_errors() {
 
 #[test]
 fn json_logs_cover_a_refused_command_line() {
-    let output = Command::new(BIN)
+    let output = program()
         .args(["--log-format", "json", "serve", "--bind", "localhost"])
         .output()
         .expect("runs");
@@ -464,7 +482,7 @@ fn json_logs_cover_a_refused_command_line() {
 
 #[test]
 fn help_lists_the_serve_command_and_the_environment() {
-    let output = Command::new(BIN).arg("--help").output().expect("runs");
+    let output = program().arg("--help").output().expect("runs");
     assert!(output.status.success());
     let help = String::from_utf8_lossy(&output.stdout);
     assert!(help.contains("serve"), "{help}");
@@ -486,7 +504,7 @@ fn a_closed_stdout_does_not_stop_the_server() {
     // `agentyard serve | true`: every write to stdout fails with a broken pipe.
     let (reader, writer) = std::io::pipe().expect("a pipe");
     drop(reader);
-    let child = Command::new(BIN)
+    let child = program()
         .args(["serve", "--bind", &format!("127.0.0.1:{port}")])
         .env_remove("RUST_LOG")
         .stdout(writer)

@@ -369,6 +369,39 @@ impl TestEdge {
         (status, headers, sse_data(&text))
     }
 
+    /// POSTs a JSON-RPC request to a streaming method with extra headers (such as
+    /// `Last-Event-ID`) and reads every SSE event to the end: its `id:` (if any) and
+    /// the JSON of its `data:`.
+    pub async fn sse_numbered(
+        &self,
+        agent: &str,
+        request: Value,
+        headers: &[(&str, &str)],
+    ) -> Vec<(Option<String>, Value)> {
+        let mut post = self
+            .http
+            .post(self.agent_url(agent))
+            .header("content-type", "application/json")
+            .header("accept", "text/event-stream");
+        for (name, value) in headers {
+            post = post.header(*name, *value);
+        }
+        let mut response = post
+            .body(request.to_string())
+            .send()
+            .await
+            .expect("the server answers");
+        let mut text = String::new();
+        while let Some(chunk) = tokio::time::timeout(PATIENCE, response.chunk())
+            .await
+            .expect("the stream goes on or ends in time")
+            .expect("a chunk")
+        {
+            text.push_str(&String::from_utf8_lossy(&chunk));
+        }
+        sse_events(&text)
+    }
+
     /// Stops the edge, then the runtime.
     pub async fn stop(self) {
         self.edge.stop().await;
@@ -392,6 +425,35 @@ pub fn sse_data(body: &str) -> Vec<Value> {
             (!data.is_empty()).then(|| data.join("\n"))
         })
         .map(|data| serde_json::from_str(&data).expect("every data line is JSON"))
+        .collect()
+}
+
+/// Every SSE event of a body that has data: its `id:` field (if any) and the JSON of
+/// its `data:`.
+///
+/// # Panics
+/// If a `data:` field is not JSON.
+#[must_use]
+pub fn sse_events(body: &str) -> Vec<(Option<String>, Value)> {
+    body.split("\n\n")
+        .filter_map(|event| {
+            let id = event
+                .lines()
+                .find_map(|line| line.strip_prefix("id:"))
+                .map(|id| id.trim_start().to_owned());
+            let data: Vec<&str> = event
+                .lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .map(str::trim_start)
+                .collect();
+            (!data.is_empty()).then(|| (id, data.join("\n")))
+        })
+        .map(|(id, data)| {
+            (
+                id,
+                serde_json::from_str(&data).expect("every data line is JSON"),
+            )
+        })
         .collect()
 }
 

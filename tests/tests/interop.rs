@@ -19,6 +19,9 @@
 //! after the other, so the clients' calls do not compete for the CPU with the e2e
 //! tests. Its own cases link agentyard's client to drive an official server.
 
+#[path = "interop/remote.rs"]
+mod remote;
+
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
@@ -106,6 +109,8 @@ impl Server {
         let mut child = Command::new(bin)
             .args(["serve", "--bind", "127.0.0.1:0", "--config"])
             .arg(&path)
+            .arg("--data-dir")
+            .arg(dir.join(format!("{name}-data")))
             .stdout(Stdio::piped())
             .stderr(File::create(&log).expect("create the server log"))
             .spawn()

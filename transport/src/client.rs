@@ -63,9 +63,38 @@ use crate::jsonrpc::{A2aCall, A2aRequest, JsonRpcResponse, RequestId};
 use crate::server::{EXTENSIONS_HEADER, V1_EXTENSIONS_HEADER};
 
 mod error;
+mod retry;
 mod sse;
 
 pub use error::ClientError;
+pub use retry::RetryPolicy;
+
+/// The header a send's idempotency key travels in.
+pub const IDEMPOTENCY_HEADER: &str = "Idempotency-Key";
+
+/// How long a connection may take to open unless the options say otherwise.
+const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The one connection pool every client shares unless its options bring their own
+/// (or another connect timeout): connections to a peer are reused across clients,
+/// and a process calling many peers keeps one pool, not one per peer.
+fn shared_http() -> reqwest::Client {
+    static SHARED: std::sync::OnceLock<reqwest::Client> = std::sync::OnceLock::new();
+    SHARED
+        .get_or_init(|| http_with(DEFAULT_CONNECT_TIMEOUT))
+        .clone()
+}
+
+fn http_with(connect_timeout: Duration) -> reqwest::Client {
+    reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .pool_idle_timeout(Duration::from_secs(60))
+        .tcp_nodelay(true)
+        .build()
+        // Building fails only when the TLS backend cannot start; a client without
+        // the timeouts still works.
+        .unwrap_or_default()
+}
 
 /// The well-known card paths, newest first.
 const CARD_PATHS: [&str; 2] = ["/.well-known/agent-card.json", "/.well-known/agent.json"];
@@ -112,12 +141,33 @@ impl std::fmt::Debug for ClientAuth {
 ///     .timeout(Duration::from_secs(10));
 /// assert_eq!(options.extensions(), ["https://example.com/ext/handoff/v1"]);
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Default)]
 pub struct ClientOptions {
     extensions: Vec<String>,
     auth: Option<ClientAuth>,
     timeout: Option<Duration>,
     version: Option<ProtocolVersion>,
+    connect_timeout: Option<Duration>,
+    retry: RetryPolicy,
+    headers: Vec<(String, String)>,
+    http: Option<reqwest::Client>,
+}
+
+impl std::fmt::Debug for ClientOptions {
+    /// Names the extra headers without their values: one may hold a credential.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("ClientOptions")
+            .field("extensions", &self.extensions)
+            .field("auth", &self.auth)
+            .field("timeout", &self.timeout)
+            .field("version", &self.version)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("retry", &self.retry)
+            .field("headers", &headers)
+            .field("custom_http", &self.http.is_some())
+            .finish()
+    }
 }
 
 impl ClientOptions {
@@ -129,6 +179,66 @@ impl ClientOptions {
             auth: None,
             timeout: None,
             version: None,
+            connect_timeout: None,
+            retry: RetryPolicy::none(),
+            headers: Vec::new(),
+            http: None,
+        }
+    }
+
+    /// Bounds the opening of each connection (default 10 s). Another value than the
+    /// default gives the client its own connection pool.
+    #[must_use]
+    pub const fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = Some(timeout);
+        self
+    }
+
+    /// Retries failed calls as `policy` says, where a retry cannot run the work
+    /// twice; sends then carry an `Idempotency-Key` (their `messageId` unless a
+    /// [`header`](Self::header) sets one). See [`RetryPolicy`].
+    #[must_use]
+    pub const fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// The retry policy.
+    #[must_use]
+    pub const fn retry_policy(&self) -> RetryPolicy {
+        self.retry
+    }
+
+    /// Sends the header `name: value` with every call (after the client's own, so
+    /// it can set `Idempotency-Key` or `traceparent`).
+    #[must_use]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        let name = name.into();
+        self.headers
+            .retain(|(existing, _)| !existing.eq_ignore_ascii_case(&name));
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    /// The extra headers every call carries.
+    #[must_use]
+    pub fn headers(&self) -> &[(String, String)] {
+        &self.headers
+    }
+
+    /// Uses `http` (its pool, its timeouts) instead of the shared pool.
+    #[must_use]
+    pub fn http_client(mut self, http: reqwest::Client) -> Self {
+        self.http = Some(http);
+        self
+    }
+
+    /// The HTTP client these options call through.
+    fn http(&self) -> reqwest::Client {
+        match (&self.http, self.connect_timeout) {
+            (Some(http), _) => http.clone(),
+            (None, Some(timeout)) if timeout != DEFAULT_CONNECT_TIMEOUT => http_with(timeout),
+            (None, _) => shared_http(),
         }
     }
 
@@ -251,7 +361,7 @@ pub struct A2aClient {
     version: ProtocolVersion,
     /// The chosen interface's tenant, sent in every 1.0 request (0.3 has none).
     tenant: String,
-    card: Option<AgentCard>,
+    card: Option<Arc<AgentCard>>,
     options: ClientOptions,
     next_id: Arc<AtomicI64>,
 }
@@ -267,7 +377,7 @@ impl A2aClient {
     /// [`ClientError::InvalidUrl`] for a bad URL; the error of the last attempt
     /// otherwise (HTTP status, transport or decode).
     pub async fn resolve_card(base_url: &str) -> Result<AgentCard, ClientError> {
-        let (url, value) = fetch_card(&reqwest::Client::new(), base_url).await?;
+        let (url, value) = fetch_card(&shared_http(), base_url).await?;
         card_from_value(value, &url)
     }
 
@@ -292,9 +402,9 @@ impl A2aClient {
     /// bad), [`ClientError::Protocol`] for a card offering no JSON-RPC interface
     /// (of the forced version), and what fetching the card can fail with.
     pub async fn connect(url: &str, options: ClientOptions) -> Result<Self, ClientError> {
-        let http = reqwest::Client::new();
+        let http = options.http();
         if is_card_url(url) {
-            let (card_url, value) = fetch_card(&http, url).await?;
+            let (card_url, value) = fetch_card_retrying(&http, url, options.retry).await?;
             Self::with_card_value(http, value, &card_url, options)
         } else {
             let version = options.version.unwrap_or(ProtocolVersion::V0_3);
@@ -320,7 +430,7 @@ impl A2aClient {
         let version = options.version.unwrap_or(ProtocolVersion::V0_3);
         let endpoint = parse_url(&card.url)?;
         Ok(Self::build(
-            reqwest::Client::new(),
+            options.http(),
             endpoint,
             version,
             String::new(),
@@ -342,7 +452,7 @@ impl A2aClient {
         let tenant = interface.tenant.clone();
         let card = AgentCard::try_from(card).ok();
         Ok(Self::build(
-            reqwest::Client::new(),
+            options.http(),
             endpoint,
             version,
             tenant,
@@ -407,10 +517,19 @@ impl A2aClient {
             endpoint,
             version,
             tenant,
-            card,
+            card: card.map(Arc::new),
             options,
             next_id: Arc::new(AtomicI64::new(1)),
         }
+    }
+
+    /// This client with the header `name: value` on every call (a cheap copy that
+    /// shares the pool and request ids), e.g. a call's `traceparent`.
+    #[must_use]
+    pub fn with_header(&self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        let mut copy = self.clone();
+        copy.options = copy.options.header(name, value);
+        copy
     }
 
     /// The JSON-RPC endpoint calls go to.
@@ -433,8 +552,8 @@ impl A2aClient {
 
     /// The agent's card, when the client was made from one.
     #[must_use]
-    pub const fn card(&self) -> Option<&AgentCard> {
-        self.card.as_ref()
+    pub fn card(&self) -> Option<&AgentCard> {
+        self.card.as_deref()
     }
 
     /// The options every call carries.
@@ -630,15 +749,29 @@ impl A2aClient {
     /// A unary call's result as sent, in the client's version's form, and the
     /// activated extensions.
     async fn exchange(&self, request: A2aRequest) -> Result<(Value, Vec<String>), ClientError> {
+        let key = self.idempotency_key(&request);
+        let safe = retry_safe(&request, key.is_some());
         let outgoing = self.outgoing(request);
         let method = outgoing.method();
-        let mut builder = self.request(&outgoing).header(ACCEPT, "application/json");
-        if let Some(timeout) = self.options.timeout {
-            builder = builder.timeout(timeout);
-        }
-        let response = checked(builder.send().await?).await?;
-        let extensions = echoed(response.headers(), self.version);
-        let bytes = response.bytes().await?;
+        let (response, bytes) = self
+            .retrying(safe, || async {
+                let mut builder = self.request(&outgoing).header(ACCEPT, "application/json");
+                if let Some(key) = &key {
+                    builder = builder.header(IDEMPOTENCY_HEADER, key);
+                }
+                builder = self.extra_headers(builder);
+                if let Some(timeout) = self.options.timeout {
+                    builder = builder.timeout(timeout);
+                }
+                let response = checked(builder.send().await?).await?;
+                let headers = response.headers().clone();
+                // Reading the body is part of the attempt: a connection that breaks
+                // mid-answer is retried like one that never opened.
+                let bytes = response.bytes().await?;
+                Ok((headers, bytes))
+            })
+            .await?;
+        let extensions = echoed(&response, self.version);
         let answer: JsonRpcResponse<Value> =
             serde_json::from_slice(&bytes).map_err(|source| ClientError::Decode {
                 what: format!("JSON-RPC response to `{method}`"),
@@ -671,10 +804,20 @@ impl A2aClient {
     ///
     /// As [`call`](Self::call), for the opening of the stream.
     pub async fn stream(&self, request: A2aRequest) -> Result<A2aStream, ClientError> {
+        let key = self.idempotency_key(&request);
+        let safe = retry_safe(&request, key.is_some());
         let outgoing = self.outgoing(request);
         let method = outgoing.method();
-        let builder = self.request(&outgoing).header(ACCEPT, "text/event-stream");
-        let response = checked(builder.send().await?).await?;
+        let response = self
+            .retrying(safe, || async {
+                let mut builder = self.request(&outgoing).header(ACCEPT, "text/event-stream");
+                if let Some(key) = &key {
+                    builder = builder.header(IDEMPOTENCY_HEADER, key);
+                }
+                builder = self.extra_headers(builder);
+                checked(builder.send().await?).await
+            })
+            .await?;
         let extensions = echoed(response.headers(), self.version);
         let content_type = media_type(response.headers());
         let id = outgoing.id().clone();
@@ -698,6 +841,72 @@ impl A2aClient {
             }
         };
         Ok(A2aStream { events, extensions })
+    }
+
+    /// Runs `attempt` until it succeeds, fails in a way not worth retrying, or the
+    /// policy's tries are used up; only `safe` calls are tried more than once.
+    async fn retrying<T, F, Fut>(&self, safe: bool, attempt: F) -> Result<T, ClientError>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<T, ClientError>>,
+    {
+        let policy = self.options.retry;
+        let mut tries = 1;
+        loop {
+            match attempt().await {
+                Ok(value) => return Ok(value),
+                Err(error) => {
+                    let wait = if safe {
+                        policy.delay(tries, &error)
+                    } else {
+                        None
+                    };
+                    let Some(wait) = wait else {
+                        return Err(error);
+                    };
+                    tracing::debug!(
+                        endpoint = %self.endpoint,
+                        attempt = tries,
+                        wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                        %error,
+                        "A2A call failed; retrying"
+                    );
+                    tokio::time::sleep(wait).await;
+                    tries += 1;
+                }
+            }
+        }
+    }
+
+    /// The idempotency key a send carries: one set in the options' headers is sent
+    /// with them; with retries on, the message's id.
+    fn idempotency_key(&self, request: &A2aRequest) -> Option<String> {
+        let explicit = self
+            .options
+            .headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case(IDEMPOTENCY_HEADER));
+        match request {
+            A2aRequest::SendMessage(params) | A2aRequest::SendStreamingMessage(params) => {
+                if explicit {
+                    // Sent by `extra_headers`; only its presence matters here.
+                    None
+                } else if self.options.retry.retries() {
+                    Some(params.message.message_id.to_string())
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The options' extra headers on `builder`.
+    fn extra_headers(&self, mut builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        for (name, value) in &self.options.headers {
+            builder = builder.header(name.as_str(), value.as_str());
+        }
+        builder
     }
 
     fn next_id(&self) -> RequestId {
@@ -741,6 +950,44 @@ impl A2aClient {
             Some(ClientAuth::ApiKey { header, key }) => builder.header(header.as_str(), key),
             Some(ClientAuth::Bearer(token)) => builder.bearer_auth(token),
             None => builder,
+        }
+    }
+}
+
+/// Whether repeating `request` cannot run work twice: reads, cancels and
+/// resubscriptions, and sends that carry an idempotency key (`keyed`).
+const fn retry_safe(request: &A2aRequest, keyed: bool) -> bool {
+    match request {
+        A2aRequest::SendMessage(_) | A2aRequest::SendStreamingMessage(_) => keyed,
+        A2aRequest::GetTask(_)
+        | A2aRequest::CancelTask(_)
+        | A2aRequest::TaskResubscription(_)
+        | A2aRequest::GetTaskPushNotificationConfig(_)
+        | A2aRequest::ListTaskPushNotificationConfig(_)
+        | A2aRequest::GetAuthenticatedExtendedCard
+        | A2aRequest::ListTasks(_) => true,
+        A2aRequest::SetTaskPushNotificationConfig(_)
+        | A2aRequest::DeleteTaskPushNotificationConfig(_) => false,
+    }
+}
+
+/// [`fetch_card`] retried as `policy` says (a card fetch is a read).
+async fn fetch_card_retrying(
+    http: &reqwest::Client,
+    url: &str,
+    policy: RetryPolicy,
+) -> Result<(String, Value), ClientError> {
+    let mut tries = 1;
+    loop {
+        match fetch_card(http, url).await {
+            Ok(found) => return Ok(found),
+            Err(error) => {
+                let Some(wait) = policy.delay(tries, &error) else {
+                    return Err(error);
+                };
+                tokio::time::sleep(wait).await;
+                tries += 1;
+            }
         }
     }
 }
@@ -804,6 +1051,7 @@ async fn checked(response: reqwest::Response) -> Result<reqwest::Response, Clien
         return Ok(response);
     }
     let url = response.url().to_string();
+    let retry_after = retry::retry_after(response.headers());
     let body = response.bytes().await.unwrap_or_default();
     let error = serde_json::from_slice::<JsonRpcResponse<Value>>(&body)
         .ok()
@@ -821,6 +1069,7 @@ async fn checked(response: reqwest::Response) -> Result<reqwest::Response, Clien
         url,
         error,
         message,
+        retry_after_secs: retry_after,
     })
 }
 

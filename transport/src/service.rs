@@ -19,6 +19,12 @@ use crate::jsonrpc::{A2aRequest, JsonRpcError, RequestId};
 /// item is sent as a JSON-RPC error response and ends the stream.
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, JsonRpcError>> + Send>>;
 
+/// An [`EventStream`] whose events carry their number in the task's event log: the
+/// server sends it as the SSE `id:` of the event, which a client that reconnects
+/// presents as `Last-Event-ID` ([`CallContext::last_event_id`]).
+pub type NumberedEventStream =
+    Pin<Box<dyn Stream<Item = Result<(Option<u64>, StreamEvent), JsonRpcError>> + Send>>;
+
 /// What a call answers with.
 #[non_exhaustive]
 #[expect(
@@ -31,6 +37,8 @@ pub enum Reply {
     Result(A2aResult),
     /// An SSE stream of results (for the streaming methods).
     Stream(EventStream),
+    /// A stream whose events carry their SSE ids.
+    NumberedStream(NumberedEventStream),
 }
 
 impl std::fmt::Debug for Reply {
@@ -38,6 +46,7 @@ impl std::fmt::Debug for Reply {
         match self {
             Self::Result(value) => f.debug_tuple("Result").field(value).finish(),
             Self::Stream(_) => f.write_str("Stream(..)"),
+            Self::NumberedStream(_) => f.write_str("NumberedStream(..)"),
         }
     }
 }
@@ -148,6 +157,12 @@ pub struct CallContext {
     /// The service answers in the internal model either way; it may record the
     /// version, e.g. for what a webhook registered by this call receives.
     pub version: ProtocolVersion,
+    /// The request's W3C `traceparent` header, if any (unchecked), so that calls
+    /// made on behalf of this one continue its trace.
+    pub traceparent: Option<String>,
+    /// The request's `Last-Event-ID` header: the number of the last event a client that
+    /// reconnects to a task stream received. The stream resumes after it.
+    pub last_event_id: Option<u64>,
 }
 
 impl CallContext {
@@ -160,7 +175,9 @@ impl CallContext {
             principal: None,
             extensions: Vec::new(),
             idempotency_key: None,
+            last_event_id: None,
             version: ProtocolVersion::V0_3,
+            traceparent: None,
         }
     }
 

@@ -9,7 +9,7 @@ fn update(state: TaskState, is_final: bool) -> StreamEvent {
     ))
 }
 
-fn is_final(event: &StreamEvent) -> bool {
+fn is_final((_, event): &Sequenced) -> bool {
     matches!(event, StreamEvent::StatusUpdate(u) if u.is_final)
 }
 
@@ -17,8 +17,8 @@ fn is_final(event: &StreamEvent) -> bool {
 async fn the_broadcast_is_let_go_with_the_final_update_and_made_again_on_demand() {
     let channel = TaskChannel::new(TaskState::Submitted, 8);
     let mut follower = channel.subscribe();
-    channel.publish(update(TaskState::Working, false));
-    channel.publish(update(TaskState::InputRequired, true));
+    channel.publish(1, update(TaskState::Working, false));
+    channel.publish(2, update(TaskState::InputRequired, true));
 
     assert!(
         channel.updates.lock().expect("not poisoned").is_none(),
@@ -34,7 +34,7 @@ async fn the_broadcast_is_let_go_with_the_final_update_and_made_again_on_demand(
 
     // The next turn is followed on a fresh broadcast.
     let mut next = channel.subscribe();
-    channel.publish(update(TaskState::Working, false));
+    channel.publish(3, update(TaskState::Working, false));
     assert!(!is_final(
         &next.recv().await.expect("the next turn's update")
     ));
@@ -44,7 +44,7 @@ async fn the_broadcast_is_let_go_with_the_final_update_and_made_again_on_demand(
 async fn an_ended_task_keeps_counting_its_streams_until_they_let_go() {
     let channel = TaskChannel::new(TaskState::Submitted, 8);
     let mut follower = channel.subscribe();
-    channel.publish(update(TaskState::Failed, true));
+    channel.publish(1, update(TaskState::Failed, true));
     // The shutdown waits on this count for streams to take the final event.
     assert_eq!(channel.stream_count(), 1);
     assert!(is_final(&follower.recv().await.expect("the final update")));

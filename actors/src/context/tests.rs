@@ -57,11 +57,11 @@ async fn progress_and_artifacts_reach_the_store_and_the_followers() {
     assert_eq!(task.artifacts.map(|a| a.len()), Some(1));
     assert!(matches!(
         updates.recv().await,
-        Ok(agentyard_transport::a2a::StreamEvent::StatusUpdate(u)) if !u.is_final
+        Ok((_, agentyard_transport::a2a::StreamEvent::StatusUpdate(u))) if !u.is_final
     ));
     assert!(matches!(
         updates.recv().await,
-        Ok(agentyard_transport::a2a::StreamEvent::ArtifactUpdate(_))
+        Ok((_, agentyard_transport::a2a::StreamEvent::ArtifactUpdate(_)))
     ));
 }
 

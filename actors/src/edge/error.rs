@@ -46,6 +46,9 @@ pub enum EdgeError {
     /// The edge actor could not start.
     #[error("the edge actor could not start: {0}")]
     Start(String),
+    /// The task store refused to keep a push-notification config.
+    #[error("the task store could not keep the push notification config: {0}")]
+    Store(#[source] crate::store::StoreError),
     /// The HTTP client for push notifications could not be built.
     #[error("the push notification client could not be built")]
     PushClient(#[source] reqwest::Error),

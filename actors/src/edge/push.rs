@@ -31,6 +31,10 @@
 //!   addresses it checked.
 //! - **Lifetime.** A task's webhooks are kept for `retention` after the task ends (so
 //!   get and list still answer), then forgotten.
+//! - **Durable.** Configs are written through to the task store (a set answers after
+//!   the store has it), and reloaded from it when the notifier starts: after a
+//!   restart, each task with webhooks is notified of its current status again, so a
+//!   delivery that was pending when the process stopped is retried (at least once).
 
 mod ssrf;
 
@@ -188,6 +192,7 @@ impl PushNotifier {
         for rx in receivers {
             inner.tracker.spawn(work(Arc::clone(&inner), rx));
         }
+        inner.tracker.spawn(restore(Arc::clone(&inner)));
         inner.tracker.close();
         Ok(Self { inner })
     }
@@ -267,6 +272,33 @@ impl PushNotifier {
             webhook.id = Some(uuid::Uuid::new_v4().to_string());
         }
         let limit = self.inner.config.max_configs_per_task.max(1);
+        let full = self
+            .inner
+            .webhooks
+            .get(&config.task_id)
+            .is_some_and(|entry| {
+                entry.configs.len() >= limit && !entry.configs.iter().any(|c| c.id == webhook.id)
+            });
+        if full {
+            return Err(EdgeError::TooManyConfigs {
+                task_id: config.task_id.clone(),
+                limit,
+            });
+        }
+        // Durable before it is answered. A task the store does not know (a test's
+        // made-up id) keeps its config in memory only.
+        match self
+            .inner
+            .supervisor
+            .core()
+            .store
+            .put_push_config(&config)
+            .await
+        {
+            Ok(()) | Err(crate::store::StoreError::NotFound(_)) => {}
+            Err(error) => return Err(EdgeError::Store(error)),
+        }
+        let webhook = &config.push_notification_config;
         let mut entry = self
             .inner
             .webhooks
@@ -344,6 +376,17 @@ impl PushNotifier {
 
     /// Removes a webhook of a task; returns whether there was one.
     pub fn delete(&self, task_id: &TaskId, id: &str) -> bool {
+        {
+            // Off the caller's path: a config the store still has is only delivered
+            // to again after a restart, and deleted again then.
+            let store = std::sync::Arc::clone(&self.inner.supervisor.core().store);
+            let (task_id, id) = (task_id.clone(), id.to_owned());
+            tokio::spawn(async move {
+                if let Err(error) = store.delete_push_config(&task_id, &id).await {
+                    tracing::warn!(%task_id, %error, "the task store did not delete a push config");
+                }
+            });
+        }
         let Some(mut entry) = self.inner.webhooks.get_mut(task_id) else {
             return false;
         };
@@ -708,6 +751,41 @@ async fn listen(inner: Arc<Inner>, mut subscription: crate::events::Subscription
                 }
             },
         }
+    }
+}
+
+/// Reloads the webhooks the store keeps (after a restart) and notifies each of those
+/// tasks of its current status once more: a delivery pending when the process
+/// stopped is retried.
+async fn restore(inner: Arc<Inner>) {
+    let store = Arc::clone(&inner.supervisor.core().store);
+    let tasks = match store.tasks_with_push_configs().await {
+        Ok(tasks) => tasks,
+        Err(error) => {
+            tracing::warn!(%error, "cannot reload push notification configs from the task store");
+            return;
+        }
+    };
+    for task_id in tasks {
+        if inner.cancel.is_cancelled() {
+            return;
+        }
+        let (Ok(configs), Ok(task)) = (
+            store.push_configs(&task_id).await,
+            inner.supervisor.get_task(&task_id, Some(0)).await,
+        ) else {
+            continue;
+        };
+        {
+            let mut entry = inner.webhooks.entry(task_id.clone()).or_default();
+            for config in configs {
+                let webhook = config.push_notification_config;
+                if !entry.configs.iter().any(|c| c.id == webhook.id) {
+                    entry.configs.push(webhook);
+                }
+            }
+        }
+        inner.offer(&task_id, &task.status, None);
     }
 }
 

@@ -84,6 +84,12 @@ pub fn from_runtime(error: &Error) -> JsonRpcError {
                 state: *state,
             })
         }
+        Error::Remote(remote) => {
+            tracing::warn!(error = %remote, "remote agent unavailable");
+            JsonRpcError::internal_error()
+                .with_message(remote.to_string())
+                .with_data(json!({"reason": "remote_unavailable", "retryable": true}))
+        }
         Error::Store(store) => {
             // Internals stay in the log; the client learns only that the store failed.
             tracing::error!(error = %store, source = ?std::error::Error::source(store), "task store failed");

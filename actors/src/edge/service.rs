@@ -13,7 +13,7 @@ use agentyard_transport::a2a::{
 use agentyard_transport::handoff::{self, HANDOFF_EXTENSION_URI, PayloadType};
 use agentyard_transport::jsonrpc::{A2aRequest, JsonRpcError};
 use agentyard_transport::service::{
-    A2aResult, A2aService, CallContext, EventStream, Principal, Reply,
+    A2aResult, A2aService, CallContext, NumberedEventStream, Principal, Reply,
 };
 use agentyard_transport::{TaskId, a2a};
 use futures::{Stream, StreamExt};
@@ -27,7 +27,7 @@ use super::rpc_error;
 use crate::agent::AgentDescriptor;
 use crate::error::Error;
 use crate::store::TaskOwner;
-use crate::supervisor::{DEDUPLICATED_METADATA_KEY, SendRequest, Supervisor};
+use crate::supervisor::{DEDUPLICATED_METADATA_KEY, NumberedEvent, SendRequest, Supervisor};
 
 /// The longest `Idempotency-Key` header accepted, in bytes.
 const MAX_IDEMPOTENCY_KEY: usize = 255;
@@ -72,7 +72,9 @@ pub struct SupervisorService {
 /// A send on its way: the task as submitted and the updates that follow.
 struct Started {
     task: Task,
-    updates: std::pin::Pin<Box<dyn Stream<Item = a2a::StreamEvent> + Send>>,
+    /// The task's number in its event log (the SSE `id:` of the first event).
+    seq: Option<u64>,
+    updates: std::pin::Pin<Box<dyn Stream<Item = NumberedEvent> + Send>>,
 }
 
 impl SupervisorService {
@@ -191,7 +193,7 @@ impl SupervisorService {
                 .stream_message(agent, &context, params)
                 .await
                 .inspect_err(|error| log_refused(agent, &context, "message/stream", error))
-                .map(Reply::Stream),
+                .map(Reply::NumberedStream),
             A2aRequest::GetTask(params) => {
                 self.check_owner(&context, &params.id).await?;
                 let mut task = self.task(&params.id).await?;
@@ -212,14 +214,25 @@ impl SupervisorService {
             }
             A2aRequest::TaskResubscription(params) => {
                 self.check_owner(&context, &params.id).await?;
+                if let Some(after) = context.last_event_id {
+                    // A client that reconnects: the rest of the log, then live updates,
+                    // even for a task that ended meanwhile (it replays to its end).
+                    let updates = self
+                        .inner
+                        .supervisor
+                        .resubscribe_after(&params.id, Some(after))
+                        .await
+                        .map_err(|e| rpc_error::from_runtime(&e))?;
+                    return Ok(Reply::NumberedStream(wire_updates(Box::pin(updates), None)));
+                }
                 let updates = self
                     .inner
                     .supervisor
-                    .resubscribe(&params.id)
+                    .resubscribe_after(&params.id, None)
                     .await
                     .map_err(|e| rpc_error::from_runtime(&e))?;
                 let mut updates = Box::pin(updates);
-                let Some(a2a::StreamEvent::Task(task)) = updates.next().await else {
+                let Some((seq, a2a::StreamEvent::Task(task))) = updates.next().await else {
                     // The runtime always starts a task stream with the task.
                     return Err(JsonRpcError::internal_error().with_message(format!(
                         "Internal error: the stream of task `{}` did not start with the task",
@@ -237,8 +250,8 @@ impl SupervisorService {
                         ))
                         .with_data(json!({"taskId": params.id, "state": task.status.state})));
                 }
-                let started = Started { task, updates };
-                Ok(Reply::Stream(wire_stream(started, None, activated)))
+                let started = Started { task, seq, updates };
+                Ok(Reply::NumberedStream(wire_stream(started, None, activated)))
             }
             A2aRequest::SetTaskPushNotificationConfig(config) => {
                 let push = self.push_or_unsupported()?;
@@ -508,10 +521,22 @@ impl SupervisorService {
         };
         // What the client sent reaches the agent: `params.metadata` and the activated
         // extensions (the message keeps its own metadata).
+        let across = crate::remote::Across::read(&message, context.traceparent.as_deref());
+        if across.loops_back_to(&agent.name) {
+            return Err(JsonRpcError::invalid_params()
+                .with_message(format!(
+                    "delegation cycle: agent `{}` is already waiting on this chain of sends \
+                     (it came back through another runtime); sending to it again would loop",
+                    agent.name
+                ))
+                .with_data(json!({"reason": "delegation_cycle", "agent": agent.name})));
+        }
+        let hops = across.hops;
         let mut request = SendRequest::new(agent.name.clone(), message)
             .entry_point(EntryPoint::Http)
-            .metadata(metadata)
+            .metadata(across.into_metadata(metadata))
             .extensions(context.extensions.clone());
+        request.hops = hops;
         if let Some(Principal { name, .. }) = &context.principal {
             request = request.from(name.clone()).principal(name.clone());
         }
@@ -531,19 +556,19 @@ impl SupervisorService {
         let updates = self
             .inner
             .supervisor
-            .stream(request)
+            .stream_numbered(request)
             .await
             .map_err(|e| rpc_error::from_runtime(&e))?;
-        let mut updates: std::pin::Pin<Box<dyn Stream<Item = a2a::StreamEvent> + Send>> =
+        let mut updates: std::pin::Pin<Box<dyn Stream<Item = NumberedEvent> + Send>> =
             Box::pin(updates);
-        let Some(a2a::StreamEvent::Task(task)) = updates.next().await else {
+        let Some((seq, a2a::StreamEvent::Task(task))) = updates.next().await else {
             return Err(JsonRpcError::internal_error()
                 .with_message("Internal error: the task stream did not start with the task"));
         };
         if let Some(webhook) = webhook {
             self.register(&task, webhook).await?;
         }
-        Ok(Started { task, updates })
+        Ok(Started { task, seq, updates })
     }
 
     /// Stores a webhook given with a send and notifies the task's current status, so
@@ -596,7 +621,9 @@ impl SupervisorService {
         } else if blocking {
             // A webhook must be stored as soon as the task exists, before it settles:
             // follow the task's stream to register it in between.
-            let Started { task, mut updates } = self.start(request, webhook).await?;
+            let Started {
+                task, mut updates, ..
+            } = self.start(request, webhook).await?;
             // Drained to the end: the stream ends after the update marked final (the
             // task ended or stopped for input).
             let drained =
@@ -641,7 +668,7 @@ impl SupervisorService {
         agent: &Exposed,
         context: &CallContext,
         params: MessageSendParams,
-    ) -> Result<EventStream, JsonRpcError> {
+    ) -> Result<NumberedEventStream, JsonRpcError> {
         let history_length = params.history_length();
         let activated = context.has_extension(HANDOFF_EXTENSION_URI);
         let (request, webhook) = self.prepare(agent, context, params).await?;
@@ -1014,8 +1041,16 @@ fn decorate_task(task: &mut Task, activated: bool) {
 /// The runtime's task stream as A2A stream events: the task first (history trimmed to
 /// `history_length`), then status and artifact updates, marked with the payload type
 /// when the extension is activated.
-fn wire_stream(started: Started, history_length: Option<u32>, activated: bool) -> EventStream {
-    let Started { mut task, updates } = started;
+fn wire_stream(
+    started: Started,
+    history_length: Option<u32>,
+    activated: bool,
+) -> NumberedEventStream {
+    let Started {
+        mut task,
+        seq,
+        updates,
+    } = started;
     let payload_type = if activated {
         payload_type_of(&task)
     } else {
@@ -1025,8 +1060,17 @@ fn wire_stream(started: Started, history_length: Option<u32>, activated: bool) -
         mark(&mut task.metadata, payload_type);
     }
     trim_history(&mut task, history_length);
-    let first = futures::stream::once(async move { Ok(a2a::StreamEvent::Task(task)) });
-    let rest = updates.map(move |mut event| {
+    let first = futures::stream::once(async move { Ok((seq, a2a::StreamEvent::Task(task))) });
+    Box::pin(first.chain(wire_updates(updates, payload_type)))
+}
+
+/// Task updates as A2A stream events, marked with the payload type when the extension
+/// is activated.
+fn wire_updates(
+    updates: std::pin::Pin<Box<dyn Stream<Item = NumberedEvent> + Send>>,
+    payload_type: Option<PayloadType>,
+) -> NumberedEventStream {
+    Box::pin(updates.map(move |(seq, mut event)| {
         if let Some(payload_type) = payload_type {
             let metadata = match &mut event {
                 a2a::StreamEvent::Task(task) => &mut task.metadata,
@@ -1036,9 +1080,8 @@ fn wire_stream(started: Started, history_length: Option<u32>, activated: bool) -
             };
             mark(metadata, payload_type);
         }
-        Ok(event)
-    });
-    Box::pin(first.chain(rest))
+        Ok((seq, event))
+    }))
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ async fn a_settled_key_returns_the_first_task() {
     let Claim::First(guard) = cache.claim("k", now).await else {
         panic!("a new key is first");
     };
-    guard.settle(&TaskId::new("t1"));
+    guard.settle(&TaskId::new("t1")).await;
     match cache.claim("k", now).await {
         Claim::Duplicate(id) => assert_eq!(id, TaskId::new("t1")),
         other => panic!("expected duplicate, got {other:?}"),
@@ -31,7 +31,7 @@ async fn a_key_expires_after_its_ttl() {
     let Claim::First(guard) = cache.claim("k", now).await else {
         panic!("first");
     };
-    guard.settle(&TaskId::new("t1"));
+    guard.settle(&TaskId::new("t1")).await;
     let later = Instant::now() + Duration::from_secs(2);
     assert!(matches!(cache.claim("k", later).await, Claim::First(_)));
 }
@@ -53,7 +53,7 @@ async fn a_concurrent_repeat_joins_the_send_in_flight() {
         }
     });
     tokio::task::yield_now().await;
-    guard.settle(&TaskId::new("t9"));
+    guard.settle(&TaskId::new("t9")).await;
     assert_eq!(waiter.await.expect("join"), TaskId::new("t9"));
 }
 
@@ -109,7 +109,7 @@ async fn the_cache_never_holds_more_than_its_capacity_of_settled_keys() {
         let Claim::First(guard) = cache.claim(&format!("k{i}"), now).await else {
             panic!("first");
         };
-        guard.settle(&TaskId::new(format!("t{i}")));
+        guard.settle(&TaskId::new(format!("t{i}"))).await;
     }
     assert!(cache.len() <= 11, "held {}", cache.len());
     // The newest key is still remembered.
@@ -160,7 +160,7 @@ async fn the_task_of_a_remembered_key_is_kept_until_the_key_goes() {
         panic!("first");
     };
     ended(&store, "t1").await;
-    guard.settle(&TaskId::new("t1"));
+    guard.settle(&TaskId::new("t1")).await;
     // More ended tasks than the store keeps: t1 stays, its key still names it.
     for t in ["t2", "t3"] {
         ended(&store, t).await;
@@ -176,7 +176,7 @@ async fn the_task_of_a_remembered_key_is_kept_until_the_key_goes() {
         let Claim::First(guard) = cache.claim(key, now).await else {
             panic!("first");
         };
-        guard.settle(&TaskId::new("t3"));
+        guard.settle(&TaskId::new("t3")).await;
     }
     assert!(!stored(&store, "t1").await, "forgotten with its key");
     assert!(stored(&store, "t3").await, "t3 is named by k3 still");
@@ -188,12 +188,12 @@ async fn an_expired_entry_never_evicts_the_key_claimed_again_since() {
     let Claim::First(guard) = cache.claim("k", Instant::now()).await else {
         panic!("first");
     };
-    guard.settle(&TaskId::new("t1"));
+    guard.settle(&TaskId::new("t1")).await;
     tokio::time::advance(Duration::from_secs(11)).await;
     let Claim::First(guard) = cache.claim("k", Instant::now()).await else {
         panic!("an expired key is new again");
     };
-    guard.settle(&TaskId::new("t2"));
+    guard.settle(&TaskId::new("t2")).await;
     tokio::time::advance(Duration::from_secs(1)).await;
     // Another key's claim sweeps the first entry of `k`, which has expired; the
     // second claim of `k` is 1 s old and must stay.

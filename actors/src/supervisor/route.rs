@@ -225,7 +225,7 @@ impl Supervisor {
         let (seat, (task, events, cancel)) = match admitted {
             Ok(admitted) => {
                 if let Some(guard) = guard {
-                    guard.settle(&admitted.1.0.id);
+                    guard.settle(&admitted.1.0.id).await;
                 }
                 admitted
             }
@@ -504,19 +504,38 @@ impl Supervisor {
                 .map_err(|e| terminal_to_error(e, &task.id))?;
             // The task now belongs to the session that handles it (its old one may
             // have been passivated while it waited for input).
-            let Some((events, cancel)) = core.live.continue_with(&task.id, envelope, session)
-            else {
-                return Err(Error::TaskTerminal {
-                    task_id: task.id.clone(),
-                    state: TaskState::Canceled,
-                }
-                .into());
-            };
+            let (events, cancel, adopted) =
+                match core.live.continue_with(&task.id, envelope, session) {
+                    Some((events, cancel)) => (events, cancel, false),
+                    // Waiting in the store but not live: a task from before a restart,
+                    // taken on by this session.
+                    None if task.status.state.is_interrupted() => {
+                        let (events, cancel) = core.live.adopt(
+                            task,
+                            &key.agent,
+                            envelope,
+                            session,
+                            core.config.stream_capacity,
+                        );
+                        (events, cancel, true)
+                    }
+                    None => {
+                        return Err(Error::TaskTerminal {
+                            task_id: task.id.clone(),
+                            state: TaskState::Canceled,
+                        }
+                        .into());
+                    }
+                };
             // The task leaves input-required: it has a message to work on again.
-            core.store
+            let resumed = core
+                .store
                 .set_status(&task.id, TaskStatus::new(TaskState::Submitted))
-                .await
-                .map_err(|e| terminal_to_error(e, &task.id))?;
+                .await;
+            if resumed.is_err() && adopted {
+                core.live.end(&task.id);
+            }
+            resumed.map_err(|e| terminal_to_error(e, &task.id))?;
             events.channel.set_state(TaskState::Submitted);
             let task = self.get_task(&task.id, None).await?;
             return Ok((task, events, cancel));
@@ -667,7 +686,16 @@ impl Supervisor {
                 state: task.status.state,
             });
         }
-        let owner = self.core.live.agent(task_id);
+        let owner = match self.core.live.agent(task_id) {
+            Some(owner) => Some(owner),
+            // Not live (waiting since before a restart): the store knows its agent.
+            None => self
+                .core
+                .store
+                .owner(task_id)
+                .await?
+                .map(|owner| owner.agent),
+        };
         if owner.as_ref().is_some_and(|owner| owner != agent) {
             return Err(Error::TaskMismatch {
                 task_id: task_id.clone(),

@@ -1,9 +1,7 @@
-//! Following a task: waiting for it to settle, and streaming its updates.
+//! Following a task: waiting for it to settle. (Streaming its updates, numbered, is
+//! `resume`.)
 
-use agentyard_transport::TaskId;
-use agentyard_transport::a2a::{StreamEvent, Task, TaskStatusUpdateEvent};
-use futures::Stream;
-use tokio::sync::broadcast;
+use agentyard_transport::a2a::Task;
 
 use super::Supervisor;
 use crate::error::Result;
@@ -18,56 +16,5 @@ impl Supervisor {
             let _ = state.wait_for(|s| is_settled(*s)).await;
         }
         self.get_task(&submitted.task.id, None).await
-    }
-
-    pub(super) fn task_stream(
-        &self,
-        first: Task,
-        rx: Option<broadcast::Receiver<StreamEvent>>,
-    ) -> impl Stream<Item = StreamEvent> + Send + 'static {
-        enum State {
-            First(Box<Task>, Option<broadcast::Receiver<StreamEvent>>),
-            Updates(TaskId, broadcast::Receiver<StreamEvent>),
-            Done,
-        }
-        let supervisor = self.clone();
-        futures::stream::unfold(State::First(Box::new(first), rx), move |state| {
-            let supervisor = supervisor.clone();
-            async move {
-                match state {
-                    State::Done => None,
-                    State::First(task, None) => Some((StreamEvent::Task(*task), State::Done)),
-                    State::First(task, Some(rx)) => {
-                        let id = task.id.clone();
-                        Some((StreamEvent::Task(*task), State::Updates(id, rx)))
-                    }
-                    State::Updates(id, mut rx) => match rx.recv().await {
-                        Ok(StreamEvent::StatusUpdate(update)) if update.is_final => {
-                            Some((StreamEvent::StatusUpdate(update), State::Done))
-                        }
-                        Ok(event) => Some((event, State::Updates(id, rx))),
-                        Err(broadcast::error::RecvError::Lagged(_)) => {
-                            // Fell behind: resynchronize with the task's current status
-                            // rather than replay what was dropped.
-                            let task = supervisor.get_task(&id, Some(0)).await.ok()?;
-                            let is_final = is_settled(task.status.state);
-                            let update = TaskStatusUpdateEvent::new(
-                                task.id,
-                                task.context_id,
-                                task.status,
-                                is_final,
-                            );
-                            let next = if is_final {
-                                State::Done
-                            } else {
-                                State::Updates(id, rx)
-                            };
-                            Some((StreamEvent::StatusUpdate(update), next))
-                        }
-                        Err(broadcast::error::RecvError::Closed) => None,
-                    },
-                }
-            }
-        })
     }
 }

@@ -49,8 +49,8 @@ const PEAK_TARGET: u64 = 100 * 1024 * 1024;
 /// that grows without bound would take everyone's memory before the run ends.
 const RSS_ABORT: u64 = 4 * 1024 * 1024 * 1024;
 
-/// The hidden child: `agentyard serve` with the embedded defaults on a free loopback
-/// port. Prints the address it listens on, serves until its standard input closes,
+/// The hidden child: `agentyard serve` with the embedded defaults (tasks in memory) on
+/// a free loopback port. Prints the address it listens on, serves until its standard input closes,
 /// then stops as the program does on Ctrl-C.
 ///
 /// # Errors
@@ -58,6 +58,9 @@ const RSS_ABORT: u64 = 4 * 1024 * 1024 * 1024;
 pub(crate) async fn serve() -> Result<()> {
     let mut config = Config::default();
     config.server.bind = SocketAddr::from(([127, 0, 0, 1], 0));
+    // Tasks in memory, as the figures in docs/benchmarks.md were taken; the durable
+    // stores are measured by the http and supervisor suites (`--store`).
+    config.store.kind = Some(agentyard::config::StoreKind::Memory);
     let server = Server::from_config(config)
         .await
         .map_err(|error| Error::Unexpected(format!("agentyard serve did not start: {error}")))?;

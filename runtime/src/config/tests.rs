@@ -172,6 +172,7 @@ fn the_example_file_names_every_key_of_the_embedded_default() {
             ][..],
         ),
         ("push", &["enabled", "allow_private_addresses"][..]),
+        ("store", &["path", "max_age_secs"][..]),
         (
             "policy",
             &["default", "hop_limit", "max_tracked_senders"][..],
@@ -319,4 +320,78 @@ fn the_workflows_section_is_read_and_relative_files_follow_the_config_file() {
     let _ = std::fs::remove_dir_all(&dir);
     let e = error_of("[workflows]\nconcurrency = 0\n");
     assert!(e.contains("workflows.concurrency"), "{e}");
+}
+
+#[test]
+fn remote_entries_are_read_with_their_secrets_from_the_environment() {
+    let config = Config::from_toml(
+        r#"
+        [[remote]]
+        name = "research"
+        card_url = "http://127.0.0.1:9/.well-known/agent-card.json"
+        expose = true
+        concurrency = 4
+        request_timeout_secs = 7
+        connect_timeout_secs = 2
+        attempts = 5
+        task_timeout_secs = 60
+        refresh_secs = 0
+        on_unreachable = "retry"
+        [remote.auth]
+        type = "api_key"
+        key_env = "RESEARCH_KEY"
+        "#,
+    )
+    .expect("valid");
+    let remote = &config.remote[0];
+    assert_eq!(remote.on_unreachable, Unreachable::Retry);
+    assert!(config.exposed_agents().contains(&"research".to_owned()));
+    let options = remote
+        .options(|name| (name == "RESEARCH_KEY").then(|| "s3cret".to_owned()))
+        .expect("the key is set");
+    assert_eq!(options.concurrency, 4);
+    assert_eq!(options.attempts, 5);
+    assert_eq!(options.task_timeout, Some(Duration::from_secs(60)));
+    // The secret never shows in what is logged of the options.
+    assert!(!format!("{options:?}").contains("s3cret"));
+
+    let error = remote.options(|_| None).expect_err("unset").to_string();
+    assert!(
+        error.contains("RESEARCH_KEY") && error.contains("research"),
+        "{error}"
+    );
+}
+
+#[test]
+fn remote_entries_with_bad_values_name_the_key() {
+    let e = error_of("[[remote]]\nname = \"r\"\ncard_url = \"ftp://x\"\n");
+    assert!(e.contains("remote[0].card_url"), "{e}");
+    let e = error_of("[[remote]]\nname = \"echo\"\ncard_url = \"http://x\"\n");
+    assert!(e.contains("remote[0].name"), "{e}");
+    let e = error_of("[[remote]]\nname = \"r\"\ncard_url = \"http://x\"\nsecret = \"k\"\n");
+    assert!(e.contains("secret"), "{e}");
+}
+
+#[test]
+fn the_store_is_embedded_unless_a_url_or_kind_says_otherwise() {
+    let default = Config::from_toml("").expect("valid");
+    assert_eq!(default.store.effective_kind(), StoreKind::Embedded);
+    assert_eq!(default.store.path, std::path::Path::new("./agentyard-data"));
+    let url = Config::from_toml("[store]\nurl = \"postgres://u@127.0.0.1/db\"\n").expect("valid");
+    assert_eq!(url.store.effective_kind(), StoreKind::Postgres);
+    let memory = Config::from_toml("[store]\nkind = \"memory\"\n").expect("valid");
+    assert_eq!(memory.store.effective_kind(), StoreKind::Memory);
+    let aged = Config::from_toml("[store]\nmax_age_secs = 60\n").expect("valid");
+    assert_eq!(aged.retention().max_age, Some(Duration::from_secs(60)));
+    assert_eq!(default.retention().max_age, None);
+}
+
+#[test]
+fn a_bad_store_is_named() {
+    let e = error_of("[store]\nkind = \"postgres\"\n");
+    assert!(e.contains("store.url"), "{e}");
+    let e = error_of("[store]\nurl = \"mysql://x\"\n");
+    assert!(e.contains("store.url") && e.contains("postgres://"), "{e}");
+    let e = error_of("[store]\nkind = \"redis\"\n");
+    assert!(e.contains("redis") || e.contains("kind"), "{e}");
 }

@@ -38,7 +38,9 @@ async fn call(url: &str, key: Option<&str>) -> (u16, Value) {
 
 #[tokio::test]
 async fn the_extended_card_configured_in_the_file_is_served_to_authenticated_callers() {
-    let config = Config::from_toml(CONFIG).expect("valid config");
+    let mut config = Config::from_toml(CONFIG).expect("valid config");
+    // Tasks in memory: a test never writes `./agentyard-data` into the repository.
+    config.store.kind = Some(agentyard::config::StoreKind::Memory);
     let server = Server::from_config(config)
         .await
         .expect("the server starts");

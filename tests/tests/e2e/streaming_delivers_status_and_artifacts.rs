@@ -274,7 +274,13 @@ async fn a_stream_read_too_slowly_never_blocks_the_agent_and_still_ends_with_the
             "all written".to_owned(),
             true
         )),
-        "the stream catches up with the task's current status: {rest:?}"
+        "the stream catches up with the task's final status: {rest:?}"
     );
-    assert!(rest.len() < 50, "the dropped updates are not replayed");
+    // What the slow reader's buffer dropped is read back from the task's event log:
+    // every chunk arrives, once, in order.
+    let chunks = rest
+        .iter()
+        .filter(|event| matches!(event, StreamEvent::ArtifactUpdate(_)))
+        .count();
+    assert_eq!(chunks, 50, "the dropped updates are replayed from the log");
 }

@@ -305,7 +305,9 @@ from = ["inner"]
 "#;
 
 async fn serve_workflows(files: &[(&str, &str)], pure_a2a: bool) -> Result<Server, String> {
-    let mut text = String::from("[server]\nbind = \"127.0.0.1:0\"\n[workflows]\nfiles = [");
+    let mut text = String::from(
+        "[server]\nbind = \"127.0.0.1:0\"\n[store]\nkind = \"memory\"\n[workflows]\nfiles = [",
+    );
     for (name, body) in files {
         let path = write_workflow(name, body);
         text.push_str(&format!("{:?},", path.display().to_string()));

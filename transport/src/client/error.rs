@@ -24,6 +24,10 @@ pub enum ClientError {
         error: Option<JsonRpcError>,
         /// The error's message, or the start of the body.
         message: String,
+        /// How many seconds the server asked the client to wait (`Retry-After`), if
+        /// it said (whole seconds: the header has no finer unit; u32 keeps the
+        /// error small).
+        retry_after_secs: Option<u32>,
     },
     /// The agent answered with a JSON-RPC error (task not found, invalid params, ...).
     #[error("JSON-RPC error {}: {}", .0.code, .0.message)]
@@ -42,7 +46,7 @@ pub enum ClientError {
     #[error("protocol violation: {0}")]
     Protocol(String),
     /// The HTTP exchange itself failed: connection refused or reset, timeout, TLS.
-    #[error("HTTP transport failed")]
+    #[error("{}", transport_sentence(.0))]
     Transport(#[from] reqwest::Error),
     /// A URL that cannot be parsed.
     #[error("invalid URL `{url}`: {reason}")]
@@ -74,4 +78,32 @@ impl ClientError {
             _ => None,
         }
     }
+}
+
+/// What a transport failure was, as a sentence (reqwest's own text is terse and its
+/// source chain is where the cause is).
+fn transport_sentence(error: &reqwest::Error) -> String {
+    let what = if error.is_connect() {
+        "could not connect"
+    } else if error.is_timeout() {
+        "timed out"
+    } else if error.is_body() || error.is_decode() {
+        "the connection broke while reading the answer"
+    } else {
+        "the HTTP exchange failed"
+    };
+    let mut text = match error.url() {
+        Some(url) => format!("{what} to {url}"),
+        None => what.to_owned(),
+    };
+    let mut innermost: Option<&(dyn std::error::Error + 'static)> =
+        std::error::Error::source(error);
+    while let Some(next) = innermost.and_then(std::error::Error::source) {
+        innermost = Some(next);
+    }
+    if let Some(cause) = innermost {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+    }
+    text
 }

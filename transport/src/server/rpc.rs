@@ -24,7 +24,7 @@ use crate::jsonrpc::{
     A2aCall, A2aRequest, JsonRpcError, JsonRpcRequest, JsonRpcResponse, RequestError, RequestId,
     method,
 };
-use crate::service::{A2aResult, A2aService, CallContext, EventStream, Principal, Reply};
+use crate::service::{A2aResult, A2aService, CallContext, NumberedEventStream, Principal, Reply};
 
 /// `POST /`: JSON-RPC for the default agent.
 pub(super) async fn default_agent<S: A2aService>(
@@ -294,6 +294,31 @@ impl<S: A2aService> Call<S> {
             .headers
             .get("idempotency-key")
             .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
+        context.traceparent = parts
+            .headers
+            .get("traceparent")
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned);
+        if let Some(value) = parts.headers.get("last-event-id") {
+            match value
+                .to_str()
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+            {
+                Some(after) => context.last_event_id = Some(after),
+                None => {
+                    return outcome(answer_error(
+                        version,
+                        call.request.is_streaming(),
+                        call.id,
+                        JsonRpcError::invalid_params().with_message(
+                            "Invalid params: the Last-Event-ID header must be the number of a \
+                             task event (the `id:` of an event this server sent)",
+                        ),
+                    ));
+                }
+            }
+        }
         outcome(self.dispatch(version, method, context, call).await)
     }
 
@@ -423,6 +448,11 @@ impl<S: A2aService> Call<S> {
             }
             Ok(Ok(Reply::Result(result))) if !streaming => encode_result(version, id, result),
             Ok(Ok(Reply::Stream(events))) if streaming => {
+                let keep_alive = self.state.config.sse_keep_alive();
+                let events = Box::pin(events.map(|event| event.map(|event| (None, event))));
+                sse(version, events, id, self.span, keep_alive, self.shutdown)
+            }
+            Ok(Ok(Reply::NumberedStream(events))) if streaming => {
                 let keep_alive = self.state.config.sse_keep_alive();
                 sse(version, events, id, self.span, keep_alive, self.shutdown)
             }
@@ -660,13 +690,14 @@ async fn read_body(
 }
 
 /// Frames a service's event stream as SSE: one whole JSON-RPC response per event
-/// (in 1.0 its result a `StreamResponse`), ending after an error, after a final
+/// (in 1.0 its result a `StreamResponse`), with the event's number in the task's log
+/// as its `id:` when it has one, ending after an error, after a final
 /// event, when the service's stream ends, or when the server shuts down. A 1.0
 /// stream also closes after a task that stands in a terminal or interrupted state
 /// (spec §3.2: 1.0 has no `final` flag, the stream's end is the signal).
 fn sse(
     version: ProtocolVersion,
-    events: EventStream,
+    events: NumberedEventStream,
     id: RequestId,
     span: Span,
     keep_alive: Duration,
@@ -680,7 +711,7 @@ fn sse(
             // there (rather than when the connection closes) releases it at once.
             let mut events = events?;
             let (frame, more) = match events.next().await? {
-                Ok(event) => {
+                Ok((seq, event)) => {
                     let last =
                         event.is_final() || (version == ProtocolVersion::V1_0 && settles(&event));
                     let frame = match version {
@@ -689,6 +720,10 @@ fn sse(
                             id,
                             v1::StreamResponse::from(event),
                         )),
+                    };
+                    let frame = match seq {
+                        Some(seq) => frame.id(seq.to_string()),
+                        None => frame,
                     };
                     (frame, !last)
                 }

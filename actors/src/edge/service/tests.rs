@@ -131,9 +131,9 @@ async fn events(
     request: A2aRequest,
 ) -> Vec<StreamEvent> {
     match service.call(context, request).await {
-        Ok(Reply::Stream(stream)) => {
+        Ok(Reply::NumberedStream(stream)) => {
             stream
-                .map(|item| item.expect("stream item"))
+                .map(|item| item.expect("stream item").1)
                 .collect()
                 .await
         }

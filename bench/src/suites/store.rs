@@ -1,0 +1,353 @@
+//! Suite 6: what a durable task store costs, against the in-memory store in the same
+//! run.
+//!
+//! **Both sides.** The same runtime (the supervisor suite's policy and raised limits,
+//! the echo agent) differing only in its task store: the embedded store (a SQLite file
+//! in a fresh temporary directory) or PostgreSQL (a fresh schema on the server
+//! `AGENTYARD_TEST_POSTGRES_URL` names; left out, and said so, without one) against
+//! the in-memory store. Every write of a durable store is committed before it is
+//! answered; concurrent writes share a transaction (group commit).
+//!
+//! **Calls.** HTTP `message/send` (blocking) to the echo agent through the edge, and
+//! the supervisor's request/reply (`send_and_wait`) in process, each at 16 concurrent
+//! senders with one conversation each; the two sides run in alternating order within a
+//! round. Targets: the embedded store at least 60% of the in-memory throughput, and
+//! PostgreSQL at least 40%, for both calls.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentyard::store::{Retention, SqlTaskStore, StoreLocation, TaskStore};
+use agentyard::{AgentDescriptor, ContextId, Message, Runtime, SendRequest, Supervisor, TaskState};
+use agentyard_actors::edge::{AgentSettings, Edge, EdgeConfig, PushConfig};
+
+use crate::error::{Error, Result};
+use crate::fixtures::{ECHO, bench_builder, plain_echo};
+use crate::load::{LoadResult, Requester, closed_loop};
+use crate::options::{Options, progress};
+use crate::report::{Better, Figure, Report, Target, Unit};
+
+const SUITE: &str = "store";
+
+/// Concurrent senders of both calls.
+const CONCURRENCY: usize = 16;
+
+/// A durable store to measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Embedded,
+    Postgres,
+}
+
+impl Kind {
+    fn id(self) -> &'static str {
+        match self {
+            Self::Embedded => "embedded",
+            Self::Postgres => "postgres",
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Self::Embedded => "embedded store",
+            Self::Postgres => "PostgreSQL store",
+        }
+    }
+
+    /// The least ratio to the in-memory store's throughput (issue 11's targets).
+    fn target(self) -> f64 {
+        match self {
+            Self::Embedded => 0.6,
+            Self::Postgres => 0.4,
+        }
+    }
+}
+
+/// The two calls measured.
+#[derive(Debug, Clone, Copy)]
+enum Call {
+    Http,
+    Supervisor,
+}
+
+impl Call {
+    fn id(self) -> &'static str {
+        match self {
+            Self::Http => "http",
+            Self::Supervisor => "supervisor",
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            Self::Http => "HTTP message/send",
+            Self::Supervisor => "supervisor request/reply",
+        }
+    }
+}
+
+/// Runs the suite.
+///
+/// # Errors
+/// A store or server that cannot start, or a request that fails.
+pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
+    let mut kinds = vec![Kind::Embedded];
+    match std::env::var(agentyard::store::testing::POSTGRES_URL_VAR) {
+        Ok(_) => kinds.push(Kind::Postgres),
+        Err(_) => report.notes.push(format!(
+            "{SUITE}: PostgreSQL left out: {} is not set (store/ci/postgres.sh prints a URL)",
+            agentyard::store::testing::POSTGRES_URL_VAR
+        )),
+    }
+    let calls = [Call::Http, Call::Supervisor];
+    // (kind, call) → runs of the durable side and of the in-memory side.
+    let mut durable: Vec<Vec<LoadResult>> = vec![Vec::new(); kinds.len() * calls.len()];
+    let mut memory: Vec<Vec<LoadResult>> = vec![Vec::new(); kinds.len() * calls.len()];
+    for round in 0..options.rounds() {
+        progress(format!(
+            "{SUITE}: {} stores, {}",
+            kinds.len(),
+            options.round_label(round)
+        ));
+        for (k, &kind) in kinds.iter().enumerate() {
+            let scratch = tempdir()?;
+            let store = open(kind, &scratch).await?;
+            let durable_side = Side::start(Some(store)).await?;
+            let memory_side = Side::start(None).await?;
+            for (c, &call) in calls.iter().enumerate() {
+                let slot = k * calls.len() + c;
+                let run = options.run_time();
+                let (d, m) = if (round + slot).is_multiple_of(2) {
+                    let d = durable_side.measure(call, run).await?;
+                    (d, memory_side.measure(call, run).await?)
+                } else {
+                    let m = memory_side.measure(call, run).await?;
+                    (durable_side.measure(call, run).await?, m)
+                };
+                if options.measured(round) {
+                    durable[slot].push(d);
+                    memory[slot].push(m);
+                }
+            }
+            durable_side.stop().await;
+            memory_side.stop().await;
+            let _ = std::fs::remove_dir_all(&scratch);
+        }
+    }
+    for (k, &kind) in kinds.iter().enumerate() {
+        for (c, &call) in calls.iter().enumerate() {
+            let slot = k * calls.len() + c;
+            type Pick = fn(&LoadResult) -> f64;
+            let figures: [(&str, &str, Unit, Better, Pick); 2] = [
+                (
+                    "throughput",
+                    "requests",
+                    Unit::PerSecond,
+                    Better::Higher,
+                    LoadResult::throughput,
+                ),
+                ("p99", "p99 latency", Unit::Nanos, Better::Lower, |r| {
+                    r.latencies.quantile_ns(0.99)
+                }),
+            ];
+            for (id, what, unit, better, pick) in figures {
+                let values = |runs: &[LoadResult]| runs.iter().map(pick).collect::<Vec<_>>();
+                report.rows.push(
+                    Figure::new(
+                        SUITE,
+                        format!("{}.{}.{CONCURRENCY}.{id}", kind.id(), call.id()),
+                        format!(
+                            "{}, {}, {CONCURRENCY} conn, {what}",
+                            kind.label(),
+                            call.label()
+                        ),
+                        unit,
+                        better,
+                    )
+                    .against("the in-memory store")
+                    .row(&values(&durable[slot]), &values(&memory[slot]))?,
+                );
+            }
+        }
+        let ratios: Vec<(String, f64)> = calls
+            .iter()
+            .filter_map(|call| {
+                let id = format!(
+                    "{SUITE}.{}.{}.{CONCURRENCY}.throughput",
+                    kind.id(),
+                    call.id()
+                );
+                report
+                    .row(&id)
+                    .map(|row| (call.id().to_owned(), row.ratio.median))
+            })
+            .collect();
+        let measured = ratios
+            .iter()
+            .map(|(id, r)| format!("{id}: {}", crate::report::fmt_ratio(*r)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let met = ratios.len() == calls.len() && ratios.iter().all(|(_, r)| *r >= kind.target());
+        let target = match kind {
+            Kind::Embedded => {
+                "embedded store >= 60% of the in-memory store's throughput (HTTP send and request/reply, 16 conn)"
+            }
+            Kind::Postgres => {
+                "PostgreSQL store >= 40% of the in-memory store's throughput (HTTP send and request/reply, 16 conn)"
+            }
+        };
+        report.targets.push(Target::new(target, measured, met));
+    }
+    report.notes.push(format!(
+        "{SUITE}: each durable store is fresh per round (a new SQLite file; a new PostgreSQL \
+         schema), committed before it answers (SQLite synchronous=FULL, WAL); one \
+         conversation per sender; loopback HTTP with keep-alive"
+    ));
+    Ok(())
+}
+
+fn tempdir() -> Result<std::path::PathBuf> {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "agentyard-bench-store-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
+        what: format!("creating {}", dir.display()),
+        source,
+    })?;
+    Ok(dir)
+}
+
+async fn open(kind: Kind, scratch: &std::path::Path) -> Result<Arc<dyn TaskStore>> {
+    let location = match kind {
+        Kind::Embedded => StoreLocation::Embedded(scratch.to_owned()),
+        Kind::Postgres => {
+            let url = agentyard::store::testing::postgres_schema("bench")
+                .await
+                .ok_or_else(|| Error::Unexpected(String::from("PostgreSQL is not reachable")))?;
+            StoreLocation::Postgres(url)
+        }
+    };
+    let store = SqlTaskStore::open(location, Retention::default())
+        .await
+        .map_err(|error| {
+            Error::Unexpected(format!("the {} did not open: {error}", kind.label()))
+        })?;
+    Ok(Arc::new(store))
+}
+
+/// One runtime behind its edge, with a store.
+struct Side {
+    runtime: Runtime,
+    edge: Edge,
+    client: reqwest::Client,
+}
+
+impl Side {
+    /// With `store`, or the in-memory store.
+    async fn start(store: Option<Arc<dyn TaskStore>>) -> Result<Self> {
+        let mut builder =
+            bench_builder()?.agent(AgentDescriptor::new(ECHO).exposed(true), plain_echo());
+        if let Some(store) = store {
+            builder = builder.shared_store(store);
+        }
+        let runtime = builder.build().await?;
+        let config = EdgeConfig::default()
+            .agent_settings(ECHO, AgentSettings::default().answer_with_message(true))
+            .push(PushConfig::disabled());
+        let edge = Edge::start(runtime.supervisor().clone(), config)
+            .await
+            .map_err(|error| Error::Unexpected(format!("the HTTP edge did not start: {error}")))?;
+        let client = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .map_err(Error::from)?;
+        Ok(Self {
+            runtime,
+            edge,
+            client,
+        })
+    }
+
+    async fn measure(&self, call: Call, run: Duration) -> Result<LoadResult> {
+        match call {
+            Call::Http => {
+                let http = Arc::new(HttpSend {
+                    client: self.client.clone(),
+                    url: self.edge.agent_url(ECHO),
+                });
+                closed_loop(http, CONCURRENCY, run).await
+            }
+            Call::Supervisor => {
+                let echo = Arc::new(RequestReply {
+                    supervisor: self.runtime.supervisor().clone(),
+                    contexts: (0..CONCURRENCY)
+                        .map(|i| ContextId::new(format!("store-{i}")))
+                        .collect(),
+                });
+                closed_loop(echo, CONCURRENCY, run).await
+            }
+        }
+    }
+
+    async fn stop(self) {
+        self.edge.stop().await;
+        self.runtime.shutdown(Duration::from_secs(5)).await;
+    }
+}
+
+/// A blocking `message/send` to the echo agent, one conversation per sender.
+struct HttpSend {
+    client: reqwest::Client,
+    url: String,
+}
+
+impl Requester for HttpSend {
+    async fn request(&self, sender: usize, seq: u64) -> Result<()> {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{seq},"method":"message/send","params":{{"message":{{"kind":"message","role":"user","messageId":"m-{sender}-{seq}","contextId":"store-{sender}","parts":[{{"kind":"text","text":"ping"}}]}}}}}}"#
+        );
+        let response = self
+            .client
+            .post(&self.url)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await?;
+        let status = response.status();
+        let body = response.bytes().await?;
+        if !status.is_success() || !body.windows(8).any(|w| w == b"\"result\"") {
+            return Err(Error::Unexpected(format!(
+                "{} answered HTTP {status}: {}",
+                self.url,
+                String::from_utf8_lossy(&body)
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The supervisor's request/reply to the echo agent, one conversation per sender.
+struct RequestReply {
+    supervisor: Supervisor,
+    contexts: Vec<ContextId>,
+}
+
+impl Requester for RequestReply {
+    async fn request(&self, sender: usize, _seq: u64) -> Result<()> {
+        let message = Message::user_text("ping").with_context_id(self.contexts[sender].clone());
+        let done = self
+            .supervisor
+            .send_and_wait(SendRequest::new(ECHO, message))
+            .await?;
+        if done.task.status.state != TaskState::Completed {
+            return Err(Error::Unexpected(format!(
+                "an echo ended {}",
+                done.task.status.state
+            )));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,31 @@
+//! Where agentyard keeps tasks: the [`TaskStore`] contract, its conformance suite, and
+//! three stores that keep it.
+//!
+//! # Layout
+//!
+//! - [`contract`]: [`TaskStore`] and the values it speaks in ([`StoreError`],
+//!   [`TaskOwner`], [`TaskPage`], [`Record`], [`Retention`]).
+//! - [`memory`]: [`InMemoryTaskStore`], the library's default, lost at exit.
+//! - [`sql`]: [`SqlTaskStore`], the durable store: the embedded file database (SQLite,
+//!   compiled in, nothing to install; the default of `agentyard serve`) or PostgreSQL,
+//!   shared by several processes. Its writes are group-committed: concurrent writes
+//!   share one transaction and one fsync, and none is acknowledged before it commits.
+//! - [`restart`]: what a server does with its store when it starts again: running
+//!   tasks end `failed` ("the server restarted"), waiting ones stay answerable.
+//! - [`conformance`]: the test functions every store must pass; the crate's own tests
+//!   run them against all three, and a store written elsewhere can run them too.
+//! - [`testing`]: a PostgreSQL schema of its own for each test that needs one.
+//!
+//! This crate speaks the A2A data model of `agentyard-transport` and knows nothing of
+//! actors; `agentyard-actors` builds on it.
+
+pub mod conformance;
+pub mod contract;
+pub mod memory;
+pub mod restart;
+pub mod sql;
+pub mod testing;
+
+pub use contract::{Record, Retention, StoreError, TaskFilter, TaskOwner, TaskPage, TaskStore};
+pub use memory::InMemoryTaskStore;
+pub use sql::{SqlTaskStore, StoreLocation};

@@ -1,0 +1,640 @@
+//! The in-memory [`TaskStore`]: the library's default, lost when the process exits.
+//! It never fails and never awaits.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::SystemTime;
+
+use agentyard_transport::a2a::{
+    Artifact, Message, StreamEvent, Task, TaskPushNotificationConfig, TaskState, TaskStatus,
+};
+use agentyard_transport::{ContextId, MessageId, TaskId};
+use async_trait::async_trait;
+use dashmap::DashMap;
+use dashmap::mapref::entry::Entry;
+
+use crate::contract::{Record, Retention, StoreError, TaskFilter, TaskOwner, TaskPage, TaskStore};
+
+#[cfg(test)]
+mod tests;
+
+/// The tasks ordered by when their status last changed: each change takes the next
+/// number, so a cursor (a number) stays meaningful while tasks change.
+#[derive(Debug, Default)]
+struct StatusOrder {
+    by_change: BTreeMap<u64, TaskId>,
+    of_task: HashMap<TaskId, u64>,
+    next: u64,
+}
+
+impl StatusOrder {
+    fn touch(&mut self, id: &TaskId) {
+        self.next += 1;
+        if let Some(old) = self.of_task.insert(id.clone(), self.next) {
+            self.by_change.remove(&old);
+        }
+        self.by_change.insert(self.next, id.clone());
+    }
+
+    fn remove(&mut self, id: &TaskId) {
+        if let Some(old) = self.of_task.remove(id) {
+            self.by_change.remove(&old);
+        }
+    }
+}
+
+/// The default [`TaskStore`]: tasks in a concurrent map, lost when the process exits.
+///
+/// Each operation locks one shard of the map for a few pointer moves; nothing is held
+/// across an await (there are none). Memory is bounded two ways:
+///
+/// - conversations remember the ids of their most recent tasks only
+///   ([`InMemoryTaskStore::with_context_task_limit`], default 256), so one long
+///   conversation cannot grow without bound;
+/// - ended tasks (completed, failed, canceled, rejected) are kept for `tasks/get` up to
+///   [`InMemoryTaskStore::finished_task_limit`] (default 10,000); past it the task that
+///   ended first is forgotten, and reads of it find nothing. Tasks still running or
+///   waiting for input are never forgotten, nor are tasks an idempotency key still
+///   names ([`TaskStore::keep`]): those go when their last key does, so at most the
+///   idempotency cache's capacity of ended tasks is kept beyond the limit.
+#[derive(Debug)]
+pub struct InMemoryTaskStore {
+    tasks: DashMap<TaskId, Task>,
+    /// Beside `tasks` rather than in it: the wire `Task` has no place for it.
+    owners: DashMap<TaskId, TaskOwner>,
+    /// Tasks kept for idempotency keys.
+    kept: DashMap<TaskId, Kept>,
+    contexts: DashMap<ContextId, VecDeque<TaskId>>,
+    context_task_limit: usize,
+    /// Ended tasks in the order they ended, oldest first, with when they ended.
+    finished: Mutex<VecDeque<(TaskId, SystemTime)>>,
+    finished_task_limit: usize,
+    /// The index [`TaskStore::list`] pages through. Its lock is never held while a
+    /// map's is, nor taken while one is held.
+    order: Mutex<StatusOrder>,
+    /// Each task's event log, numbered from 1.
+    events: DashMap<TaskId, Vec<(u64, StreamEvent)>>,
+    /// Remembered idempotency keys: the task each answered, and when.
+    keys: DashMap<String, (TaskId, SystemTime)>,
+    push_configs: DashMap<TaskId, Vec<TaskPushNotificationConfig>>,
+    records: DashMap<(String, String), (u64, serde_json::Value)>,
+}
+
+impl Default for InMemoryTaskStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl InMemoryTaskStore {
+    /// How many ended tasks a new store keeps.
+    pub const DEFAULT_FINISHED_TASK_LIMIT: usize = Retention::DEFAULT_FINISHED_TASKS;
+    /// How many tasks of one conversation a new store remembers.
+    pub const DEFAULT_CONTEXT_TASK_LIMIT: usize = 256;
+
+    /// An empty store remembering up to 256 tasks per conversation and 10,000 ended
+    /// tasks.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::with_context_task_limit(Self::DEFAULT_CONTEXT_TASK_LIMIT)
+    }
+
+    /// An empty store that remembers the `limit` most recent tasks of each conversation
+    /// for [`TaskStore::context_history`] (at least one).
+    #[must_use]
+    pub fn with_context_task_limit(limit: usize) -> Self {
+        Self {
+            tasks: DashMap::new(),
+            owners: DashMap::new(),
+            kept: DashMap::new(),
+            contexts: DashMap::new(),
+            context_task_limit: limit.max(1),
+            finished: Mutex::new(VecDeque::new()),
+            finished_task_limit: Self::DEFAULT_FINISHED_TASK_LIMIT,
+            order: Mutex::default(),
+            events: DashMap::new(),
+            keys: DashMap::new(),
+            push_configs: DashMap::new(),
+            records: DashMap::new(),
+        }
+    }
+
+    /// Keeps at most `limit` ended tasks (at least one), forgetting the one that ended
+    /// first when another ends.
+    #[must_use]
+    pub fn finished_task_limit(mut self, limit: usize) -> Self {
+        self.finished_task_limit = limit.max(1);
+        self
+    }
+
+    /// Keeps ended tasks as `retention` says: its count here, its age when the runtime
+    /// calls [`TaskStore::drop_ended_before`].
+    #[must_use]
+    pub fn retention(self, retention: Retention) -> Self {
+        self.finished_task_limit(retention.finished_tasks)
+    }
+
+    /// Counts a task as ended, and forgets the oldest ended task past the limit.
+    fn retire(&self, id: &TaskId) {
+        let evicted = {
+            let mut finished = self.finished.lock().unwrap_or_else(PoisonError::into_inner);
+            finished.push_back((id.clone(), SystemTime::now()));
+            if finished.len() > self.finished_task_limit {
+                finished.pop_front()
+            } else {
+                None
+            }
+        };
+        if let Some((evicted, _)) = evicted {
+            self.evict(&evicted);
+        }
+    }
+
+    /// Forgets an ended task past the limits, unless a key keeps it: then the
+    /// `release` of its last key forgets it.
+    fn evict(&self, id: &TaskId) {
+        let kept = self.kept.get_mut(id).map(|mut kept| kept.overdue = true);
+        if kept.is_none() {
+            self.forget(id);
+        }
+    }
+
+    /// Removes an ended task and its place in its conversation (and the conversation,
+    /// once it has no task left). One map's lock at a time.
+    fn forget(&self, id: &TaskId) {
+        let Some((_, task)) = self.tasks.remove(id) else {
+            return;
+        };
+        self.owners.remove(id);
+        self.events.remove(id);
+        self.push_configs.remove(id);
+        self.order().remove(id);
+        if let Some(mut ids) = self.contexts.get_mut(&task.context_id) {
+            // Usually the conversation's oldest task, so usually the front.
+            if ids.front() == Some(id) {
+                ids.pop_front();
+            } else {
+                ids.retain(|other| other != id);
+            }
+        }
+        self.contexts
+            .remove_if(&task.context_id, |_, ids| ids.is_empty());
+    }
+
+    fn order(&self) -> std::sync::MutexGuard<'_, StatusOrder> {
+        self.order.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The number of tasks stored.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// Whether the store holds no task.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
+    }
+
+    /// Runs `f` on a live (non-terminal) task.
+    fn with_live<T>(&self, id: &TaskId, f: impl FnOnce(&mut Task) -> T) -> Result<T, StoreError> {
+        let mut task = self
+            .tasks
+            .get_mut(id)
+            .ok_or_else(|| StoreError::NotFound(id.clone()))?;
+        if task.status.state.is_terminal() {
+            return Err(StoreError::Terminal {
+                task_id: id.clone(),
+                state: task.status.state,
+            });
+        }
+        Ok(f(&mut task))
+    }
+}
+
+/// How many idempotency keys keep a task, and whether the finished-task limit has
+/// already passed it by (then the last release forgets it).
+#[derive(Debug, Default)]
+struct Kept {
+    keys: usize,
+    overdue: bool,
+}
+
+/// Keeps only the `n` most recent messages of a history.
+fn trim_history(task: &mut Task, n: usize) {
+    if let Some(history) = task.history.as_mut() {
+        let excess = history.len().saturating_sub(n);
+        history.drain(..excess);
+    }
+}
+
+#[async_trait]
+impl TaskStore for InMemoryTaskStore {
+    async fn insert(&self, task: Task) -> Result<(), StoreError> {
+        let context_id = task.context_id.clone();
+        let task_id = task.id.clone();
+        let ended = task.status.state.is_terminal();
+        match self.tasks.entry(task_id.clone()) {
+            Entry::Occupied(_) => return Err(StoreError::AlreadyExists(task_id)),
+            Entry::Vacant(slot) => {
+                slot.insert(task);
+            }
+        }
+        {
+            let mut ids = self.contexts.entry(context_id).or_default();
+            ids.push_back(task_id.clone());
+            if ids.len() > self.context_task_limit {
+                ids.pop_front();
+            }
+        }
+        self.order().touch(&task_id);
+        if ended {
+            self.retire(&task_id);
+        }
+        Ok(())
+    }
+
+    async fn insert_owned(&self, task: Task, owner: TaskOwner) -> Result<(), StoreError> {
+        let id = task.id.clone();
+        self.insert(task).await?;
+        // Nobody outside knows the id before this returns, so the owner coming second
+        // is never seen missing. A task stored already ended may be gone again at once.
+        self.owners.insert(id.clone(), owner);
+        if !self.tasks.contains_key(&id) {
+            self.owners.remove(&id);
+        }
+        Ok(())
+    }
+
+    async fn owner(&self, id: &TaskId) -> Result<Option<TaskOwner>, StoreError> {
+        Ok(self.owners.get(id).map(|owner| owner.clone()))
+    }
+
+    async fn context_principal(
+        &self,
+        context_id: &ContextId,
+    ) -> Result<Option<Arc<str>>, StoreError> {
+        // An `owners` lock inside a `contexts` one: no path takes them the other way.
+        let Some(ids) = self.contexts.get(context_id) else {
+            return Ok(None);
+        };
+        Ok(ids.iter().rev().find_map(|id| {
+            self.owners
+                .get(id)
+                .and_then(|owner| owner.principal.clone())
+        }))
+    }
+
+    fn keep(&self, id: &TaskId) {
+        self.kept.entry(id.clone()).or_default().keys += 1;
+    }
+
+    fn release(&self, id: &TaskId) {
+        let overdue = match self.kept.entry(id.clone()) {
+            Entry::Occupied(mut kept) => {
+                let keys = kept.get().keys.saturating_sub(1);
+                kept.get_mut().keys = keys;
+                keys == 0 && kept.remove().overdue
+            }
+            Entry::Vacant(_) => false,
+        };
+        if overdue {
+            self.forget(id);
+        }
+    }
+
+    async fn get(
+        &self,
+        id: &TaskId,
+        history_length: Option<usize>,
+    ) -> Result<Option<Task>, StoreError> {
+        // Clone under the shard lock, trim outside it.
+        let Some(mut task) = self.tasks.get(id).map(|t| t.clone()) else {
+            return Ok(None);
+        };
+        if let Some(n) = history_length {
+            trim_history(&mut task, n);
+        }
+        Ok(Some(task))
+    }
+
+    async fn set_status(&self, id: &TaskId, status: TaskStatus) -> Result<TaskState, StoreError> {
+        let ends = status.state.is_terminal();
+        let previous =
+            self.with_live(id, |task| std::mem::replace(&mut task.status, status).state)?;
+        self.order().touch(id);
+        if ends {
+            self.retire(id);
+        }
+        Ok(previous)
+    }
+
+    async fn append_history(&self, id: &TaskId, message: Message) -> Result<(), StoreError> {
+        self.with_live(id, |task| {
+            task.history.get_or_insert_with(Vec::new).push(message)
+        })
+    }
+
+    async fn put_artifact(
+        &self,
+        id: &TaskId,
+        artifact: Artifact,
+        append: bool,
+    ) -> Result<Artifact, StoreError> {
+        self.with_live(id, |task| {
+            let artifacts = task.artifacts.get_or_insert_with(Vec::new);
+            match artifacts
+                .iter_mut()
+                .find(|a| a.artifact_id == artifact.artifact_id)
+            {
+                Some(existing) if append => {
+                    existing.parts.extend(artifact.parts);
+                    existing.clone()
+                }
+                Some(existing) => {
+                    *existing = artifact;
+                    existing.clone()
+                }
+                None => {
+                    artifacts.push(artifact.clone());
+                    artifact
+                }
+            }
+        })
+    }
+
+    async fn list(
+        &self,
+        filter: &TaskFilter<'_>,
+        page_size: usize,
+        before: Option<u64>,
+    ) -> Result<TaskPage, StoreError> {
+        // A snapshot of the order, so no map is read under the index's lock. Every
+        // task is looked at, for `total`: a scan of the tasks kept, as the in-memory
+        // store keeps a bounded number.
+        let order: Vec<(u64, TaskId)> = self
+            .order()
+            .by_change
+            .iter()
+            .rev()
+            .map(|(change, id)| (*change, id.clone()))
+            .collect();
+        let mut page = TaskPage::default();
+        let mut last = None;
+        for (change, id) in order {
+            let owner = self.owners.get(&id).map(|owner| owner.clone());
+            let Some(task) = self.tasks.get(&id) else {
+                continue;
+            };
+            if !filter(&task, owner.as_ref()) {
+                continue;
+            }
+            page.total += 1;
+            if before.is_some_and(|before| change >= before) {
+                continue;
+            }
+            if page.tasks.len() < page_size {
+                page.tasks.push(task.clone());
+                last = Some(change);
+            } else if page.next.is_none() {
+                page.next = last;
+            }
+        }
+        Ok(page)
+    }
+
+    async fn context_history(
+        &self,
+        context_id: &ContextId,
+        before: Option<&MessageId>,
+        limit: usize,
+    ) -> Result<Vec<Message>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        // Reads a task's shard while holding the conversation's: deadlock-free because
+        // no code path takes a `contexts` lock while it holds a `tasks` one. Walking
+        // the ids in place, newest first, copies only the messages returned.
+        let Some(ids) = self.contexts.get(context_id) else {
+            return Ok(Vec::new());
+        };
+        let mut newest_first = Vec::with_capacity(limit.min(64));
+        let mut skipped = Vec::new();
+        let mut seen_before = before.is_none();
+        'tasks: for id in ids.iter().rev() {
+            let Some(task) = self.tasks.get(id) else {
+                continue;
+            };
+            for message in task.history.iter().flatten().rev() {
+                if !seen_before {
+                    if before == Some(&message.message_id) {
+                        seen_before = true;
+                    } else if skipped.len() < limit {
+                        // Kept only for when `before` turns out not to be here.
+                        skipped.push(message.clone());
+                    }
+                    continue;
+                }
+                newest_first.push(message.clone());
+                if newest_first.len() == limit {
+                    break 'tasks;
+                }
+            }
+        }
+        if !seen_before {
+            newest_first = skipped;
+        }
+        newest_first.reverse();
+        Ok(newest_first)
+    }
+
+    async fn append_event(
+        &self,
+        id: &TaskId,
+        event: &StreamEvent,
+    ) -> Result<Option<u64>, StoreError> {
+        if !self.tasks.contains_key(id) {
+            return Err(StoreError::NotFound(id.clone()));
+        }
+        let mut log = self.events.entry(id.clone()).or_default();
+        let seq = log.last().map_or(1, |(seq, _)| seq + 1);
+        log.push((seq, event.clone()));
+        Ok(Some(seq))
+    }
+
+    async fn events_after(
+        &self,
+        id: &TaskId,
+        after: u64,
+    ) -> Result<Vec<(u64, StreamEvent)>, StoreError> {
+        Ok(self.events.get(id).map_or_else(Vec::new, |log| {
+            // Numbers are dense from 1, so the event after `after` is at index `after`.
+            let start = usize::try_from(after).unwrap_or(usize::MAX).min(log.len());
+            log[start..].to_vec()
+        }))
+    }
+
+    async fn remember_key(&self, key: &str, task: &TaskId) -> Result<(), StoreError> {
+        self.keep(task);
+        if let Some((old, _)) = self
+            .keys
+            .insert(key.to_owned(), (task.clone(), SystemTime::now()))
+        {
+            self.release(&old);
+        }
+        Ok(())
+    }
+
+    async fn recall_key(&self, key: &str, since: SystemTime) -> Result<Option<TaskId>, StoreError> {
+        Ok(self
+            .keys
+            .get(key)
+            .filter(|entry| entry.1 >= since)
+            .map(|entry| entry.0.clone()))
+    }
+
+    async fn forget_key(&self, key: &str) -> Result<(), StoreError> {
+        if let Some((_, (task, _))) = self.keys.remove(key) {
+            self.release(&task);
+        }
+        Ok(())
+    }
+
+    async fn put_push_config(&self, config: &TaskPushNotificationConfig) -> Result<(), StoreError> {
+        if !self.tasks.contains_key(&config.task_id) {
+            return Err(StoreError::NotFound(config.task_id.clone()));
+        }
+        let mut configs = self.push_configs.entry(config.task_id.clone()).or_default();
+        match configs
+            .iter_mut()
+            .find(|old| old.push_notification_config.id == config.push_notification_config.id)
+        {
+            Some(old) => *old = config.clone(),
+            None => configs.push(config.clone()),
+        }
+        Ok(())
+    }
+
+    async fn push_configs(
+        &self,
+        id: &TaskId,
+    ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
+        Ok(self
+            .push_configs
+            .get(id)
+            .map_or_else(Vec::new, |configs| configs.clone()))
+    }
+
+    async fn delete_push_config(&self, id: &TaskId, config_id: &str) -> Result<bool, StoreError> {
+        let Some(mut configs) = self.push_configs.get_mut(id) else {
+            return Ok(false);
+        };
+        let before = configs.len();
+        configs.retain(|config| config.push_notification_config.id.as_deref() != Some(config_id));
+        Ok(configs.len() != before)
+    }
+
+    async fn tasks_with_push_configs(&self) -> Result<Vec<TaskId>, StoreError> {
+        Ok(self
+            .push_configs
+            .iter()
+            .filter(|configs| !configs.is_empty())
+            .map(|configs| configs.key().clone())
+            .collect())
+    }
+
+    async fn unfinished(&self) -> Result<Vec<(TaskId, TaskState)>, StoreError> {
+        Ok(self
+            .tasks
+            .iter()
+            .filter(|task| !task.status.state.is_terminal())
+            .map(|task| (task.id.clone(), task.status.state))
+            .collect())
+    }
+
+    async fn drop_ended_before(&self, cutoff: SystemTime) -> Result<usize, StoreError> {
+        let mut dropped = Vec::new();
+        {
+            let mut finished = self.finished.lock().unwrap_or_else(PoisonError::into_inner);
+            while finished.front().is_some_and(|(_, ended)| *ended < cutoff) {
+                if let Some((id, _)) = finished.pop_front() {
+                    dropped.push(id);
+                }
+            }
+        }
+        let mut gone = 0;
+        for id in &dropped {
+            self.evict(id);
+            gone += usize::from(!self.tasks.contains_key(id));
+        }
+        Ok(gone)
+    }
+
+    async fn put_record(
+        &self,
+        namespace: &str,
+        key: &str,
+        value: &serde_json::Value,
+        expected: Option<u64>,
+    ) -> Result<u64, StoreError> {
+        match self.records.entry((namespace.to_owned(), key.to_owned())) {
+            Entry::Occupied(mut slot) => {
+                let found = slot.get().0;
+                if expected.is_some_and(|expected| expected != found) {
+                    return Err(StoreError::Conflict {
+                        namespace: namespace.to_owned(),
+                        key: key.to_owned(),
+                        expected,
+                        found: Some(found),
+                    });
+                }
+                *slot.get_mut() = (found + 1, value.clone());
+                Ok(found + 1)
+            }
+            Entry::Vacant(slot) => {
+                if expected.is_some_and(|expected| expected != 0) {
+                    return Err(StoreError::Conflict {
+                        namespace: namespace.to_owned(),
+                        key: key.to_owned(),
+                        expected,
+                        found: None,
+                    });
+                }
+                slot.insert((1, value.clone()));
+                Ok(1)
+            }
+        }
+    }
+
+    async fn get_record(&self, namespace: &str, key: &str) -> Result<Option<Record>, StoreError> {
+        Ok(self
+            .records
+            .get(&(namespace.to_owned(), key.to_owned()))
+            .map(|entry| Record::new(key, entry.0, entry.1.clone())))
+    }
+
+    async fn list_records(&self, namespace: &str) -> Result<Vec<Record>, StoreError> {
+        let mut records: Vec<Record> = self
+            .records
+            .iter()
+            .filter(|entry| entry.key().0 == namespace)
+            .map(|entry| {
+                Record::new(
+                    entry.key().1.clone(),
+                    entry.value().0,
+                    entry.value().1.clone(),
+                )
+            })
+            .collect();
+        records.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(records)
+    }
+
+    async fn delete_record(&self, namespace: &str, key: &str) -> Result<bool, StoreError> {
+        Ok(self
+            .records
+            .remove(&(namespace.to_owned(), key.to_owned()))
+            .is_some())
+    }
+}

@@ -1,0 +1,149 @@
+//! Bad days: a database that goes away fails writes with a clear error (nothing is
+//! acknowledged that was not stored), and the store recovers by itself when it
+//! returns. PostgreSQL is reached through a proxy the test cuts and restores, as a
+//! server restart or a network cut would.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentyard_store::{Retention, SqlTaskStore, StoreError, StoreLocation, TaskStore};
+use agentyard_transport::a2a::{Task, TaskState, TaskStatus};
+use agentyard_transport::{ContextId, TaskId};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinSet;
+
+/// A TCP proxy on a fixed loopback port that can be cut (every connection dropped,
+/// nothing listening) and restored.
+struct Proxy {
+    addr: SocketAddr,
+    upstream: String,
+    running: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Proxy {
+    async fn start(upstream: String) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let mut proxy = Self {
+            addr,
+            upstream,
+            running: None,
+        };
+        proxy.serve(listener);
+        proxy
+    }
+
+    fn serve(&mut self, listener: TcpListener) {
+        let upstream = self.upstream.clone();
+        self.running = Some(tokio::spawn(async move {
+            let mut connections = JoinSet::new();
+            while let Ok((mut client, _)) = listener.accept().await {
+                let upstream = upstream.clone();
+                connections.spawn(async move {
+                    if let Ok(mut server) = TcpStream::connect(&upstream).await {
+                        let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                    }
+                });
+            }
+        }));
+    }
+
+    /// Drops every connection and stops listening: the database is gone.
+    async fn cut(&mut self) {
+        if let Some(running) = self.running.take() {
+            running.abort();
+            let _ = running.await;
+        }
+    }
+
+    /// Listens again on the same port.
+    async fn restore(&mut self) {
+        let listener = TcpListener::bind(self.addr).await.expect("bind again");
+        self.serve(listener);
+    }
+}
+
+fn task(id: &str) -> Task {
+    Task::new(
+        TaskId::new(id),
+        ContextId::new("c"),
+        TaskStatus::new(TaskState::Submitted),
+    )
+}
+
+/// The host:port of a `postgres://user:pass@host:port/db?…` URL, and the URL with
+/// another one in its place.
+fn through(url: &str, proxy: SocketAddr) -> (String, String) {
+    let (head, rest) = url.split_once('@').expect("a URL with a user");
+    let (host, tail) = rest.split_at(rest.find('/').expect("a database"));
+    (host.to_owned(), format!("{head}@{proxy}{tail}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_going_away_fails_writes_clearly_and_the_store_recovers_by_itself() {
+    let Some(url) = agentyard_store::testing::postgres_schema("baddays").await else {
+        return;
+    };
+    let (upstream, _) = through(&url, "127.0.0.1:1".parse().expect("addr"));
+    let mut proxy = Proxy::start(upstream).await;
+    let (_, proxied) = through(&url, proxy.addr);
+    let store: Arc<dyn TaskStore> = Arc::new(
+        SqlTaskStore::open(StoreLocation::Postgres(proxied), Retention::default())
+            .await
+            .expect("open through the proxy"),
+    );
+    store.insert(task("before")).await.expect("stored");
+
+    proxy.cut().await;
+    let err = store
+        .insert(task("during"))
+        .await
+        .expect_err("no database, no acknowledgement");
+    assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+    let message = err.to_string();
+    assert!(message.contains("unavailable"), "{message}");
+
+    proxy.restore().await;
+    // Recovers by itself: the next writes go through once the pool reconnects.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        match store.insert(task("after")).await {
+            Ok(()) => break,
+            Err(error) => {
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "never recovered: {error}"
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+    let get = |id: &'static str| {
+        let store = Arc::clone(&store);
+        async move { store.get(&TaskId::new(id), None).await.expect("read") }
+    };
+    assert!(
+        get("before").await.is_some(),
+        "what was acknowledged is there"
+    );
+    assert!(get("during").await.is_none(), "what was refused is not");
+    assert!(get("after").await.is_some());
+}
+
+#[tokio::test]
+async fn a_database_that_cannot_be_reached_is_named_at_open() {
+    // Nothing listens on port 1 of loopback.
+    let err = SqlTaskStore::open(
+        StoreLocation::Postgres("postgres://u:secret@127.0.0.1:1/db".to_owned()),
+        Retention::default(),
+    )
+    .await
+    .expect_err("unreachable");
+    let message = err.to_string();
+    assert!(message.contains("127.0.0.1:1"), "{message}");
+    assert!(
+        !message.contains("secret"),
+        "the password is never shown: {message}"
+    );
+}

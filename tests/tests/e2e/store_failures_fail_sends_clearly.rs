@@ -1,0 +1,174 @@
+//! Bad days seen from a caller: a task store that refuses writes fails the send with a
+//! clear error, and a task whose outcome the store did not keep is never reported
+//! done: its waiters and streams get a final `failed` naming the store, and nobody
+//! waits forever.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use agentyard::store::{StoreError, TaskOwner, TaskStore};
+use agentyard::{
+    AgentDescriptor, Artifact, ContextId, InMemoryTaskStore, Message, MessageId, Runtime,
+    StreamEvent, Task, TaskId, TaskState, TaskStatus,
+};
+use agentyard_tests::agents::Echo;
+use async_trait::async_trait;
+use futures::StreamExt as _;
+
+/// What the store refuses.
+const FINE: u8 = 0;
+const NO_WRITES: u8 = 1;
+const NO_ENDINGS: u8 = 2;
+
+/// The in-memory store, refusing writes as `mode` says (a full disk, a database down).
+#[derive(Debug, Default)]
+struct Flaky {
+    inner: InMemoryTaskStore,
+    mode: Arc<AtomicU8>,
+}
+
+impl Flaky {
+    fn refuse(&self, ending: bool) -> Result<(), StoreError> {
+        match self.mode.load(Ordering::SeqCst) {
+            NO_WRITES => Err(StoreError::Unavailable("disk full".into())),
+            NO_ENDINGS if ending => Err(StoreError::Unavailable("disk full".into())),
+            _ => Ok(()),
+        }
+    }
+}
+
+#[async_trait]
+impl TaskStore for Flaky {
+    async fn insert(&self, task: Task) -> Result<(), StoreError> {
+        self.refuse(false)?;
+        self.inner.insert(task).await
+    }
+    async fn insert_owned(&self, task: Task, owner: TaskOwner) -> Result<(), StoreError> {
+        self.refuse(false)?;
+        self.inner.insert_owned(task, owner).await
+    }
+    async fn owner(&self, id: &TaskId) -> Result<Option<TaskOwner>, StoreError> {
+        self.inner.owner(id).await
+    }
+    async fn context_principal(
+        &self,
+        context_id: &ContextId,
+    ) -> Result<Option<Arc<str>>, StoreError> {
+        self.inner.context_principal(context_id).await
+    }
+    async fn get(&self, id: &TaskId, n: Option<usize>) -> Result<Option<Task>, StoreError> {
+        self.inner.get(id, n).await
+    }
+    async fn set_status(&self, id: &TaskId, status: TaskStatus) -> Result<TaskState, StoreError> {
+        self.refuse(status.state.is_terminal())?;
+        self.inner.set_status(id, status).await
+    }
+    async fn append_history(&self, id: &TaskId, message: Message) -> Result<(), StoreError> {
+        self.refuse(false)?;
+        self.inner.append_history(id, message).await
+    }
+    async fn put_artifact(
+        &self,
+        id: &TaskId,
+        artifact: Artifact,
+        append: bool,
+    ) -> Result<Artifact, StoreError> {
+        self.refuse(false)?;
+        self.inner.put_artifact(id, artifact, append).await
+    }
+    async fn append_event(
+        &self,
+        id: &TaskId,
+        event: &StreamEvent,
+    ) -> Result<Option<u64>, StoreError> {
+        self.inner.append_event(id, event).await
+    }
+    async fn events_after(
+        &self,
+        id: &TaskId,
+        after: u64,
+    ) -> Result<Vec<(u64, StreamEvent)>, StoreError> {
+        self.inner.events_after(id, after).await
+    }
+    async fn context_history(
+        &self,
+        context_id: &ContextId,
+        before: Option<&MessageId>,
+        limit: usize,
+    ) -> Result<Vec<Message>, StoreError> {
+        self.inner.context_history(context_id, before, limit).await
+    }
+}
+
+async fn runtime(mode: &Arc<AtomicU8>) -> Runtime {
+    let store = Flaky {
+        inner: InMemoryTaskStore::new(),
+        mode: Arc::clone(mode),
+    };
+    Runtime::builder()
+        .store(store)
+        .agent(AgentDescriptor::new("echo"), |_| Echo::default())
+        .build()
+        .await
+        .expect("the runtime starts")
+}
+
+#[tokio::test]
+async fn a_store_that_refuses_writes_fails_the_send_by_name_and_recovers_with_it() {
+    let mode = Arc::new(AtomicU8::new(NO_WRITES));
+    let runtime = runtime(&mode).await;
+    let error = runtime
+        .send_and_wait("echo", Message::user_text("hi"))
+        .await
+        .expect_err("nothing stored, nothing acknowledged");
+    let text = error.to_string();
+    assert!(text.contains("store"), "{text}");
+    // The store is back: so are sends.
+    mode.store(FINE, Ordering::SeqCst);
+    let settled = runtime
+        .send_and_wait("echo", Message::user_text("hi"))
+        .await
+        .expect("answered");
+    assert_eq!(settled.task.status.state, TaskState::Completed);
+    runtime.shutdown(std::time::Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
+async fn an_outcome_the_store_did_not_keep_is_never_reported_done() {
+    let mode = Arc::new(AtomicU8::new(NO_ENDINGS));
+    let runtime = runtime(&mode).await;
+    // A waiter is woken, and not told the task completed.
+    let settled = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        runtime.send_and_wait("echo", Message::user_text("hi")),
+    )
+    .await
+    .expect("the waiter is not left waiting");
+    if let Ok(settled) = settled {
+        assert_ne!(settled.task.status.state, TaskState::Completed);
+    }
+    // A stream ends with a final `failed` that names the store.
+    let stream = runtime
+        .stream("echo", Message::user_text("hi"))
+        .await
+        .expect("accepted");
+    let events: Vec<StreamEvent> = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        Box::pin(stream).collect(),
+    )
+    .await
+    .expect("the stream ends");
+    let Some(StreamEvent::StatusUpdate(last)) = events.last() else {
+        panic!("no final update: {events:?}");
+    };
+    assert!(last.is_final);
+    assert_eq!(last.status.state, TaskState::Failed);
+    let why = last
+        .status
+        .message
+        .as_ref()
+        .map(Message::text)
+        .unwrap_or_default();
+    assert!(why.contains("task store"), "{why}");
+    runtime.shutdown(std::time::Duration::from_secs(1)).await;
+}
