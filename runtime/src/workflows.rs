@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use agentyard_workflow::definition::{Catalog, WorkflowSpec};
+use agentyard_workflow::definition::{Catalog, WorkflowSpec, is_card_url, remote_agent_name};
 use agentyard_workflow::{Workflow, Workflows};
 
 use agentyard_transport::client::ClientOptions;
@@ -49,7 +49,9 @@ pub fn read_specs(paths: &[PathBuf], key: &str) -> Result<Vec<WorkflowSpec>, Con
 }
 
 /// Registers each workflow of `specs` as an agent type on `builder` (exposed over
-/// HTTP when `exposed`), and adds it to `workflows`. `taken` says which names other
+/// HTTP when `exposed`), and adds it to `workflows`; every card URL an agent node
+/// names is registered as a remote agent type ([`remote_agent_name`]), whose card
+/// is fetched when the runtime starts (an unreachable card fails the start). `taken` says which names other
 /// agent types already use.
 ///
 /// # Errors
@@ -64,7 +66,18 @@ pub async fn register(
     taken: impl Fn(&str) -> bool,
 ) -> Result<RuntimeBuilder, ConfigError> {
     let mut names = std::collections::HashSet::new();
+    let mut remotes = std::collections::HashSet::new();
     for spec in specs {
+        // A node naming a remote agent by its card URL sends to a remote agent type
+        // registered for that URL (one per URL), so it goes through the supervisor
+        // like any other node.
+        for node in &spec.nodes {
+            if let Some(url) = node.agent.as_deref().filter(|a| is_card_url(a))
+                && remotes.insert(url.to_owned())
+            {
+                builder = builder.remote(remote_agent_name(url), url);
+            }
+        }
         if taken(&spec.name) || !names.insert(spec.name.clone()) {
             return Err(invalid_workflow(&format!(
                 "workflow `{}`: the name is taken by another agent or workflow; a workflow needs a name of its own",

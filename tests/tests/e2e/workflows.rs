@@ -121,23 +121,32 @@ async fn recording_agent(seen: Arc<Mutex<Vec<Value>>>) -> String {
         )
         .route(
             "/rpc",
-            axum::routing::post(move |axum::Json(request): axum::Json<Value>| {
-                let seen = Arc::clone(&seen);
-                let task = task.clone();
-                async move {
-                    seen.lock().expect("lock").push(request.clone());
-                    let id = request["id"].clone();
-                    if request["method"] == "message/stream" {
-                        let event = json!({"jsonrpc": "2.0", "id": id, "result": {
+            axum::routing::post(
+                move |headers: axum::http::HeaderMap, axum::Json(request): axum::Json<Value>| {
+                    let seen = Arc::clone(&seen);
+                    let task = task.clone();
+                    async move {
+                        let mut recorded = request.clone();
+                        if let Some(key) =
+                            headers.get("idempotency-key").and_then(|v| v.to_str().ok())
+                        {
+                            recorded["idempotencyKeyHeader"] = json!(key);
+                        }
+                        seen.lock().expect("lock").push(recorded);
+                        let id = request["id"].clone();
+                        if request["method"] == "message/stream" {
+                            let event = json!({"jsonrpc": "2.0", "id": id, "result": {
                             "kind": "status-update", "taskId": "t-1", "contextId": "c-1",
                             "status": {"state": "completed"}, "final": true}});
-                        let first = json!({"jsonrpc": "2.0", "id": id, "result": task});
-                        let body = format!("data: {first}\n\ndata: {event}\n\n");
-                        return ([("content-type", "text/event-stream")], body).into_response();
+                            let first = json!({"jsonrpc": "2.0", "id": id, "result": task});
+                            let body = format!("data: {first}\n\ndata: {event}\n\n");
+                            return ([("content-type", "text/event-stream")], body).into_response();
+                        }
+                        axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": task}))
+                            .into_response()
                     }
-                    axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": task})).into_response()
-                }
-            }),
+                },
+            ),
         );
     tokio::spawn(async move {
         let _ = axum::serve(listener, app).await;
@@ -199,11 +208,10 @@ async fn the_runners_calls_are_well_formed_a2a_json_rpc() {
     let message = &seen[0]["params"]["message"];
     assert_eq!(message["kind"], "message");
     assert_eq!(message["role"], "user");
-    assert!(
-        message["messageId"]
-            .as_str()
-            .is_some_and(|id| !id.is_empty())
-    );
+    // The message id is the node's run/node/attempt key, sent as Idempotency-Key.
+    let key = format!("workflow:{}:node:1:0", report.run_id);
+    assert_eq!(message["messageId"], key.as_str());
+    assert_eq!(seen[0]["idempotencyKeyHeader"], key.as_str());
     assert!(
         message["contextId"]
             .as_str()
@@ -239,13 +247,13 @@ fn tower_forward(base: String) -> axum::Router {
             } else {
                 String::from("/rpc")
             };
-            let upstream = client
+            let mut upstream = client
                 .request(parts.method, format!("{base}{path}"))
-                .header("content-type", "application/json")
-                .body(body)
-                .send()
-                .await
-                .expect("upstream");
+                .header("content-type", "application/json");
+            if let Some(key) = parts.headers.get("idempotency-key") {
+                upstream = upstream.header("idempotency-key", key.clone());
+            }
+            let upstream = upstream.body(body).send().await.expect("upstream");
             let status = upstream.status();
             let content_type = upstream
                 .headers()

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use agentyard_transport::a2a::{
     MessageSendConfiguration, MessageSendParams, StreamEvent, Task, TaskIdParams, TaskQueryParams,
 };
-use agentyard_transport::client::{A2aClient, ClientOptions};
+use agentyard_transport::client::{A2aClient, ClientOptions, RetryPolicy};
 use agentyard_transport::{ContextId, TaskId};
 use async_trait::async_trait;
 use dashmap::DashMap;
@@ -30,9 +30,17 @@ pub struct OverHttp {
 
 impl OverHttp {
     /// Reaches the agents served under `base_url` (e.g. `http://127.0.0.1:8080`),
-    /// with `options` (credentials) on every call.
+    /// with `options` (credentials) on every call. Without a retry policy of their
+    /// own, calls are retried up to 3 times where that cannot run work twice: a
+    /// send then carries its `messageId` (the run/node/attempt key) as its
+    /// `Idempotency-Key`, so the agent joins a repeat to the first attempt.
     #[must_use]
     pub fn new(base_url: impl Into<String>, options: ClientOptions) -> Self {
+        let options = if options.retry_policy() == RetryPolicy::none() {
+            options.retry(RetryPolicy::new(3))
+        } else {
+            options
+        };
         Self {
             base_url: base_url.into().trim_end_matches('/').to_owned(),
             options,
