@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use agentyard_transport::a2a::{Artifact, Message, Part, Role, Task, TaskState};
 use agentyard_transport::{ContextId, MessageId};
+use futures::FutureExt as _;
 use serde::Serialize;
 use tokio::sync::{Mutex, mpsc};
 use tokio::task::JoinSet;
@@ -372,6 +373,10 @@ impl Runner {
         let mut tokens: HashMap<usize, CancellationToken> = HashMap::new();
         let mut failure: Option<(String, String)> = None;
         let mut canceled = false;
+        // Input, output and tool nodes finish without waiting: they run here, in the
+        // scheduler, rather than as tasks of their own (two task hops fewer before the
+        // first agent node starts).
+        let mut finished: VecDeque<(usize, NodeResult)> = VecDeque::new();
         loop {
             while !canceled && tokens.len() < limit {
                 let Some(i) = ready.pop_front() else { break };
@@ -383,85 +388,105 @@ impl Runner {
                     .iter()
                     .map(|d| (d.clone(), artifacts.get(d).cloned().unwrap_or_default()))
                     .collect();
-                let token = control.cancel.child_token();
-                tokens.insert(i, token.clone());
                 states[i] = NodeState::Working;
+                let token = control.cancel.child_token();
+                if !matches!(node.kind, NodeKind::Agent(_)) {
+                    // Nothing in these nodes awaits, so the future is ready at once.
+                    let result = run_node(&shared, i, inputs, token)
+                        .now_or_never()
+                        .unwrap_or_else(|| {
+                            NodeResult::Failed(String::from("the node did not finish at once"))
+                        });
+                    finished.push_back((i, result));
+                    continue;
+                }
+                tokens.insert(i, token.clone());
                 let shared = Arc::clone(&shared);
                 running.spawn(async move { (i, run_node(&shared, i, inputs, token).await) });
             }
-            if running.is_empty() {
-                break;
-            }
-            tokio::select! {
-                () = control.cancel.cancelled(), if !canceled => {
-                    canceled = true;
-                    for token in tokens.values() {
-                        token.cancel();
-                    }
+            let (i, result) = if let Some(done) = finished.pop_front() {
+                done
+            } else {
+                if running.is_empty() {
+                    break;
                 }
-                Some(joined) = running.join_next() => {
-                    let (i, result) = match joined {
+                tokio::select! {
+                    () = control.cancel.cancelled(), if !canceled => {
+                        canceled = true;
+                        for token in tokens.values() {
+                            token.cancel();
+                        }
+                        continue;
+                    }
+                    Some(joined) = running.join_next() => match joined {
                         Ok(done) => done,
                         Err(error) => {
-                            // A node's future panicked: find which by elimination is not
-                            // possible from a JoinError, so fail the run plainly.
+                            // A node's future panicked: which one a JoinError does not
+                            // say, so the run fails plainly.
                             tracing::error!(%error, "a workflow node's task panicked");
                             failure.get_or_insert_with(|| (String::from("<runner>"), error.to_string()));
                             continue;
                         }
+                    },
+                }
+            };
+            tokens.remove(&i);
+            let id = nodes[i].id.clone();
+            match result {
+                NodeResult::Completed(produced) => {
+                    states[i] = NodeState::Completed;
+                    shared.emit(RunEvent::NodeCompleted {
+                        node: id.clone(),
+                        artifacts: produced.clone(),
+                    });
+                    artifacts.insert(id, produced);
+                    for &d in &dependents[i] {
+                        waiting[d] -= 1;
+                        if waiting[d] == 0 && states[d] == NodeState::Pending {
+                            ready.push_back(d);
+                        }
+                    }
+                }
+                NodeResult::Canceled if control.cancel.is_cancelled() || failure.is_some() => {
+                    states[i] = NodeState::Canceled;
+                    let reason = if control.cancel.is_cancelled() {
+                        String::from("the run was canceled")
+                    } else {
+                        String::from("a node it depends on failed")
                     };
-                    tokens.remove(&i);
-                    let id = nodes[i].id.clone();
-                    match result {
-                        NodeResult::Completed(produced) => {
-                            states[i] = NodeState::Completed;
-                            shared.emit(RunEvent::NodeCompleted { node: id.clone(), artifacts: produced.clone() });
-                            artifacts.insert(id, produced);
-                            for &d in &dependents[i] {
-                                waiting[d] -= 1;
-                                if waiting[d] == 0 && states[d] == NodeState::Pending {
-                                    ready.push_back(d);
-                                }
-                            }
-                        }
-                        NodeResult::Canceled
-                            if control.cancel.is_cancelled() || failure.is_some() =>
-                        {
-                            states[i] = NodeState::Canceled;
-                            let reason = if control.cancel.is_cancelled() {
-                                String::from("the run was canceled")
+                    shared.emit(RunEvent::NodeCanceled { node: id, reason });
+                }
+                result @ (NodeResult::Failed(_) | NodeResult::Canceled) => {
+                    // A node canceled on its own (not by the run, nor by a
+                    // failure upstream) has failed as far as the run goes.
+                    let error = match result {
+                        NodeResult::Failed(error) => error,
+                        _ => String::from("its task was canceled before it completed"),
+                    };
+                    states[i] = NodeState::Failed;
+                    shared.emit(RunEvent::NodeError {
+                        node: id.clone(),
+                        error: error.clone(),
+                    });
+                    failure.get_or_insert_with(|| (id.clone(), error));
+                    // Everything downstream is canceled; the rest goes on.
+                    let mut stack = dependents[i].clone();
+                    while let Some(d) = stack.pop() {
+                        if matches!(
+                            states[d],
+                            NodeState::Pending | NodeState::Working | NodeState::InputRequired
+                        ) {
+                            if let Some(token) = tokens.get(&d) {
+                                token.cancel();
                             } else {
-                                String::from("a node it depends on failed")
-                            };
-                            shared.emit(RunEvent::NodeCanceled { node: id, reason });
-                        }
-                        result @ (NodeResult::Failed(_) | NodeResult::Canceled) => {
-                            // A node canceled on its own (not by the run, nor by a
-                            // failure upstream) has failed as far as the run goes.
-                            let error = match result {
-                                NodeResult::Failed(error) => error,
-                                _ => String::from("its task was canceled before it completed"),
-                            };
-                            states[i] = NodeState::Failed;
-                            shared.emit(RunEvent::NodeError { node: id.clone(), error: error.clone() });
-                            failure.get_or_insert_with(|| (id.clone(), error));
-                            // Everything downstream is canceled; the rest goes on.
-                            let mut stack = dependents[i].clone();
-                            while let Some(d) = stack.pop() {
-                                if matches!(states[d], NodeState::Pending | NodeState::Working | NodeState::InputRequired) {
-                                    if let Some(token) = tokens.get(&d) {
-                                        token.cancel();
-                                    } else {
-                                        states[d] = NodeState::Canceled;
-                                        ready.retain(|&r| r != d);
-                                        shared.emit(RunEvent::NodeCanceled {
-                                            node: nodes[d].id.clone(),
-                                            reason: format!("`{id}`, which it depends on, failed"),
-                                        });
-                                    }
-                                    stack.extend(dependents[d].iter().copied());
-                                }
+                                states[d] = NodeState::Canceled;
+                                ready.retain(|&r| r != d);
+                                shared.emit(RunEvent::NodeCanceled {
+                                    node: nodes[d].id.clone(),
+                                    reason: format!("`{id}`, which it depends on, failed"),
+                                });
                             }
+                            stack.extend(dependents[d].iter().copied());
                         }
                     }
                 }
