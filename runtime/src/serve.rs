@@ -129,16 +129,32 @@ impl Server {
             .config(config.supervisor_config())
             .shared_store(Arc::clone(&store))
             .policy(policy);
-        let workflows = Workflows::new(agentyard_workflow::Tools::builtin())
-            .concurrency(config.workflows.concurrency);
-        let specs = crate::workflows::read_specs(&config.workflows.paths(), "workflows.files")?;
-        let workflow_names: Vec<String> = specs.iter().map(|spec| spec.name.clone()).collect();
+        // Definitions put through the API are records of the task store: the embedded
+        // store keeps them across restarts, PostgreSQL shares them between servers.
+        let definitions = Arc::new(agentyard_workflow::StoredDefinitions::new(Arc::clone(
+            &store,
+        )));
+        let workflows = Workflows::with_store(
+            agentyard_workflow::Tools::builtin(),
+            Arc::clone(&definitions) as Arc<dyn agentyard_workflow::DefinitionStore>,
+        )
+        .concurrency(config.workflows.concurrency);
+        let mut specs = crate::workflows::read_specs(&config.workflows.paths(), "workflows.files")?;
         let mut builder = builtin::register(builder, &config.agents.exposed);
         for remote in &config.remote {
             let options = remote.options(|variable| std::env::var(variable).ok())?;
             builder = builder.remote_with(remote.name.clone(), options);
         }
         let remote_names: Vec<String> = config.remote.iter().map(|r| r.name.clone()).collect();
+        // The workflows put through the API before this start are agents again; a file
+        // of the same name wins.
+        specs.extend(
+            crate::workflows::stored_specs(&*definitions, &specs, |name| {
+                crate::workflows::is_builtin(name) || remote_names.iter().any(|r| r == name)
+            })
+            .await,
+        );
+        let workflow_names: Vec<String> = specs.iter().map(|spec| spec.name.clone()).collect();
         let builder = crate::workflows::register(
             builder,
             &workflows,

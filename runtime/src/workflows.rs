@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use agentyard_workflow::definition::{Catalog, WorkflowSpec, is_card_url, remote_agent_name};
-use agentyard_workflow::{Workflow, Workflows};
+use agentyard_workflow::{DefinitionStore, Workflow, Workflows};
 
 use agentyard_transport::client::ClientOptions;
 use agentyard_workflow::client::{NodeClient, OverHttp};
@@ -96,6 +96,69 @@ pub async fn register(
             .map_err(|e| invalid_workflow(&e.to_string()))?;
     }
     Ok(builder)
+}
+
+/// The workflows kept in `definitions` (put through the API before this start) that
+/// are not among `files`, to be registered as agents again. One that cannot be read,
+/// or names an agent (or tool) this server does not have, is left out with a warning
+/// rather than stopping the start: it stays stored, and `DELETE /api/workflows/{name}`
+/// removes it.
+pub async fn stored_specs(
+    definitions: &dyn DefinitionStore,
+    files: &[WorkflowSpec],
+    is_agent: impl Fn(&str) -> bool,
+) -> Vec<WorkflowSpec> {
+    let names = match definitions.names().await {
+        Ok(names) => names,
+        Err(error) => {
+            tracing::warn!(%error, "the stored workflows could not be listed; none is served");
+            return Vec::new();
+        }
+    };
+    let mut stored = Vec::new();
+    for name in names {
+        if files.iter().any(|spec| spec.name == name) {
+            continue;
+        }
+        let spec = match definitions.get(&name).await {
+            Ok(Some(spec)) => spec,
+            Ok(None) => continue,
+            Err(error) => {
+                tracing::warn!(workflow = %name, %error, "a stored workflow is not served");
+                continue;
+            }
+        };
+        stored.push(spec);
+    }
+    // Known agents: this server's, and the workflows themselves (a workflow may be a
+    // node of another).
+    let known = |agent: &str| {
+        is_agent(agent)
+            || is_card_url(agent)
+            || files.iter().chain(&stored).any(|spec| spec.name == agent)
+    };
+    let mut kept = Vec::with_capacity(stored.len());
+    for spec in &stored {
+        if is_agent(&spec.name) {
+            tracing::warn!(workflow = %spec.name, "a stored workflow is not served: an agent has its name");
+            continue;
+        }
+        let unknown = spec
+            .nodes
+            .iter()
+            .filter_map(|node| node.agent.as_deref())
+            .find(|agent| !known(agent));
+        if let Some(agent) = unknown {
+            tracing::warn!(
+                workflow = %spec.name,
+                agent,
+                "a stored workflow is not served: it names an agent this server does not have"
+            );
+            continue;
+        }
+        kept.push(spec.clone());
+    }
+    kept
 }
 
 fn invalid_workflow(problem: &str) -> ConfigError {

@@ -36,5 +36,5 @@ pub mod tools;
 pub use definition::{DefinitionError, Workflow, WorkflowSpec};
 pub use host::{WorkflowAgent, Workflows};
 pub use runner::{NodeState, RunControl, RunEvent, RunOutcome, RunReport, Runner};
-pub use store::{DefinitionStore, InMemoryDefinitions};
+pub use store::{DefinitionStore, InMemoryDefinitions, StoredDefinitions};
 pub use tools::{ToolInput, Tools};

@@ -600,3 +600,68 @@ async fn serve_refuses_a_workflow_named_like_an_agent() {
         "{error}"
     );
 }
+
+/// A workflow put through the API is kept in the task store: after a restart on the
+/// same embedded data it is listed, runs, and is an A2A agent again.
+#[tokio::test]
+async fn a_workflow_put_through_the_api_outlives_a_restart() {
+    let data = tempfile::tempdir().expect("a data directory");
+    let config = format!(
+        "[server]\nbind = \"127.0.0.1:0\"\n[store]\nkind = \"embedded\"\npath = {:?}\n",
+        data.path().display().to_string()
+    );
+    let start = || async {
+        Server::from_config(agentyard::config::Config::from_toml(&config).expect("config"))
+            .await
+            .expect("serves")
+    };
+    let http = reqwest::Client::new();
+
+    let first = start().await;
+    let base = format!("http://{}", first.local_addr());
+    let put = http
+        .put(format!("{base}/api/workflows/kept"))
+        .body(SERVED.replace("name = \"served\"", "name = \"kept\""))
+        .send()
+        .await
+        .expect("put");
+    assert_eq!(
+        put.status(),
+        201,
+        "{}",
+        put.text().await.unwrap_or_default()
+    );
+    first.stop().await;
+
+    let second = start().await;
+    let base = format!("http://{}", second.local_addr());
+    let list: Value = http
+        .get(format!("{base}/api/workflows"))
+        .send()
+        .await
+        .expect("list")
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(list, json!({"workflows": ["kept"]}));
+    let reply = rpc(
+        &base,
+        "kept",
+        json!({
+            "jsonrpc": "2.0", "id": 1, "method": "message/send",
+            "params": {"message": {
+                "kind": "message", "role": "user", "messageId": "m-kept",
+                "parts": [{"kind": "text", "text": "after a restart"}]
+            }}
+        }),
+    )
+    .await;
+    assert_eq!(reply["result"]["status"]["state"], "completed", "{reply}");
+    assert!(
+        reply["result"]
+            .to_string()
+            .contains("DRAFT: AFTER A RESTART"),
+        "{reply}"
+    );
+    second.stop().await;
+}
