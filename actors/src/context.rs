@@ -261,6 +261,23 @@ impl TaskContext {
             .await
     }
 
+    /// Publishes a `working` status whose message carries these parts: progress a
+    /// client can read as data (e.g. a data part beside a text note), where
+    /// [`TaskContext::working`] carries text only.
+    ///
+    /// # Errors
+    /// [`crate::Error::Store`] if the task has already ended (e.g. it was canceled).
+    pub async fn working_parts(&mut self, parts: Vec<Part>) -> Result<()> {
+        let message = self.agent_message(parts);
+        self.events
+            .progress(
+                self.port.store(),
+                self.port.events(),
+                status(TaskState::Working, Some(message)),
+            )
+            .await
+    }
+
     /// Publishes a whole artifact (replacing one with the same id).
     ///
     /// # Errors

@@ -98,6 +98,9 @@ enum Suite {
     Remote,
     /// The durable task stores (embedded, PostgreSQL) against the in-memory store.
     Store,
+    /// A 100-node workflow fan-out/fan-in (in process and pure A2A) against plain
+    /// sends, and the time to the first node's start.
+    Workflow,
 }
 
 #[derive(Debug, Subcommand)]
@@ -254,6 +257,9 @@ async fn run(cli: Cli) -> Result<bool> {
     }
     if every || cli.suite == Suite::Store {
         suites::store::run(&options, &mut report).await?;
+    }
+    if every || cli.suite == Suite::Workflow {
+        suites::workflow::run(&options, &mut report).await?;
     }
     if every || cli.suite == Suite::Sustained {
         suites::sustained::run(&options, &mut report).await?;

@@ -8,6 +8,8 @@
 //! - [`remote`]: a local agent calling a remote agent against the bare client.
 //! - [`store`]: the durable task stores (embedded, PostgreSQL) against the in-memory
 //!   store, over HTTP and through the supervisor.
+//! - [`workflow`]: a 100-node fan-out/fan-in through the workflow runner (in process
+//!   and pure A2A) against the same sends made directly.
 //! - [`sustained`]: five minutes of new conversations against `agentyard serve`'s
 //!   defaults, in a child, with its memory sampled.
 
@@ -18,6 +20,7 @@ pub(crate) mod sessions;
 pub(crate) mod store;
 pub(crate) mod supervisor;
 pub(crate) mod sustained;
+pub(crate) mod workflow;
 
 use std::process::Command;
 

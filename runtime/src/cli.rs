@@ -1,5 +1,6 @@
 //! The client commands of the `agentyard` program: `card`, `send`, `stream`, `get`,
 //! `cancel`, `resubscribe`, against any A2A agent (agentyard's or another stack's).
+//! `agentyard run` (one workflow file, with a live view) is the module [`run`](mod@run).
 //!
 //! Output is for people by default (a line per status change, artifact text as it
 //! arrives, a summary line) and the raw JSON-RPC results with `--json` (one JSON
@@ -23,6 +24,7 @@ use clap::{Args, Subcommand};
 use futures::StreamExt as _;
 use serde_json::Value;
 
+pub(crate) mod run;
 #[cfg(test)]
 mod tests;
 

@@ -36,6 +36,9 @@ use serde::{Deserialize, Deserializer};
 mod remote;
 #[cfg(test)]
 mod tests;
+mod workflows;
+
+pub use workflows::WorkflowsSection;
 
 pub use remote::{RemoteAuth, RemoteEntry, Unreachable};
 
@@ -105,6 +108,8 @@ pub struct Config {
     pub push: PushSection,
     /// `[policy]`: allow/deny rules, rate limits, hop limit.
     pub policy: PolicyConfig,
+    /// `[workflows]`: workflow files to load, and how they run.
+    pub workflows: WorkflowsSection,
     /// `[[remote]]`: remote A2A agents registered as local agent types.
     pub remote: Vec<RemoteEntry>,
     /// `[store]`: where tasks are kept.
@@ -493,7 +498,9 @@ impl Config {
             path: path.display().to_string(),
             source,
         })?;
-        Self::from_toml(&text).map_err(|error| error.in_file(path))
+        let mut config = Self::from_toml(&text).map_err(|error| error.in_file(path))?;
+        config.workflows.read_from(path);
+        Ok(config)
     }
 
     /// Parses and checks a config from TOML text.
@@ -516,6 +523,7 @@ impl Config {
             key: key.to_owned(),
             problem: problem.to_owned(),
         };
+        self.workflows.check()?;
         let l = &self.limits;
         for (key, value) in [
             ("limits.global", l.global),

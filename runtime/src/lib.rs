@@ -19,12 +19,15 @@
 //!   and their contract.
 //! - [`serve`]: the server `agentyard serve` runs: the runtime with the built-in
 //!   agents behind the HTTP edge.
+//! - [`workflows`]: workflow files loaded and registered as agent types; the
+//!   workflow crate itself is re-exported as [`workflow`].
 //! - The `agentyard` binary (`src/main.rs`): the command-line program.
 
 pub mod builtin;
 pub mod config;
 mod runtime;
 pub mod serve;
+pub mod workflows;
 
 pub use agentyard_actors::{
     Agent, AgentDescriptor, AgentError, ArtifactChunk, Error, Event, EventDetail, EventKind,
@@ -43,4 +46,5 @@ pub use agentyard_transport::a2a::{Artifact, Message, Part, Role, Task, TaskStat
 pub use agentyard_transport::handoff;
 pub use agentyard_transport::{ContextId, MessageId, TaskId};
 pub use agentyard_transport::{a2a, client, jsonrpc};
+pub use agentyard_workflow as workflow;
 pub use runtime::{Runtime, RuntimeBuilder};

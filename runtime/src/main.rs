@@ -56,6 +56,9 @@ enum Command {
         #[arg(long)]
         data_dir: Option<PathBuf>,
     },
+    /// Run one workflow file on the built-in agents, showing its nodes as they go,
+    /// then print its output artifacts (exit code 1 when the run fails).
+    Run(cli::run::RunArgs),
     /// The A2A client commands: card, send, stream, get, cancel, resubscribe.
     #[command(flatten)]
     Client(cli::ClientCommand),
@@ -82,6 +85,7 @@ fn main() -> ExitCode {
             data_dir,
         } => runtime.block_on(serve(cli.log_format, config, bind, data_dir)),
         Command::Client(command) => runtime.block_on(cli::run(command)),
+        Command::Run(args) => runtime.block_on(cli::run::run(args)),
     }
 }
 

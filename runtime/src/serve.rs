@@ -8,6 +8,8 @@ use agentyard_actors::edge::{AgentSettings, Edge, EdgeAuth, EdgeConfig, EdgeErro
 use agentyard_actors::store::{StoreError, TaskStore};
 use std::sync::Arc;
 
+use agentyard_workflow::Workflows;
+
 use crate::config::{Config, ConfigError, StoreKind};
 use crate::{Runtime, builtin};
 
@@ -36,6 +38,9 @@ pub struct Server {
     edge: Edge,
     config: Config,
     config_file: Option<PathBuf>,
+    workflows: Workflows,
+    /// The workflows loaded from `[workflows] files`, registered as agents.
+    workflow_names: Vec<String>,
     store: Arc<dyn TaskStore>,
     recovered: agentyard_store::restart::Recovered,
     /// Drops ended tasks past `store.max_age_secs`, every minute.
@@ -124,11 +129,40 @@ impl Server {
             .config(config.supervisor_config())
             .shared_store(Arc::clone(&store))
             .policy(policy);
+        // Definitions put through the API are records of the task store: the embedded
+        // store keeps them across restarts, PostgreSQL shares them between servers.
+        let definitions = Arc::new(agentyard_workflow::StoredDefinitions::new(Arc::clone(
+            &store,
+        )));
+        let workflows = Workflows::with_store(
+            agentyard_workflow::Tools::builtin(),
+            Arc::clone(&definitions) as Arc<dyn agentyard_workflow::DefinitionStore>,
+        )
+        .concurrency(config.workflows.concurrency);
+        let mut specs = crate::workflows::read_specs(&config.workflows.paths(), "workflows.files")?;
         let mut builder = builtin::register(builder, &config.agents.exposed);
         for remote in &config.remote {
             let options = remote.options(|variable| std::env::var(variable).ok())?;
             builder = builder.remote_with(remote.name.clone(), options);
         }
+        let remote_names: Vec<String> = config.remote.iter().map(|r| r.name.clone()).collect();
+        // The workflows put through the API before this start are agents again; a file
+        // of the same name wins.
+        specs.extend(
+            crate::workflows::stored_specs(&*definitions, &specs, |name| {
+                crate::workflows::is_builtin(name) || remote_names.iter().any(|r| r == name)
+            })
+            .await,
+        );
+        let workflow_names: Vec<String> = specs.iter().map(|spec| spec.name.clone()).collect();
+        let builder = crate::workflows::register(
+            builder,
+            &workflows,
+            specs,
+            config.workflows.exposed,
+            |name| crate::workflows::is_builtin(name) || remote_names.iter().any(|r| r == name),
+        )
+        .await?;
         let runtime = builder.build().await.map_err(ServeError::Runtime)?;
         config.check_agents(|name| runtime.supervisor().agent(name).is_some())?;
         // Before the edge takes sends: what was running when the process stopped ends
@@ -150,18 +184,46 @@ impl Server {
             );
         }
 
-        let edge = Edge::start(runtime.supervisor().clone(), edge_config(&config))
+        let api = crate::workflows::api_options(&config);
+        let mut edge_settings = edge_config(&config).routes(agentyard_workflow::http::router(
+            workflows.clone(),
+            api.clone(),
+        ));
+        if config.workflows.exposed
+            && let Some(agents) = &mut edge_settings.agents
+        {
+            agents.extend(workflow_names.iter().cloned());
+        }
+        let edge = Edge::start(runtime.supervisor().clone(), edge_settings)
             .await
             .map_err(ServeError::Edge)?;
+        let _ = api.base_url.set(edge.base_url().to_owned());
+        if config.workflows.pure_a2a {
+            workflows.use_client(crate::workflows::over_http(&config, edge.local_addr()));
+        }
+        if let Err(error) = crate::workflows::bind(&workflows, &runtime).await {
+            edge.stop().await;
+            runtime.shutdown(Duration::ZERO).await;
+            return Err(error.into());
+        }
         Ok(Self {
             runtime,
             edge,
             config,
             config_file: None,
+            workflows,
+            workflow_names,
             store,
             recovered,
             sweeper,
         })
+    }
+
+    /// The workflows the server runs (those of `[workflows]`, and any put through
+    /// `/api/workflows` since).
+    #[must_use]
+    pub fn workflows(&self) -> &Workflows {
+        &self.workflows
     }
 
     /// The configuration the server runs with.
@@ -261,7 +323,8 @@ impl Server {
         self.edge.local_addr()
     }
 
-    /// The card URL of every exposed agent, the default agent's root card first.
+    /// The card URL of every exposed agent, the default agent's root card first, then
+    /// the exposed workflows'.
     #[must_use]
     pub fn card_urls(&self) -> Vec<(String, String)> {
         let mut urls = Vec::new();
@@ -273,6 +336,11 @@ impl Server {
         }
         for name in &self.config.exposed_agents() {
             urls.push((name.clone(), self.edge.card_url(name)));
+        }
+        if self.config.workflows.exposed {
+            for name in &self.workflow_names {
+                urls.push((format!("{name} (workflow)"), self.edge.card_url(name)));
+            }
         }
         urls
     }

@@ -21,6 +21,8 @@
 
 #[path = "interop/remote.rs"]
 mod remote;
+#[path = "interop/workflow_remote.rs"]
+mod workflow_remote;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write as _};

@@ -115,7 +115,10 @@ impl Actor for EdgeActor {
             }
         };
         let server_config = server_config(&config);
-        let router = server::app(Arc::new(service.clone()), server_config.clone());
+        let mut router = server::app(Arc::new(service.clone()), server_config.clone());
+        if let Some(extra) = config.extra_routes.clone() {
+            router = router.merge(extra);
+        }
         let shutdown = CancellationToken::new();
         let signal = shutdown.clone().cancelled_owned();
         let server = tokio::spawn(async move {

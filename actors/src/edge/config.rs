@@ -81,6 +81,10 @@ pub struct EdgeConfig {
     pub shutdown_grace: Duration,
     /// Push notifications.
     pub push: PushConfig,
+    /// More routes served beside the A2A ones (e.g. the workflow API of
+    /// `agentyard-workflow`), merged into the server's router; they must not overlap
+    /// the A2A routes (a clash panics at start, as axum's `merge` does).
+    pub extra_routes: Option<axum::Router>,
 }
 
 impl Default for EdgeConfig {
@@ -101,11 +105,22 @@ impl Default for EdgeConfig {
             max_connections: ServerConfig::DEFAULT_MAX_CONNECTIONS,
             shutdown_grace: Duration::from_secs(5),
             push: PushConfig::default(),
+            extra_routes: None,
         }
     }
 }
 
 impl EdgeConfig {
+    /// Adds routes served beside the A2A ones (see [`EdgeConfig::extra_routes`]).
+    #[must_use]
+    pub fn routes(mut self, routes: axum::Router) -> Self {
+        self.extra_routes = Some(match self.extra_routes.take() {
+            Some(existing) => existing.merge(routes),
+            None => routes,
+        });
+        self
+    }
+
     /// Sets the address to listen on.
     #[must_use]
     pub fn bind(mut self, bind: SocketAddr) -> Self {

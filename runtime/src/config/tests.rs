@@ -177,6 +177,10 @@ fn the_example_file_names_every_key_of_the_embedded_default() {
             "policy",
             &["default", "hop_limit", "max_tracked_senders"][..],
         ),
+        (
+            "workflows",
+            &["files", "exposed", "concurrency", "pure_a2a"][..],
+        ),
     ] {
         for key in keys {
             assert!(
@@ -290,6 +294,32 @@ fn connection_limits_are_read_and_zero_is_refused_by_name() {
         let e = error_of(&format!("[server]\n{key} = 0\n"));
         assert!(e.contains(&format!("server.{key}")), "{e}");
     }
+}
+
+#[test]
+fn the_workflows_section_is_read_and_relative_files_follow_the_config_file() {
+    let config = Config::from_toml(
+        "[workflows]\nfiles = [\"a.toml\", \"/abs/b.toml\"]\nexposed = false\nconcurrency = 4\npure_a2a = true\n",
+    )
+    .expect("valid");
+    assert_eq!(config.workflows.concurrency, 4);
+    assert!(config.workflows.pure_a2a && !config.workflows.exposed);
+    let dir = std::env::temp_dir().join(format!("agentyard-wf-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("serve.toml");
+    std::fs::write(
+        &path,
+        "[workflows]\nfiles = [\"a.toml\", \"/abs/b.toml\"]\n",
+    )
+    .expect("write");
+    let config = Config::from_path(&path).expect("valid");
+    assert_eq!(
+        config.workflows.paths(),
+        [dir.join("a.toml"), std::path::PathBuf::from("/abs/b.toml")]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    let e = error_of("[workflows]\nconcurrency = 0\n");
+    assert!(e.contains("workflows.concurrency"), "{e}");
 }
 
 #[test]

@@ -50,3 +50,4 @@ mod sessions_ten_thousand_are_spawned_and_answered;
 mod store_failures_fail_sends_clearly;
 mod streaming_delivers_status_and_artifacts;
 mod streams_resume_after_last_event_id;
+mod workflows;
