@@ -85,7 +85,11 @@ impl Handoff {
             let json = serde_json::to_string(&payload).ok().map(Arc::from);
             return Ok(Self::typed(payload, json));
         }
-        match handoff::payload_from_message(&request.message) {
+        let read = match request.read_payload.take() {
+            Some(payload) => Some(Ok(payload)),
+            None => handoff::payload_from_message(&request.message),
+        };
+        match read {
             Some(Ok(payload)) => {
                 let json = raw_data_part(&request.message).map(Arc::from);
                 Ok(Self::typed(payload, json))

@@ -22,7 +22,7 @@
 //! - [`agent`]: the [`Agent`] trait, its other forms ([`SessionAgent`] with
 //!   per-session state as `&mut self`, [`agent_fn`] for a closure),
 //!   [`AgentDescriptor`] and [`Registration`].
-//! - `task`: the work unit: one message, run off the session's mailbox, its outcome
+//! - `task`: the work unit: one message, run in its session's turn, its outcome
 //!   decided in one place.
 //! - `session`: the session actor, one per agent type and conversation; private, so
 //!   no send can bypass the supervisor.

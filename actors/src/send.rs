@@ -57,6 +57,10 @@ pub struct SendRequest {
     pub extensions: Vec<String>,
     /// The sessions waiting on this send, outermost first (set by agent-to-agent sends).
     pub(crate) chain: Arc<[SessionKey]>,
+    /// The payload of the message's handoff data part, when whoever built the
+    /// request (the HTTP edge) has already read and validated it: the send path
+    /// then does not decode it again.
+    pub(crate) read_payload: Option<HandoffPayload>,
 }
 
 impl SendRequest {
@@ -75,6 +79,7 @@ impl SendRequest {
             metadata: None,
             extensions: Vec::new(),
             chain: Arc::new([]),
+            read_payload: None,
         }
     }
 

@@ -1,10 +1,13 @@
 //! The session actor: one per live agent session (agent type + conversation).
 //!
 //! It owns the session's agent value and takes the session's work in mailbox order.
-//! Handling a message only starts the work in a task of its own, so the mailbox is
-//! never blocked by an agent: long work runs beside it, cancel reaches the work through
-//! its token, and status is read from the store. The per-session concurrency limit
-//! (held by the work) is what keeps a session's messages one after another.
+//! Work reaches the mailbox only once it holds its permits, so with the default
+//! per-session limit of one the mailbox never holds more than the one message that
+//! may run now: the actor runs it itself ([`Runs::InTurn`]), with no task of its
+//! own to spawn. A session allowed several tasks at once starts each in a task of its
+//! own ([`Runs::Beside`]) so they overlap. Either way cancel reaches the work through
+//! its token, status is read from the store, and the mailbox and its drain are the
+//! passivation handshake (see `docs/semantics.md`).
 //!
 //! The mailbox type is private to this crate: the only way to reach a session is
 //! through [`crate::Supervisor`], so no send can skip policy, idempotency or limits.
@@ -30,23 +33,47 @@ pub(crate) enum SessionMsg {
 /// The session actor (stateless itself; see [`SessionState`]).
 pub(crate) struct SessionActor;
 
+/// How a session runs the work it is handed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Runs {
+    /// In the actor's own turn: the session runs one task at a time, so the next
+    /// message could not start before this one ends anyway.
+    InTurn,
+    /// In a task of its own beside the mailbox: the session may run several at once.
+    Beside,
+}
+
+impl Runs {
+    /// How a session with this per-session limit runs its work.
+    pub(crate) fn for_limit(session_limit: usize) -> Self {
+        if session_limit <= 1 {
+            Self::InTurn
+        } else {
+            Self::Beside
+        }
+    }
+}
+
 /// What a session is started with.
 pub(crate) struct SessionArgs {
     agent: Arc<dyn DynAgent>,
     key: SessionKey,
+    runs: Runs,
 }
 
 /// A live session's state.
 pub(crate) struct SessionState {
     agent: Arc<dyn DynAgent>,
     key: SessionKey,
+    runs: Runs,
 }
 
 impl SessionActor {
-    pub(crate) fn args(agent: Arc<dyn DynAgent>, key: &SessionKey) -> SessionArgs {
+    pub(crate) fn args(agent: Arc<dyn DynAgent>, key: &SessionKey, runs: Runs) -> SessionArgs {
         SessionArgs {
             agent,
             key: key.clone(),
+            runs,
         }
     }
 }
@@ -65,6 +92,7 @@ impl Actor for SessionActor {
         Ok(SessionState {
             agent: args.agent,
             key: args.key,
+            runs: args.runs,
         })
     }
 
@@ -77,9 +105,19 @@ impl Actor for SessionActor {
         match msg {
             SessionMsg::Deliver(work) => {
                 let agent = Arc::clone(&state.agent);
-                // Not spawned on the supervisor's tracker: the work holds a tracker
-                // token from the moment it was accepted until its run ends.
-                tokio::spawn(work.run(agent));
+                match state.runs {
+                    // The work catches its handler's panics, so running it here never
+                    // fails the actor. Boxed: the actor's loop future is as large as
+                    // its largest handler future, and every idle session would carry
+                    // the work's size (kilobytes) if it were inline.
+                    Runs::InTurn => Box::pin(work.run(agent)).await,
+                    // Not spawned on the supervisor's tracker: the work holds a
+                    // tracker token from the moment it was accepted until its run
+                    // ends.
+                    Runs::Beside => {
+                        tokio::spawn(work.run(agent));
+                    }
+                }
             }
         }
         Ok(())

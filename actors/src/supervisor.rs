@@ -28,8 +28,9 @@
 //!
 //! The supervisor's parts live beside it: `config` ([`SupervisorConfig`]),
 //! `sessions` (the session registry, its warm set, and the one passivation routine),
-//! `route` (the send path's steps), `stream` (following a task) and `actor` (the
-//! actor that supervises the sessions and sweeps idle ones). Below it, and never
+//! `route` (the send path's steps), `stream` (following a task), `lifecycle` (start
+//! and shutdown) and `actor` (the actor that supervises the sessions and sweeps idle
+//! ones). Below it, and never
 //! importing it: the value types of a send (`send`), handoff preparation
 //! (`handoff`), the live-task table (`live`), the agent trait and registration
 //! (`agent`), [`TaskContext`](crate::TaskContext) (`context`), the work unit
@@ -61,20 +62,19 @@ use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use agentyard_policy::{Decision, Policy};
-use agentyard_transport::a2a::{Message, StreamEvent, Task, TaskState, TaskStatus};
+use agentyard_transport::a2a::{StreamEvent, Task, TaskState, TaskStatus};
 use agentyard_transport::{ContextId, TaskId};
 use futures::Stream;
-use ractor::{Actor, ActorRef};
+use ractor::ActorRef;
 use tokio::time::Instant;
 use tokio_util::task::TaskTracker;
 
 use crate::agent::{AgentDescriptor, Factory};
-use crate::channel::status;
 use crate::error::{Error, Result};
 use crate::events::{EventBus, Subscription};
 use crate::handoff::Handoff;
 use crate::idempotency::IdempotencyCache;
-use crate::limits::{LimitScope, Limiter};
+use crate::limits::Limiter;
 use crate::live::LiveTasks;
 use crate::occupancy::SessionShared;
 use crate::port::{BoxFuture, Port, finish_task};
@@ -85,6 +85,7 @@ use crate::store::{StoreError, TaskFilter, TaskOwner, TaskPage, TaskStore};
 
 mod actor;
 mod config;
+mod lifecycle;
 mod resume;
 mod route;
 mod sessions;
@@ -94,7 +95,7 @@ mod tests;
 
 /// Where an agent type's registration lives now; kept here so the old path works.
 pub use crate::agent::Registration;
-use actor::{SupervisorActor, SupervisorMsg};
+use actor::SupervisorMsg;
 pub use config::SupervisorConfig;
 pub use resume::NumberedEvent;
 use sessions::Sessions;
@@ -222,68 +223,6 @@ impl Core {
 }
 
 impl Supervisor {
-    /// Starts a supervisor with these agent types, policy and store.
-    ///
-    /// # Errors
-    /// [`Error::SessionUnavailable`] if the supervisor actor cannot be spawned (only
-    /// outside a tokio runtime); [`Error::InvalidMessage`] never.
-    pub async fn start(
-        config: SupervisorConfig,
-        registrations: Vec<Registration>,
-        policy: Arc<dyn Policy>,
-        store: Arc<dyn TaskStore>,
-    ) -> Result<Self> {
-        let agents = registrations
-            .into_iter()
-            .map(|r| {
-                let limiter = Limiter::new(
-                    LimitScope::Agent,
-                    r.descriptor.concurrency.unwrap_or(config.agent_limit),
-                    config.agent_queue,
-                );
-                let name: Arc<str> = Arc::from(r.descriptor.name.as_str());
-                (
-                    name,
-                    Registered {
-                        descriptor: r.descriptor,
-                        factory: r.factory,
-                        limiter,
-                    },
-                )
-            })
-            .collect();
-        let core = Arc::new_cyclic(|me| Core {
-            me: me.clone(),
-            global: Limiter::new(LimitScope::Global, config.global_limit, config.global_queue),
-            idempotency: IdempotencyCache::new(config.idempotency_ttl, config.idempotency_capacity)
-                .keeping(Arc::clone(&store)),
-            events: EventBus::new(config.event_capacity),
-            sessions: Sessions::new(
-                config.warm_sessions,
-                config.session_limit,
-                config.session_queue,
-            ),
-            config,
-            agents,
-            policy,
-            store,
-            live: LiveTasks::default(),
-            actor: OnceLock::new(),
-            tracker: TaskTracker::new(),
-            shutting_down: AtomicBool::new(false),
-            restarts: AtomicU64::new(0),
-        });
-        let (actor, _) = SupervisorActor::spawn(None, SupervisorActor, Arc::clone(&core))
-            .await
-            .map_err(|e| Error::SessionUnavailable {
-                agent: String::from("<supervisor>"),
-                context_id: ContextId::new("-"),
-                reason: e.to_string(),
-            })?;
-        let _ = core.actor.set(actor);
-        Ok(Self { core })
-    }
-
     pub(crate) fn core(&self) -> &Arc<Core> {
         &self.core
     }
@@ -539,57 +478,5 @@ impl Supervisor {
         }
         cancel.cancel();
         self.get_task(task_id, None).await
-    }
-
-    /// Stops taking new sends, waits up to `deadline` for running tasks to finish, then
-    /// fails the rest, accepted-but-not-started ones included (visibly: status
-    /// `failed`, a message saying why; their streams get that final event), and stops
-    /// every session. Tasks waiting for input are left as they are.
-    pub async fn shutdown(&self, deadline: Duration) {
-        self.core.shutting_down.store(true, Ordering::SeqCst);
-        self.core.tracker.close();
-        // Whether or not the handlers finished in time, what is still live and not
-        // waiting for input is failed: a handler cut short, or a send still queued.
-        let _ = tokio::time::timeout(deadline, self.core.tracker.wait()).await;
-        {
-            let running = self.core.live.snapshot();
-            let mut followed = Vec::new();
-            for (task_id, cancel, channel) in running {
-                let Ok(Some(task)) = self.core.store.get(&task_id, Some(0)).await else {
-                    continue;
-                };
-                if task.status.state.is_interrupted() {
-                    // Waiting for a human, not running: nothing to cut short.
-                    continue;
-                }
-                let text = "the runtime shut down before this task finished";
-                let message = Message::new(
-                    agentyard_transport::a2a::Role::Agent,
-                    vec![agentyard_transport::a2a::Part::text(text)],
-                );
-                let _ = finish_task(
-                    &*self.core,
-                    &task_id,
-                    status(TaskState::Failed, Some(message)),
-                )
-                .await;
-                cancel.cancel();
-                followed.push(channel);
-            }
-            // Give the streams of the tasks just failed a moment to take that final
-            // event before the caller closes the connections (bounded: a stalled
-            // client must not hold the shutdown).
-            let streams_done = async {
-                while followed.iter().any(|channel| channel.stream_count() > 0) {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                }
-            };
-            let _ = tokio::time::timeout(Duration::from_secs(1), streams_done).await;
-        }
-        if let Some(actor) = self.core.actor.get() {
-            actor.stop_children(Some(String::from("shutdown")));
-            actor.stop(Some(String::from("shutdown")));
-        }
-        self.core.sessions.clear();
     }
 }

@@ -1,5 +1,5 @@
 //! The work unit: one message for an agent, from the moment the send path accepts it
-//! to the task's settling. It runs the handler off the session's mailbox and decides
+//! to the task's settling. It runs the handler in the session's turn and decides
 //! the task's outcome in one place; it reaches the runtime only through its
 //! [`Port`].
 

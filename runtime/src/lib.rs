@@ -38,9 +38,13 @@ pub use agentyard_actors::{
 // The other two forms of an agent: per-session state as `&mut self`, and a closure.
 pub use agentyard_actors::{FnAgent, Outcome, SessionAgent, agent_fn};
 pub use agentyard_policy as policy;
+// The HTTP edge, the A2A client, the wire model and JSON-RPC framing, so that a
+// program (and the e2e tests) needs no crate but this one.
+pub use agentyard_actors::{edge, remote};
 pub use agentyard_store as store;
 pub use agentyard_transport::a2a::{Artifact, Message, Part, Role, Task, TaskState, TaskStatus};
 pub use agentyard_transport::handoff;
 pub use agentyard_transport::{ContextId, MessageId, TaskId};
+pub use agentyard_transport::{a2a, client, jsonrpc};
 pub use agentyard_workflow as workflow;
 pub use runtime::{Runtime, RuntimeBuilder};

@@ -1,14 +1,20 @@
-//! Small agents whose behaviour a test can steer and observe.
+//! Every test agent, each under a name of its own: small agents whose behaviour a
+//! test can steer and observe.
 //!
 //! Each is `Clone` and shares its counters between clones, so a test keeps one value,
 //! hands the runtime a factory that clones it (`move |_| echo.clone()`), and reads the
 //! counters afterwards however many sessions were made from it.
+//!
+//! Two that hold work in flight, and differ on purpose: [`Gated`] waits at a
+//! [`Gate`] that lets everyone through once opened and ignores cancellation (an
+//! agent that never looks); [`Turnstile`] publishes `working`, lets one message
+//! through per permit, and stops when canceled.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use agentyard::{Agent, AgentError, Role, TaskContext};
-use tokio::sync::watch;
+use agentyard::{Agent, AgentError, Artifact, ArtifactChunk, Part, Role, TaskContext};
+use tokio::sync::{Semaphore, watch};
 
 /// A shared counter of how often something happened.
 #[derive(Debug, Clone, Default)]
@@ -222,6 +228,112 @@ impl Agent for Recorder {
                 history,
             });
         ctx.reply_text(format!("noted: {text}"));
+        Ok(())
+    }
+}
+
+/// Publishes `working`, waits for a permit ([`Turnstile::let_through`]) or a cancel,
+/// then replies `done: <text>`. Clones share the permits.
+#[derive(Debug, Clone)]
+pub struct Turnstile {
+    permits: Arc<Semaphore>,
+}
+
+impl Default for Turnstile {
+    fn default() -> Self {
+        Self {
+            permits: Arc::new(Semaphore::new(0)),
+        }
+    }
+}
+
+impl Turnstile {
+    /// Lets `n` more messages through, waiting or to come.
+    pub fn let_through(&self, n: usize) {
+        self.permits.add_permits(n);
+    }
+}
+
+impl Agent for Turnstile {
+    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
+        ctx.working(Some("started")).await?;
+        tokio::select! {
+            permit = self.permits.acquire() => {
+                permit?.forget();
+            }
+            () = ctx.cancelled() => return Ok(()),
+        }
+        let text = ctx.message().text();
+        ctx.reply_text(format!("done: {text}"));
+        Ok(())
+    }
+}
+
+/// Replies with what it received: `task_delegation: <title>` for a typed delegation,
+/// the payload type for another payload, `free: <text>` for free text.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PayloadProbe;
+
+impl Agent for PayloadProbe {
+    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
+        let reply = match ctx.payload() {
+            Some(agentyard::handoff::HandoffPayload::TaskDelegation(task)) => {
+                format!("task_delegation: {}", task.task_title())
+            }
+            Some(other) => other.payload_type().as_str().to_owned(),
+            None => format!("free: {}", ctx.message().text()),
+        };
+        ctx.reply_text(reply);
+        Ok(())
+    }
+}
+
+/// The question [`Interviewer`] asks.
+pub const INTERVIEW_QUESTION: &str = "Which colour?";
+
+/// Asks [`INTERVIEW_QUESTION`] on a task's first message (`input-required`); on the
+/// next message to the task replies `answer: <text>`. Like [`Asking`] with other
+/// words, for the A2A tests that match them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Interviewer;
+
+impl Agent for Interviewer {
+    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
+        let asked = ctx
+            .history()
+            .await
+            .iter()
+            .any(|m| m.task_id.as_ref() == Some(ctx.task_id()) && m.role == Role::Agent);
+        if asked {
+            let text = ctx.message().text();
+            ctx.reply_text(format!("answer: {text}"));
+        } else {
+            ctx.require_input(INTERVIEW_QUESTION);
+        }
+        Ok(())
+    }
+}
+
+/// Counts to three: a `working` update and an artifact chunk (`count`: first, more,
+/// last) per step, then replies `counted`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ChunkCounter;
+
+impl Agent for ChunkCounter {
+    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
+        for n in 1..=3 {
+            ctx.working(Some(&format!("step {n}"))).await?;
+            ctx.artifact_chunk(
+                Artifact::new("count", vec![Part::text(n.to_string())]),
+                match n {
+                    1 => ArtifactChunk::First,
+                    3 => ArtifactChunk::Last,
+                    _ => ArtifactChunk::More,
+                },
+            )
+            .await?;
+        }
+        ctx.reply_text("counted");
         Ok(())
     }
 }

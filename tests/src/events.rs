@@ -96,7 +96,10 @@ impl EventLog {
         what: &str,
         keep: impl Fn(&Event) -> bool,
     ) -> Arc<Event> {
-        eventually(deadline, what, || self.events().iter().any(|e| keep(e))).await;
+        eventually(deadline, what, async || {
+            self.events().iter().any(|e| keep(e))
+        })
+        .await;
         self.matching(&keep)
             .into_iter()
             .next()

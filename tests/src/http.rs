@@ -1,143 +1,34 @@
 //! Helpers for the A2A end-to-end tests: a runtime with small agents behind a real
 //! HTTP edge on 127.0.0.1 (an ephemeral port), raw JSON-RPC and SSE over HTTP for what
 //! the typed client cannot send (malformed input, odd headers), a local webhook
-//! receiver for push notifications, and [`poll_until`].
+//! receiver for push notifications. Waiting is [`crate::eventually`]'s, as everywhere.
 //!
-//! The agents of [`TestEdge`] (every one exposed but `internal`):
+//! The agents of [`TestEdge`] (every one exposed but `internal`), registered under
+//! these names; their types are in [`crate::agents`]:
 //!
-//! | agent | does |
-//! |---|---|
-//! | `echo` | replies `echo: {text}` |
-//! | `gated` | publishes `working`, then waits for [`TestEdge::open_gate`] (or a cancel), then replies `done: {text}` |
-//! | `probe` | replies with what it received: `{payloadType}: {taskTitle}` for a typed delegation, `free: {text}` otherwise |
-//! | `ask` | asks a question (input-required), then completes with `answer: {text}` |
-//! | `chunks` | streams three `working` updates and three artifact chunks, then replies `counted` |
-//! | `texty` | like `echo`, but accepts and produces only `text/plain` |
-//! | `internal` | like `echo`, not exposed |
+//! | agent | type | does |
+//! |---|---|---|
+//! | `echo` | [`Echo`] | replies `echo: {text}` |
+//! | `gated` | [`Turnstile`] | publishes `working`, then waits for [`TestEdge::open_gate`] (or a cancel), then replies `done: {text}` |
+//! | `probe` | [`PayloadProbe`] | replies with what it received: `{payloadType}: {taskTitle}` for a typed delegation, `free: {text}` otherwise |
+//! | `ask` | [`Interviewer`] | asks a question (input-required), then completes with `answer: {text}` |
+//! | `chunks` | [`ChunkCounter`] | streams three `working` updates and three artifact chunks, then replies `counted` |
+//! | `texty` | [`Echo`] | like `echo`, but accepts and produces only `text/plain` |
+//! | `internal` | [`Echo`] | like `echo`, not exposed |
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agentyard::{
-    Agent, AgentDescriptor, AgentError, Artifact, ArtifactChunk, Part, Runtime, RuntimeBuilder,
-    TaskContext,
-};
-use agentyard_actors::edge::{Edge, EdgeConfig};
-use agentyard_transport::client::{A2aClient, ClientOptions};
+use agentyard::client::{A2aClient, ClientOptions};
+use agentyard::edge::{Edge, EdgeConfig};
+use agentyard::{AgentDescriptor, Runtime, RuntimeBuilder};
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use serde_json::{Value, json};
-use tokio::sync::Semaphore;
 
-/// How long a test waits for something that should happen at once.
-pub const PATIENCE: Duration = Duration::from_secs(10);
-
-/// Polls `check` until it returns `Some`, or panics naming `what` after [`PATIENCE`].
-///
-/// # Panics
-/// When the deadline passes.
-pub async fn poll_until<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + PATIENCE;
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out after {PATIENCE:?} waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
-struct Echo;
-
-impl Agent for Echo {
-    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
-        let text = ctx.message().text();
-        ctx.reply_text(format!("echo: {text}"));
-        Ok(())
-    }
-}
-
-struct Gated {
-    gate: Arc<Semaphore>,
-}
-
-impl Agent for Gated {
-    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
-        ctx.working(Some("started")).await?;
-        tokio::select! {
-            permit = self.gate.acquire() => {
-                permit?.forget();
-            }
-            () = ctx.cancelled() => return Ok(()),
-        }
-        let text = ctx.message().text();
-        ctx.reply_text(format!("done: {text}"));
-        Ok(())
-    }
-}
-
-struct Probe;
-
-impl Agent for Probe {
-    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
-        let reply = match ctx.payload() {
-            Some(agentyard::handoff::HandoffPayload::TaskDelegation(task)) => {
-                format!("task_delegation: {}", task.task_title())
-            }
-            Some(other) => other.payload_type().as_str().to_owned(),
-            None => format!("free: {}", ctx.message().text()),
-        };
-        ctx.reply_text(reply);
-        Ok(())
-    }
-}
-
-struct Ask;
-
-impl Agent for Ask {
-    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
-        let asked =
-            ctx.history().await.iter().any(|m| {
-                m.task_id.as_ref() == Some(ctx.task_id()) && m.role == agentyard::Role::Agent
-            });
-        if asked {
-            let text = ctx.message().text();
-            ctx.reply_text(format!("answer: {text}"));
-        } else {
-            ctx.require_input("Which colour?");
-        }
-        Ok(())
-    }
-}
-
-struct Chunks;
-
-impl Agent for Chunks {
-    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
-        for n in 1..=3 {
-            ctx.working(Some(&format!("step {n}"))).await?;
-            ctx.artifact_chunk(
-                Artifact::new("count", vec![Part::text(n.to_string())]),
-                match n {
-                    1 => ArtifactChunk::First,
-                    3 => ArtifactChunk::Last,
-                    _ => ArtifactChunk::More,
-                },
-            )
-            .await?;
-        }
-        ctx.reply_text("counted");
-        Ok(())
-    }
-}
+use crate::agents::{ChunkCounter, Echo, Interviewer, PayloadProbe, Turnstile};
+use crate::wait::{PATIENCE, eventually};
 
 /// A runtime with the test agents, served by an edge on 127.0.0.1.
 #[derive(Debug)]
@@ -146,14 +37,14 @@ pub struct TestEdge {
     pub runtime: Runtime,
     /// The edge.
     pub edge: Edge,
-    gate: Arc<Semaphore>,
+    gate: Turnstile,
     http: reqwest::Client,
 }
 
 fn descriptor(name: &str) -> AgentDescriptor {
     AgentDescriptor::new(name)
         .description(format!("the test agent `{name}`"))
-        .exposed(true)
+        .expose()
 }
 
 impl TestEdge {
@@ -166,7 +57,7 @@ impl TestEdge {
     #[must_use]
     pub fn config() -> EdgeConfig {
         EdgeConfig::default().push(
-            agentyard_actors::edge::PushConfig::default()
+            agentyard::edge::PushConfig::default()
                 .allow_loopback(true)
                 .retries(4, Duration::from_millis(20), Duration::from_millis(200))
                 .request_timeout(Duration::from_secs(5)),
@@ -190,19 +81,19 @@ impl TestEdge {
         config: EdgeConfig,
         customize: impl FnOnce(RuntimeBuilder) -> RuntimeBuilder,
     ) -> Self {
-        let gate = Arc::new(Semaphore::new(0));
+        let gate = Turnstile::default();
         let text = || vec!["text/plain".to_owned()];
-        let gated = Arc::clone(&gate);
+        let gated = gate.clone();
         let runtime = Runtime::builder()
-            .agent(descriptor("echo"), |_| Echo)
-            .agent(descriptor("gated"), move |_| Gated {
-                gate: Arc::clone(&gated),
+            .agent(descriptor("echo"), |_| Echo::default())
+            .agent(descriptor("gated"), move |_| gated.clone())
+            .agent(descriptor("probe"), |_| PayloadProbe)
+            .agent(descriptor("ask"), |_| Interviewer)
+            .agent(descriptor("chunks"), |_| ChunkCounter)
+            .agent(descriptor("texty").modes(text(), text()), |_| {
+                Echo::default()
             })
-            .agent(descriptor("probe"), |_| Probe)
-            .agent(descriptor("ask"), |_| Ask)
-            .agent(descriptor("chunks"), |_| Chunks)
-            .agent(descriptor("texty").modes(text(), text()), |_| Echo)
-            .agent(AgentDescriptor::new("internal"), |_| Echo);
+            .agent(AgentDescriptor::new("internal"), |_| Echo::default());
         let runtime = customize(runtime)
             .build()
             .await
@@ -220,7 +111,7 @@ impl TestEdge {
 
     /// Lets `n` waiting `gated` tasks finish.
     pub fn open_gate(&self, n: usize) {
-        self.gate.add_permits(n);
+        self.gate.let_through(n);
     }
 
     /// `http://127.0.0.1:{port}`: where the edge listens (cards may name a public
@@ -259,7 +150,7 @@ impl TestEdge {
     pub async fn client_with(&self, agent: &str, options: ClientOptions) -> A2aClient {
         let options = match options.forced_version() {
             Some(_) => options,
-            None => options.protocol_version(agentyard_transport::a2a::v1::ProtocolVersion::V0_3),
+            None => options.protocol_version(agentyard::a2a::v1::ProtocolVersion::V0_3),
         };
         A2aClient::connect(&self.card_url(agent), options)
             .await
@@ -560,7 +451,7 @@ impl WebhookReceiver {
 
     /// Waits until a delivery matches `check` and returns the deliveries so far.
     pub async fn wait_for(&self, what: &str, check: impl Fn(&Delivery) -> bool) -> Vec<Delivery> {
-        poll_until(what, || {
+        eventually(PATIENCE, what, || {
             let deliveries = self.deliveries();
             let found = deliveries.iter().any(&check);
             async move { found.then_some(deliveries) }

@@ -7,16 +7,17 @@
 //!
 //! # Layout
 //!
-//! - [`wait`]: [`eventually`] and [`eventually_async`], which poll a condition until a
-//!   deadline instead of sleeping for a guessed time, and [`within`], which turns a
-//!   hang into a test failure.
-//! - [`agents`]: small agents with observable behaviour — [`Echo`], [`Gated`],
-//!   [`Cancellable`], [`Fragile`], [`Asking`], [`Recorder`] — and the [`Calls`]
-//!   counter and [`Gate`] they are steered with.
+//! - [`wait`]: [`eventually`], the one helper that polls a condition until a
+//!   deadline instead of sleeping for a guessed time (and returns what the
+//!   condition found), and [`within`], which turns a hang into a test failure.
+//! - [`agents`]: every test agent, each with a name of its own — [`Echo`],
+//!   [`Gated`], [`Turnstile`], [`Cancellable`], [`Fragile`], [`Asking`],
+//!   [`Interviewer`], [`PayloadProbe`], [`ChunkCounter`], [`Recorder`] — and the
+//!   [`Calls`] counter and [`Gate`] they are steered with.
 //! - [`events`]: [`EventLog`], a subscriber that records every runtime event so a test
 //!   can assert on order and content after the fact.
-//! - [`http`]: a runtime behind a real HTTP edge on 127.0.0.1, raw JSON-RPC and SSE,
-//!   a local webhook receiver, and [`http::poll_until`].
+//! - [`http`]: the one edge fixture, [`http::TestEdge`] (a runtime behind a real
+//!   HTTP edge on 127.0.0.1), raw JSON-RPC and SSE, and a local webhook receiver.
 //!
 //! Time: tests whose subject is a timeout (idle passivation, cancel grace, shutdown
 //! deadline) run on paused tokio time (`#[tokio::test(start_paused = true)]`), which
@@ -28,9 +29,12 @@ pub mod events;
 pub mod http;
 pub mod wait;
 
-pub use agents::{Asking, Calls, Cancellable, Echo, Fragile, Gate, Gated, Recorder};
+pub use agents::{
+    Asking, Calls, Cancellable, ChunkCounter, Echo, Fragile, Gate, Gated, Interviewer,
+    PayloadProbe, Recorder, Turnstile,
+};
 pub use events::EventLog;
-pub use wait::{eventually, eventually_async, within};
+pub use wait::{PATIENCE, eventually, within};
 
 use agentyard::Task;
 

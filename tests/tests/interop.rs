@@ -386,22 +386,22 @@ fn agentyard_client_drives_an_sdk_1_x_server_with_0_3_compat() {
     client_drives(&server.base, None);
     client_drives(
         &server.base,
-        Some(agentyard_transport::a2a::v1::ProtocolVersion::V0_3),
+        Some(agentyard::a2a::v1::ProtocolVersion::V0_3),
     );
 }
 
 /// Send, stream and get with agentyard's client against the echo agent at `base`,
 /// in the version the card picks or `forced`.
-fn client_drives(base: &str, forced: Option<agentyard_transport::a2a::v1::ProtocolVersion>) {
-    use agentyard_transport::a2a::v1::ProtocolVersion;
-    use agentyard_transport::a2a::{
+fn client_drives(base: &str, forced: Option<agentyard::a2a::v1::ProtocolVersion>) {
+    use agentyard::a2a::v1::ProtocolVersion;
+    use agentyard::a2a::{
         Message, MessageSendParams, Part, SendMessageResult, StreamEvent, TaskQueryParams,
         TaskState,
     };
-    use agentyard_transport::client::{A2aClient, ClientOptions};
+    use agentyard::client::{A2aClient, ClientOptions};
     use futures::StreamExt as _;
 
-    fn echo_of(artifacts: Option<&Vec<agentyard_transport::a2a::Artifact>>) -> Vec<String> {
+    fn echo_of(artifacts: Option<&Vec<agentyard::a2a::Artifact>>) -> Vec<String> {
         artifacts
             .into_iter()
             .flatten()

@@ -31,6 +31,16 @@
 //! the request's `Host` names, so a service bound to `0.0.0.0` can advertise an
 //! address the client reached rather than one it cannot.
 //!
+//! # The JSON-RPC routes as layers
+//!
+//! A call passes tower layers before its handler, outermost first: `resolve` (which
+//! agent and card: 404; on the way out it echoes the activated extensions and names
+//! the call for the log line, whichever layer answered), `authenticate` (401), an
+//! optional cap on calls let in at once ([`ServerConfig::max_calls`]; the rest wait),
+//! and `read_whole_body` (415, 413, 408). The handler decodes the call and hands it
+//! to the service within the request timeout: that deadline stays in the handler, as
+//! its error names the call, which no layer has read.
+//!
 //! # Protocol versions
 //!
 //! Both versions are served on every agent endpoint. The version a request asks for
@@ -190,6 +200,25 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
         config: Arc::new(config),
         card_clock: Arc::default(),
     };
+    // The JSON-RPC routes' layers, outermost first: which agent (404), who calls
+    // (401), how many calls run at once (when limited), the body (415, 413, 408).
+    // The handler inside decodes and dispatches; the call's own deadline is its, as
+    // its error names the call.
+    let calls = state.config.max_calls();
+    let rpc_layers = tower::ServiceBuilder::new()
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            rpc::resolve::<S>,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            rpc::authenticate::<S>,
+        ))
+        .option_layer(calls.map(tower::limit::GlobalConcurrencyLimitLayer::new))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            rpc::read_whole_body::<S>,
+        ));
     let mut router = Router::new();
     if let Some(prefix) = strict {
         router = router
@@ -205,7 +234,9 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
     router
         .route(
             "/",
-            post(rpc::default_agent::<S>).fallback(cards::default_wrong_method::<S>),
+            post(rpc::call::<S>)
+                .route_layer(rpc_layers.clone())
+                .fallback(cards::default_wrong_method::<S>),
         )
         .route(
             "/.well-known/agent-card.json",
@@ -215,12 +246,16 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
         .route("/agents", get(cards::list::<S>))
         .route(
             "/agents/{name}",
-            post(rpc::named_agent::<S>).fallback(cards::agent_wrong_method::<S>),
+            post(rpc::call::<S>)
+                .route_layer(rpc_layers.clone())
+                .fallback(cards::agent_wrong_method::<S>),
         )
         // Some clients append a slash to an interface URL.
         .route(
             "/agents/{name}/",
-            post(rpc::named_agent::<S>).fallback(cards::agent_wrong_method::<S>),
+            post(rpc::call::<S>)
+                .route_layer(rpc_layers)
+                .fallback(cards::agent_wrong_method::<S>),
         )
         .route(
             "/agents/{name}/.well-known/agent-card.json",

@@ -188,6 +188,38 @@ impl CallContext {
     }
 }
 
+/// Why an agent has no authenticated extended card for a caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NoExtendedCard {
+    /// The caller presented no credentials: the card is for authenticated callers.
+    Anonymous,
+    /// The agent has no extended card configured.
+    NotConfigured,
+}
+
+/// The -32007 error (`AuthenticatedExtendedCardNotConfigured`) for `agent`: built
+/// here once, for the server's own answer to the method and for a service that
+/// answers it through [`A2aService::call`].
+#[must_use]
+pub fn no_extended_card(agent: &str, why: NoExtendedCard) -> JsonRpcError {
+    let (message, reason) = match why {
+        NoExtendedCard::Anonymous => (
+            format!(
+                "Authenticated Extended Card is not configured for unauthenticated callers of agent `{agent}`: present credentials"
+            ),
+            "unauthenticated",
+        ),
+        NoExtendedCard::NotConfigured => (
+            format!("Authenticated Extended Card is not configured for agent `{agent}`"),
+            "extended_card_not_configured",
+        ),
+    };
+    JsonRpcError::authenticated_extended_card_not_configured()
+        .with_message(message)
+        .with_data(serde_json::json!({"reason": reason}))
+}
+
 /// Answers A2A calls for the agents a server exposes.
 ///
 /// Implementations hold only handles (no per-request state) and must be cheap to call

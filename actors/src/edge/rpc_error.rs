@@ -1,7 +1,13 @@
 //! The one mapping from runtime and edge errors to JSON-RPC error objects (the table is
-//! in the [module docs](super)).
+//! in the [module docs](super)): `From<Error>` and `From<EdgeError>` for
+//! [`JsonRpcError`], and the edge's own refusals (a bad header, an agent not served,
+//! a media type refused). Nothing else in the edge builds an error object; -32007 is
+//! the transport's [`no_extended_card`](agentyard_transport::service::no_extended_card).
 
 use agentyard_policy::RejectionKind;
+use agentyard_transport::TaskId;
+use agentyard_transport::a2a::TaskState;
+use agentyard_transport::handoff::InvalidPayload;
 use agentyard_transport::jsonrpc::JsonRpcError;
 use serde_json::{Value, json};
 
@@ -119,6 +125,114 @@ pub fn from_edge(error: &EdgeError) -> JsonRpcError {
     JsonRpcError::invalid_params()
         .with_message(error.to_string())
         .with_data(json!({"reason": reason}))
+}
+
+impl From<Error> for JsonRpcError {
+    fn from(error: Error) -> Self {
+        from_runtime(&error)
+    }
+}
+
+impl From<EdgeError> for JsonRpcError {
+    fn from(error: EdgeError) -> Self {
+        from_edge(&error)
+    }
+}
+
+/// -32602: the call names an agent this server does not serve.
+pub(crate) fn not_served(agent: &str) -> JsonRpcError {
+    JsonRpcError::invalid_params()
+        .with_message(format!("no agent named `{agent}` is served here"))
+        .with_data(json!({"reason": "unknown_agent", "agent": agent}))
+}
+
+/// -32003: push notifications are switched off on this server.
+pub(crate) fn push_disabled() -> JsonRpcError {
+    JsonRpcError::push_notification_not_supported()
+        .with_message(
+            "Push Notification is not supported: push notifications are disabled on this server",
+        )
+        .with_data(json!({"reason": "push_disabled"}))
+}
+
+/// -32603: a task stream that did not start with its task (the runtime always
+/// starts one so; this is a bug, said plainly).
+pub(crate) fn stream_without_task(task_id: Option<&TaskId>) -> JsonRpcError {
+    let message = match task_id {
+        Some(id) => {
+            format!("Internal error: the stream of task `{id}` did not start with the task")
+        }
+        None => String::from("Internal error: the task stream did not start with the task"),
+    };
+    JsonRpcError::internal_error().with_message(message)
+}
+
+/// -32004 (A2A 1.0 `SubscribeToTask`): the task has already ended.
+pub(crate) fn ended_task_not_subscribable(task_id: &TaskId, state: TaskState) -> JsonRpcError {
+    JsonRpcError::unsupported_operation()
+        .with_message(format!(
+            "Unsupported operation: task `{task_id}` has already ended ({state}); GetTask returns it"
+        ))
+        .with_data(json!({"taskId": task_id, "state": state}))
+}
+
+/// -32602: the message's handoff data part is not a valid payload.
+pub(crate) fn invalid_payload(invalid: &InvalidPayload) -> JsonRpcError {
+    JsonRpcError::invalid_params()
+        .with_message(format!(
+            "invalid message: the handoff payload in `message.parts` is invalid: {invalid}"
+        ))
+        .with_data(json!({"reason": "invalid_payload"}))
+}
+
+/// -32602: the `Idempotency-Key` header has `problem`.
+pub(crate) fn invalid_idempotency_key(problem: &str) -> JsonRpcError {
+    JsonRpcError::invalid_params()
+        .with_message(format!("the Idempotency-Key header {problem}"))
+        .with_data(json!({"reason": "invalid_idempotency_key"}))
+}
+
+/// -32005: the agent produces none of the media types the request accepts.
+pub(crate) fn output_mode_not_accepted(
+    agent: &str,
+    accepted: &[String],
+    produced: &[String],
+) -> JsonRpcError {
+    JsonRpcError::content_type_not_supported()
+        .with_message(format!(
+            "Incompatible content types: agent `{agent}` produces {produced:?}, and the request accepts only {accepted:?}"
+        ))
+        .with_data(json!({
+            "reason": "output_mode_not_accepted",
+            "accepted": accepted,
+            "produced": produced,
+        }))
+}
+
+/// -32005: part `index` of the message is of a media type the agent does not accept.
+pub(crate) fn input_mode_not_accepted(
+    agent: &str,
+    index: usize,
+    media: &str,
+    accepted: &[String],
+) -> JsonRpcError {
+    JsonRpcError::content_type_not_supported()
+        .with_message(format!(
+            "Incompatible content types: `message.parts[{index}]` is {media}, and agent `{agent}` accepts only {accepted:?}"
+        ))
+        .with_data(json!({
+            "reason": "input_mode_not_accepted",
+            "part": index,
+            "mediaType": media,
+            "accepted": accepted,
+        }))
+}
+
+/// -32602 with `detail` after the standard message.
+pub(crate) fn invalid_params(detail: String) -> JsonRpcError {
+    let error = JsonRpcError::invalid_params();
+    let message = format!("{}: {detail}", error.message);
+    error.with_message(message)
 }
 
 #[cfg(test)]

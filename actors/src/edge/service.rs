@@ -13,7 +13,8 @@ use agentyard_transport::a2a::{
 use agentyard_transport::handoff::{self, HANDOFF_EXTENSION_URI, PayloadType};
 use agentyard_transport::jsonrpc::{A2aRequest, JsonRpcError};
 use agentyard_transport::service::{
-    A2aResult, A2aService, CallContext, NumberedEventStream, Principal, Reply,
+    A2aResult, A2aService, CallContext, NoExtendedCard, NumberedEventStream, Principal, Reply,
+    no_extended_card,
 };
 use agentyard_transport::{TaskId, a2a};
 use futures::{Stream, StreamExt};
@@ -154,19 +155,17 @@ impl SupervisorService {
     }
 
     fn exposed(&self, agent: &str) -> Result<&Exposed, JsonRpcError> {
-        self.inner.agents.get(agent).ok_or_else(|| {
-            JsonRpcError::invalid_params()
-                .with_message(format!("no agent named `{agent}` is served here"))
-                .with_data(json!({"reason": "unknown_agent", "agent": agent}))
-        })
+        self.inner
+            .agents
+            .get(agent)
+            .ok_or_else(|| rpc_error::not_served(agent))
     }
 
     fn push_or_unsupported(&self) -> Result<&PushNotifier, JsonRpcError> {
-        self.inner.push.as_ref().ok_or_else(|| {
-            JsonRpcError::push_notification_not_supported()
-                .with_message("Push Notification is not supported: push notifications are disabled on this server")
-                .with_data(json!({"reason": "push_disabled"}))
-        })
+        self.inner
+            .push
+            .as_ref()
+            .ok_or_else(rpc_error::push_disabled)
     }
 
     async fn dispatch(
@@ -175,7 +174,7 @@ impl SupervisorService {
         request: A2aRequest,
     ) -> Result<Reply, JsonRpcError> {
         let agent = self.exposed(&context.agent)?;
-        let activated = context.has_extension(HANDOFF_EXTENSION_URI);
+        let activated = Handoffs::of(&context);
         tracing::debug!(
             agent = %agent.name,
             method = request.method(),
@@ -208,7 +207,7 @@ impl SupervisorService {
                     .supervisor
                     .cancel_task(&params.id)
                     .await
-                    .map_err(|e| rpc_error::from_runtime(&e))?;
+                    .map_err(JsonRpcError::from)?;
                 decorate_task(&mut task, activated);
                 Ok(Reply::Result(task.into()))
             }
@@ -230,25 +229,19 @@ impl SupervisorService {
                     .supervisor
                     .resubscribe_after(&params.id, None)
                     .await
-                    .map_err(|e| rpc_error::from_runtime(&e))?;
+                    .map_err(JsonRpcError::from)?;
                 let mut updates = Box::pin(updates);
                 let Some((seq, a2a::StreamEvent::Task(task))) = updates.next().await else {
                     // The runtime always starts a task stream with the task.
-                    return Err(JsonRpcError::internal_error().with_message(format!(
-                        "Internal error: the stream of task `{}` did not start with the task",
-                        params.id
-                    )));
+                    return Err(rpc_error::stream_without_task(Some(&params.id)));
                 };
                 // 0.3 streams an ended task as itself; 1.0 refuses to subscribe to one
                 // (the proto's `SubscribeToTask`: UnsupportedOperationError).
                 if context.version == ProtocolVersion::V1_0 && task.status.state.is_terminal() {
-                    return Err(JsonRpcError::unsupported_operation()
-                        .with_message(format!(
-                            "Unsupported operation: task `{}` has already ended ({}); \
-                             GetTask returns it",
-                            params.id, task.status.state
-                        ))
-                        .with_data(json!({"taskId": params.id, "state": task.status.state})));
+                    return Err(rpc_error::ended_task_not_subscribable(
+                        &params.id,
+                        task.status.state,
+                    ));
                 }
                 let started = Started { task, seq, updates };
                 Ok(Reply::NumberedStream(wire_stream(started, None, activated)))
@@ -260,7 +253,7 @@ impl SupervisorService {
                 let stored = push
                     .set_for(config, task.status.state.is_terminal(), context.version)
                     .await
-                    .map_err(|e| rpc_error::from_edge(&e))?;
+                    .map_err(JsonRpcError::from)?;
                 Ok(Reply::Result(stored.into()))
             }
             A2aRequest::GetTaskPushNotificationConfig(params) => {
@@ -269,7 +262,7 @@ impl SupervisorService {
                 self.task_summary(&params.id).await?;
                 let config = push
                     .get(&params.id, params.push_notification_config_id.as_deref())
-                    .map_err(|e| rpc_error::from_edge(&e))?;
+                    .map_err(JsonRpcError::from)?;
                 Ok(Reply::Result(config.into()))
             }
             A2aRequest::ListTaskPushNotificationConfig(params) => {
@@ -295,22 +288,11 @@ impl SupervisorService {
                 let card = match &context.principal {
                     Some(principal) => self.extended_card(&agent.name, principal),
                     None => {
-                        return Err(JsonRpcError::authenticated_extended_card_not_configured()
-                            .with_message(format!(
-                                "Authenticated Extended Card is not configured for unauthenticated callers of agent `{}`: present credentials",
-                                agent.name
-                            ))
-                            .with_data(json!({"reason": "unauthenticated"})));
+                        return Err(no_extended_card(&agent.name, NoExtendedCard::Anonymous));
                     }
                 };
-                let card = card.ok_or_else(|| {
-                    JsonRpcError::authenticated_extended_card_not_configured()
-                        .with_message(format!(
-                            "Authenticated Extended Card is not configured for agent `{}`",
-                            agent.name
-                        ))
-                        .with_data(json!({"reason": "extended_card_not_configured"}))
-                })?;
+                let card = card
+                    .ok_or_else(|| no_extended_card(&agent.name, NoExtendedCard::NotConfigured))?;
                 Ok(Reply::Result(card.into()))
             }
         }
@@ -330,7 +312,7 @@ impl SupervisorService {
             .supervisor
             .task_owner(task_id)
             .await
-            .map_err(|e| rpc_error::from_runtime(&e))?;
+            .map_err(JsonRpcError::from)?;
         let principal = context.principal.as_ref().map(|p| p.name.as_str());
         match owner {
             Some(owner)
@@ -352,7 +334,7 @@ impl SupervisorService {
         &self,
         context: &CallContext,
         params: v1::ListTasksRequest,
-        activated: bool,
+        activated: Handoffs,
     ) -> Result<v1::ListTasksResponse, JsonRpcError> {
         let page_size = match params.page_size {
             None => DEFAULT_PAGE_SIZE,
@@ -410,7 +392,7 @@ impl SupervisorService {
             .supervisor
             .list_tasks(&filter, usize::try_from(page_size).unwrap_or(1), before)
             .await
-            .map_err(|e| rpc_error::from_runtime(&e))?;
+            .map_err(JsonRpcError::from)?;
         let include_artifacts = params.include_artifacts == Some(true);
         let tasks = page
             .tasks
@@ -448,7 +430,7 @@ impl SupervisorService {
             .supervisor
             .context_principal(context_id)
             .await
-            .map_err(|e| rpc_error::from_runtime(&e))?;
+            .map_err(JsonRpcError::from)?;
         let principal = context.principal.as_ref().map(|p| p.name.as_str());
         if owner.is_some_and(|owner| Some(&*owner) != principal) {
             tracing::debug!(
@@ -466,7 +448,7 @@ impl SupervisorService {
             .supervisor
             .get_task(task_id, None)
             .await
-            .map_err(|e| rpc_error::from_runtime(&e))
+            .map_err(JsonRpcError::from)
     }
 
     /// The task without history, to check it exists.
@@ -475,7 +457,7 @@ impl SupervisorService {
             .supervisor
             .get_task(task_id, Some(0))
             .await
-            .map_err(|e| rpc_error::from_runtime(&e))
+            .map_err(JsonRpcError::from)
     }
 
     /// Checks a send's params and turns them into a supervisor send.
@@ -493,13 +475,15 @@ impl SupervisorService {
         let configuration = configuration.unwrap_or_default();
         check_output_modes(agent, &configuration)?;
         check_input_modes(agent, &message)?;
+        // Read once here; the send path takes the payload as read.
+        let mut read_payload = None;
         if context.has_extension(HANDOFF_EXTENSION_URI) {
-            if let Some(Err(invalid)) = handoff::payload_from_message(&message) {
-                return Err(JsonRpcError::invalid_params()
-                    .with_message(format!(
-                        "invalid message: the handoff payload in `message.parts` is invalid: {invalid}"
-                    ))
-                    .with_data(json!({"reason": "invalid_payload"})));
+            match handoff::payload_from_message(&message) {
+                Some(Err(invalid)) => {
+                    return Err(rpc_error::invalid_payload(&invalid));
+                }
+                Some(Ok(payload)) => read_payload = Some(payload),
+                None => {}
             }
         } else {
             strip_handoff_markers(&mut message);
@@ -512,9 +496,7 @@ impl SupervisorService {
         let webhook = match configuration.push_notification_config {
             Some(webhook) => {
                 let push = self.push_or_unsupported()?;
-                push.validate(&webhook)
-                    .await
-                    .map_err(|e| rpc_error::from_edge(&e))?;
+                push.validate(&webhook).await.map_err(JsonRpcError::from)?;
                 Some((webhook, context.version))
             }
             None => None,
@@ -543,6 +525,7 @@ impl SupervisorService {
         if let Some(key) = idempotency_key {
             request = request.idempotency_key(key);
         }
+        request.read_payload = read_payload;
         Ok((request, webhook))
     }
 
@@ -558,12 +541,11 @@ impl SupervisorService {
             .supervisor
             .stream_numbered(request)
             .await
-            .map_err(|e| rpc_error::from_runtime(&e))?;
+            .map_err(JsonRpcError::from)?;
         let mut updates: std::pin::Pin<Box<dyn Stream<Item = NumberedEvent> + Send>> =
             Box::pin(updates);
         let Some((seq, a2a::StreamEvent::Task(task))) = updates.next().await else {
-            return Err(JsonRpcError::internal_error()
-                .with_message("Internal error: the task stream did not start with the task"));
+            return Err(rpc_error::stream_without_task(None));
         };
         if let Some(webhook) = webhook {
             self.register(&task, webhook).await?;
@@ -581,7 +563,7 @@ impl SupervisorService {
         };
         push.set_for(config, false, version)
             .await
-            .map_err(|e| rpc_error::from_edge(&e))?;
+            .map_err(JsonRpcError::from)?;
         if let Ok(current) = self.inner.supervisor.get_task(&task.id, Some(0)).await {
             push.notify_current(&current);
         }
@@ -596,7 +578,7 @@ impl SupervisorService {
     ) -> Result<SendMessageResult, JsonRpcError> {
         let blocking = params.is_blocking();
         let history_length = params.history_length();
-        let activated = context.has_extension(HANDOFF_EXTENSION_URI);
+        let activated = Handoffs::of(context);
         let (request, webhook) = self.prepare(agent, context, params).await?;
         let wait = self.inner.blocking_wait;
         let mut task = if blocking && webhook.is_none() {
@@ -607,7 +589,7 @@ impl SupervisorService {
                 .supervisor
                 .send_and_wait_for(request, wait)
                 .await
-                .map_err(|e| rpc_error::from_runtime(&e))?
+                .map_err(JsonRpcError::from)?
                 .task;
             if !task.status.state.is_terminal() && !task.status.state.is_interrupted() {
                 tracing::info!(
@@ -645,7 +627,7 @@ impl SupervisorService {
                 .supervisor
                 .send(request)
                 .await
-                .map_err(|e| rpc_error::from_runtime(&e))?;
+                .map_err(JsonRpcError::from)?;
             if let Some(webhook) = webhook {
                 self.register(&submitted.task, webhook).await?;
             }
@@ -670,7 +652,7 @@ impl SupervisorService {
         params: MessageSendParams,
     ) -> Result<NumberedEventStream, JsonRpcError> {
         let history_length = params.history_length();
-        let activated = context.has_extension(HANDOFF_EXTENSION_URI);
+        let activated = Handoffs::of(context);
         let (request, webhook) = self.prepare(agent, context, params).await?;
         let started = self.start(request, webhook).await?;
         Ok(wire_stream(started, history_length, activated))
@@ -783,9 +765,7 @@ fn checked_idempotency_key(context: &CallContext) -> Result<Option<String>, Json
     };
     match problem {
         None => Ok(Some(key.clone())),
-        Some(problem) => Err(JsonRpcError::invalid_params()
-            .with_message(format!("the Idempotency-Key header {problem}"))
-            .with_data(json!({"reason": "invalid_idempotency_key"}))),
+        Some(problem) => Err(rpc_error::invalid_idempotency_key(problem)),
     }
 }
 
@@ -895,16 +875,11 @@ fn check_output_modes(
     {
         return Ok(());
     }
-    Err(JsonRpcError::content_type_not_supported()
-        .with_message(format!(
-            "Incompatible content types: agent `{}` produces {:?}, and the request accepts only {accepted:?}",
-            agent.name, agent.output_modes
-        ))
-        .with_data(json!({
-            "reason": "output_mode_not_accepted",
-            "accepted": accepted,
-            "produced": agent.output_modes,
-        })))
+    Err(rpc_error::output_mode_not_accepted(
+        &agent.name,
+        accepted,
+        &agent.output_modes,
+    ))
 }
 
 /// -32005 when a part's media type is not one the agent accepts. Text parts are
@@ -926,17 +901,12 @@ fn check_input_modes(agent: &Exposed, message: &Message) -> Result<(), JsonRpcEr
         };
         let Some(media) = media else { continue };
         if !agent.input_modes.iter().any(|m| media_matches(m, media)) {
-            return Err(JsonRpcError::content_type_not_supported()
-                .with_message(format!(
-                    "Incompatible content types: `message.parts[{index}]` is {media}, and agent `{}` accepts only {:?}",
-                    agent.name, agent.input_modes
-                ))
-                .with_data(json!({
-                    "reason": "input_mode_not_accepted",
-                    "part": index,
-                    "mediaType": media,
-                    "accepted": agent.input_modes,
-                })));
+            return Err(rpc_error::input_mode_not_accepted(
+                &agent.name,
+                index,
+                media,
+                &agent.input_modes,
+            ));
         }
     }
     Ok(())
@@ -988,12 +958,7 @@ fn parse_time(text: &str) -> Option<time::OffsetDateTime> {
     time::OffsetDateTime::parse(text, &time::format_description::well_known::Rfc3339).ok()
 }
 
-/// -32602 with `detail` after the standard message.
-fn invalid_params(detail: String) -> JsonRpcError {
-    let error = JsonRpcError::invalid_params();
-    let message = format!("{}: {detail}", error.message);
-    error.with_message(message)
-}
+use rpc_error::invalid_params;
 
 /// Keeps the `n` most recent history messages (all when `None`; none for 0).
 fn trim_history(task: &mut Task, n: Option<u32>) {
@@ -1028,9 +993,29 @@ fn mark(metadata: &mut Option<Metadata>, payload_type: PayloadType) {
     );
 }
 
+/// Whether a call activated the handoff extension, named: with it, tasks and
+/// stream events carry the payload type they answer in their metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Handoffs {
+    /// The caller activated the extension: payload types are marked.
+    Marked,
+    /// It did not: a handoff data part is an ordinary data part.
+    Plain,
+}
+
+impl Handoffs {
+    fn of(context: &CallContext) -> Self {
+        if context.has_extension(HANDOFF_EXTENSION_URI) {
+            Self::Marked
+        } else {
+            Self::Plain
+        }
+    }
+}
+
 /// With the extension activated, puts the task's payload type in its metadata.
-fn decorate_task(task: &mut Task, activated: bool) {
-    if !activated {
+fn decorate_task(task: &mut Task, activated: Handoffs) {
+    if activated == Handoffs::Plain {
         return;
     }
     if let Some(payload_type) = payload_type_of(task) {
@@ -1044,17 +1029,16 @@ fn decorate_task(task: &mut Task, activated: bool) {
 fn wire_stream(
     started: Started,
     history_length: Option<u32>,
-    activated: bool,
+    activated: Handoffs,
 ) -> NumberedEventStream {
     let Started {
         mut task,
         seq,
         updates,
     } = started;
-    let payload_type = if activated {
-        payload_type_of(&task)
-    } else {
-        None
+    let payload_type = match activated {
+        Handoffs::Marked => payload_type_of(&task),
+        Handoffs::Plain => None,
     };
     if let Some(payload_type) = payload_type {
         mark(&mut task.metadata, payload_type);

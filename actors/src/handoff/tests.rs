@@ -65,3 +65,16 @@ fn a_json_text_that_is_a_valid_payload_is_typed() {
     assert_eq!(handoff.payload_type, Some(PayloadType::Question));
     assert_eq!(handoff.payload_json.as_deref(), Some(json.as_str()));
 }
+
+#[test]
+fn a_payload_the_edge_already_read_is_taken_as_read() {
+    // The edge validated the data part; the send path does not decode it again.
+    let mut request = SendRequest::new("a", Message::user_text("prose"));
+    request.read_payload = Some(question());
+    let handoff = Handoff::prepare(&mut request).expect("valid");
+    assert_eq!(handoff.payload_type, Some(PayloadType::Question));
+    assert!(
+        request.read_payload.is_none(),
+        "taken, not kept for a second use"
+    );
+}

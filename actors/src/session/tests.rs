@@ -27,7 +27,7 @@ async fn spawn() -> ActorRef<SessionMsg> {
     let (actor, _) = ractor::Actor::spawn(
         None,
         SessionActor,
-        SessionActor::args(Arc::new(Replies) as Arc<dyn DynAgent>, &key),
+        SessionActor::args(Arc::new(Replies) as Arc<dyn DynAgent>, &key, Runs::InTurn),
     )
     .await
     .expect("spawned");

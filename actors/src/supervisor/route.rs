@@ -31,7 +31,7 @@ use crate::send::{
     Follow, SendRequest, SessionKey, Submitted, Watcher, caller, is_settled, mark_deduplicated,
     policy_request,
 };
-use crate::session::{SessionActor, SessionMsg};
+use crate::session::{Runs, SessionActor, SessionMsg};
 use crate::store::{StoreError, TaskOwner};
 use crate::task::Work;
 
@@ -64,7 +64,11 @@ impl Core {
             ractor::ActorRuntime::spawn_linked_instant(
                 None,
                 SessionActor,
-                SessionActor::args(agent as Arc<dyn DynAgent>, key),
+                SessionActor::args(
+                    agent as Arc<dyn DynAgent>,
+                    key,
+                    Runs::for_limit(self.config.session_limit),
+                ),
                 supervisor,
             )
             .map(|(actor, _)| actor)
@@ -214,6 +218,7 @@ impl Supervisor {
                     &seat.settle.key,
                     &seat.session,
                     envelope,
+                    follow,
                 )
                 .await?;
             Ok::<_, Refusal>((seat, opened))
@@ -251,7 +256,8 @@ impl Supervisor {
         let work = Work {
             port: Arc::clone(&self.core) as Arc<dyn crate::port::Port>,
             agent_name: agent,
-            message: request.message.clone(),
+            // Every step that reads the message is done: it moves on to the agent.
+            message: std::mem::replace(&mut request.message, Message::new(Role::User, Vec::new())),
             handoff,
             metadata: request.metadata.take(),
             extensions: std::mem::take(&mut request.extensions),
@@ -484,7 +490,10 @@ impl Supervisor {
     }
 
     /// Step: the task — a new one created `submitted`, or the continued one taken
-    /// out of `input-required` with the message added to its history.
+    /// out of `input-required` with the message added to its history. What it
+    /// returns of the task is what the caller gets back as submitted; a caller that
+    /// follows only the task's state reads the task again once it settles, so it
+    /// gets the task's head alone, not a copy of its history.
     async fn open_or_continue(
         &self,
         request: &mut SendRequest,
@@ -492,6 +501,7 @@ impl Supervisor {
         key: &SessionKey,
         session: &Arc<SessionShared>,
         envelope: &mut Envelope,
+        follow: Follow,
     ) -> std::result::Result<(Task, TaskEvents, CancellationToken), Refusal> {
         let core = &self.core;
         let context_id = &key.context_id;
@@ -537,7 +547,14 @@ impl Supervisor {
             }
             resumed.map_err(|e| terminal_to_error(e, &task.id))?;
             events.channel.set_state(TaskState::Submitted);
-            let task = self.get_task(&task.id, None).await?;
+            let task = match follow {
+                Follow::State => Task::new(
+                    task.id.clone(),
+                    task.context_id.clone(),
+                    TaskStatus::new(TaskState::Submitted),
+                ),
+                Follow::Nothing | Follow::Updates => self.get_task(&task.id, None).await?,
+            };
             return Ok((task, events, cancel));
         }
         let task_id = TaskId::mint();
@@ -552,10 +569,15 @@ impl Supervisor {
             Arc::clone(&key.agent),
             request.principal.as_deref().map(Arc::from),
         );
+        let submitted = match follow {
+            Follow::State => Task::new(task_id.clone(), context_id.clone(), task.status.clone()),
+            Follow::Nothing | Follow::Updates => task.clone(),
+        };
         core.store
-            .insert_owned(task.clone(), owner)
+            .insert_owned(task, owner)
             .await
             .map_err(Error::from)?;
+        let task = submitted;
         let channel = TaskChannel::new(TaskState::Submitted, core.config.stream_capacity);
         let cancel = CancellationToken::new();
         envelope.task_id = Some(task_id.clone());

@@ -4,6 +4,7 @@ use super::*;
 use crate::agent::{Agent, AgentError, TaskContext};
 use crate::store::InMemoryTaskStore;
 use agentyard_policy::AllowAll;
+use agentyard_transport::a2a::Message;
 
 struct Echo;
 

@@ -3,11 +3,11 @@
 //! `WWW-Authenticate`, the caller's principal is who the runtime sees as the sender,
 //! the extended card is for authenticated callers only, and oversized bodies get 413.
 
+use agentyard::a2a::{AgentSkill, Message, MessageSendParams, SendMessageResult};
+use agentyard::client::{A2aClient, ClientOptions};
+use agentyard::edge::{AgentSettings, EdgeAuth};
 use agentyard::{EventKind, Received};
-use agentyard_actors::edge::{AgentSettings, EdgeAuth};
 use agentyard_tests::http::{TestEdge, text_message};
-use agentyard_transport::a2a::{AgentSkill, Message, MessageSendParams, SendMessageResult};
-use agentyard_transport::client::{A2aClient, ClientOptions};
 use serde_json::json;
 
 const KEY: &str = "key-for-ci";

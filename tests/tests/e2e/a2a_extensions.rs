@@ -3,15 +3,15 @@
 //! typed task delegation reaches the agent typed, with its payloadType on the
 //! events; without activation the same message still works as free text.
 
-use agentyard::{EventKind, Received};
-use agentyard_actors::edge::AgentSettings;
-use agentyard_tests::http::{TestEdge, text_message};
-use agentyard_transport::a2a::{
+use agentyard::a2a::{
     AgentExtension, Message, MessageSendParams, Role, SendMessageResult, StreamEvent,
 };
-use agentyard_transport::client::ClientOptions;
-use agentyard_transport::handoff::{self, HANDOFF_EXTENSION_URI, HandoffPayload, TaskDelegation};
-use agentyard_transport::jsonrpc::A2aRequest;
+use agentyard::client::ClientOptions;
+use agentyard::edge::AgentSettings;
+use agentyard::handoff::{self, HANDOFF_EXTENSION_URI, HandoffPayload, TaskDelegation};
+use agentyard::jsonrpc::A2aRequest;
+use agentyard::{EventKind, Received};
+use agentyard_tests::http::{TestEdge, text_message};
 use futures::StreamExt as _;
 use serde_json::{Value, json};
 
@@ -29,7 +29,7 @@ fn delegation() -> Message {
     handoff::into_message(Role::User, "please review PR #42", &payload)
 }
 
-fn marker(metadata: Option<&agentyard_transport::a2a::Metadata>) -> Option<Value> {
+fn marker(metadata: Option<&agentyard::a2a::Metadata>) -> Option<Value> {
     metadata.and_then(|m| m.get(HANDOFF_EXTENSION_URI)).cloned()
 }
 
@@ -195,7 +195,7 @@ async fn an_invalid_payload_with_the_extension_active_names_the_field() {
         )
         .await;
     let mut message = delegation();
-    if let agentyard_transport::a2a::Part::Data(data) = &mut message.parts[1] {
+    if let agentyard::a2a::Part::Data(data) = &mut message.parts[1] {
         data.data.remove("taskTitle");
     }
     let error = client

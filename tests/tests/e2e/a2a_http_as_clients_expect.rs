@@ -6,9 +6,10 @@
 
 use std::time::Duration;
 
+use agentyard::edge::EdgeAuth;
 use agentyard::policy::{Pattern, Rule, RulePolicy};
-use agentyard_actors::edge::EdgeAuth;
-use agentyard_tests::http::{PATIENCE, TestEdge, poll_until, text_message};
+use agentyard_tests::http::{TestEdge, text_message};
+use agentyard_tests::{PATIENCE, eventually};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
@@ -151,7 +152,7 @@ async fn a_blocking_send_past_the_request_timeout_answers_with_the_working_task(
     let id = task["id"].as_str().expect("the task's id").to_owned();
     // The task went on; once it may finish, tasks/get sees it completed.
     edge.open_gate(1);
-    poll_until("the task to complete", || async {
+    eventually(PATIENCE, "the task to complete", || async {
         let got = edge.rpc("gated", "tasks/get", json!({"id": id})).await;
         (got["result"]["status"]["state"] == "completed").then_some(())
     })

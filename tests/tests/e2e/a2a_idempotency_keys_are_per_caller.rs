@@ -6,11 +6,11 @@
 //! is not a key.
 
 use agentyard::InMemoryTaskStore;
+use agentyard::edge::EdgeAuth;
+use agentyard::handoff::HANDOFF_EXTENSION_URI;
 use agentyard::handoff::{self, HandoffPayload, TaskDelegation};
 use agentyard::{Role, TaskState};
-use agentyard_actors::edge::EdgeAuth;
 use agentyard_tests::http::{TestEdge, sse_data, text_message};
-use agentyard_transport::handoff::HANDOFF_EXTENSION_URI;
 use serde_json::{Value, json};
 
 const ALICE: &str = "token-for-alice";

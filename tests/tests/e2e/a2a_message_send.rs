@@ -2,13 +2,14 @@
 //! `historyLength`, conversations and input-required turns, and a Message answer for
 //! an agent configured to give one.
 
-use agentyard_actors::edge::AgentSettings;
-use agentyard_tests::http::{TestEdge, poll_until};
-use agentyard_transport::a2a::{
+use agentyard::a2a::{
     Message, MessageSendConfiguration, MessageSendParams, SendMessageResult, Task, TaskQueryParams,
     TaskState,
 };
-use agentyard_transport::client::{A2aClient, ClientError};
+use agentyard::client::{A2aClient, ClientError};
+use agentyard::edge::AgentSettings;
+use agentyard_tests::http::TestEdge;
+use agentyard_tests::{PATIENCE, eventually};
 
 fn params(message: Message, configuration: MessageSendConfiguration) -> MessageSendParams {
     MessageSendParams {
@@ -92,7 +93,7 @@ async fn a_non_blocking_send_returns_at_once_and_the_task_goes_on() {
         submitted.status.state
     );
     edge.open_gate(1);
-    let done = poll_until("the task to complete", || {
+    let done = eventually(PATIENCE, "the task to complete", || {
         let client = client.clone();
         let id = submitted.id.clone();
         async move {
@@ -185,7 +186,7 @@ async fn an_agent_configured_for_it_answers_with_a_message() {
 async fn a_send_without_parts_is_invalid_params() {
     let edge = TestEdge::start().await;
     let client = edge.client("echo").await;
-    let empty = Message::new(agentyard_transport::a2a::Role::User, Vec::new());
+    let empty = Message::new(agentyard::a2a::Role::User, Vec::new());
     let error: ClientError = client
         .send_message(MessageSendParams::new(empty))
         .await

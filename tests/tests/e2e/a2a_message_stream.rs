@@ -3,10 +3,9 @@
 //! status update and then the end of the stream; a client that disconnects does not
 //! cancel the task.
 
-use agentyard_tests::http::{TestEdge, poll_until, text_message};
-use agentyard_transport::a2a::{
-    Message, MessageSendParams, StreamEvent, TaskQueryParams, TaskState,
-};
+use agentyard::a2a::{Message, MessageSendParams, StreamEvent, TaskQueryParams, TaskState};
+use agentyard_tests::http::{TestEdge, text_message};
+use agentyard_tests::{PATIENCE, eventually};
 use futures::StreamExt as _;
 use serde_json::json;
 
@@ -106,14 +105,18 @@ async fn a_client_that_disconnects_does_not_cancel_the_task() {
     };
     drop(stream);
     edge.open_gate(1);
-    let done = poll_until("the task to complete after the disconnect", || {
-        let client = client.clone();
-        let id = task.id.clone();
-        async move {
-            let task = client.get_task(TaskQueryParams::new(id)).await.ok()?;
-            task.status.state.is_terminal().then_some(task)
-        }
-    })
+    let done = eventually(
+        PATIENCE,
+        "the task to complete after the disconnect",
+        || {
+            let client = client.clone();
+            let id = task.id.clone();
+            async move {
+                let task = client.get_task(TaskQueryParams::new(id)).await.ok()?;
+                task.status.state.is_terminal().then_some(task)
+            }
+        },
+    )
     .await;
     assert_eq!(done.status.state, TaskState::Completed);
     edge.stop().await;

@@ -2,9 +2,9 @@
 //! endpoint (HTTP 404), and each exposed agent's card points at a URL that really
 //! serves it.
 
-use agentyard_actors::edge::EdgeConfig;
+use agentyard::edge::EdgeConfig;
+use agentyard::handoff::HANDOFF_EXTENSION_URI;
 use agentyard_tests::http::{TestEdge, text_message};
-use agentyard_transport::handoff::HANDOFF_EXTENSION_URI;
 use serde_json::{Value, json};
 
 async fn get(edge: &TestEdge, path: &str) -> (u16, Value) {
@@ -146,7 +146,7 @@ async fn a_configuration_naming_a_hidden_agent_fails_at_start_naming_the_key() {
         .build()
         .await
         .expect("runtime");
-    let error = agentyard_actors::edge::Edge::start(
+    let error = agentyard::edge::Edge::start(
         runtime.supervisor().clone(),
         EdgeConfig::default().default_agent("hidden"),
     )

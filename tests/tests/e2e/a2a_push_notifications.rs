@@ -3,15 +3,15 @@
 //! webhooks per task, and the SSRF guard refusing addresses the operator did not
 //! allow (refused at set time: no request is ever sent to them).
 
-use agentyard_actors::edge::{EdgeConfig, NOTIFICATION_TOKEN_HEADER, PushConfig};
-use agentyard_tests::http::{Delivery, TestEdge, WebhookReceiver, text_message};
-use agentyard_transport::a2a::{
+use agentyard::a2a::{
     DeleteTaskPushNotificationConfigParams, GetTaskPushNotificationConfigParams,
     ListTaskPushNotificationConfigParams, Message, MessageSendConfiguration, MessageSendParams,
     PushNotificationAuthenticationInfo, PushNotificationConfig, SendMessageResult, Task,
     TaskPushNotificationConfig,
 };
-use agentyard_transport::client::A2aClient;
+use agentyard::client::A2aClient;
+use agentyard::edge::{EdgeConfig, NOTIFICATION_TOKEN_HEADER, PushConfig};
+use agentyard_tests::http::{Delivery, TestEdge, WebhookReceiver, text_message};
 use serde_json::json;
 
 fn webhook(url: &str, token: Option<&str>) -> PushNotificationConfig {

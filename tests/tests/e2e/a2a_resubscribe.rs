@@ -1,11 +1,11 @@
 //! `tasks/resubscribe` over SSE: a client reconnects to a running task (however it
 //! was started) and sees the rest of its updates; an ended task yields only itself.
 
-use agentyard_tests::http::TestEdge;
-use agentyard_transport::a2a::{
+use agentyard::a2a::{
     Message, MessageSendConfiguration, MessageSendParams, SendMessageResult, StreamEvent,
     TaskIdParams, TaskState,
 };
+use agentyard_tests::http::TestEdge;
 use futures::StreamExt as _;
 use serde_json::json;
 

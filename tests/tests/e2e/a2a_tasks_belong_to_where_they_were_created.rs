@@ -4,8 +4,8 @@
 //! belong to the principal that created them. Everyone else gets `TaskNotFound`
 //! (-32001), word for word what an unknown id gets.
 
+use agentyard::edge::EdgeAuth;
 use agentyard::{Message, SendRequest};
-use agentyard_actors::edge::EdgeAuth;
 use agentyard_tests::http::{TestEdge, sse_data, text_message};
 use serde_json::{Value, json};
 

@@ -1,12 +1,12 @@
 //! `tasks/cancel` over HTTP: a running task ends `canceled` (streams see it as their
 //! final update), and an ended task is -32002.
 
-use agentyard_tests::http::TestEdge;
-use agentyard_transport::a2a::{
+use agentyard::a2a::{
     Message, MessageSendConfiguration, MessageSendParams, SendMessageResult, StreamEvent, Task,
     TaskIdParams, TaskQueryParams, TaskState,
 };
-use agentyard_transport::client::A2aClient;
+use agentyard::client::A2aClient;
+use agentyard_tests::http::TestEdge;
 use futures::StreamExt as _;
 
 async fn start_gated(client: &A2aClient) -> Task {

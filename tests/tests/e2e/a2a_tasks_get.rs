@@ -1,12 +1,12 @@
 //! `tasks/get` over HTTP: the task as it stands, `historyLength` as the most recent N,
 //! and the errors of an unknown task or a negative length.
 
-use agentyard_tests::http::TestEdge;
-use agentyard_transport::a2a::{
+use agentyard::a2a::{
     Message, MessageSendConfiguration, MessageSendParams, SendMessageResult, Task, TaskQueryParams,
     TaskState,
 };
-use agentyard_transport::client::A2aClient;
+use agentyard::client::A2aClient;
+use agentyard_tests::http::TestEdge;
 use serde_json::json;
 
 async fn conversation(client: &A2aClient) -> Task {

@@ -3,10 +3,10 @@
 //! `A2A-Version: 1.0`, caching headers and 304s, and interface URLs with a
 //! trailing slash.
 
-use agentyard_actors::edge::{AgentSettings, EdgeAuth};
+use agentyard::a2a::AgentSkill;
+use agentyard::client::A2aClient;
+use agentyard::edge::{AgentSettings, EdgeAuth};
 use agentyard_tests::http::{TestEdge, text_message};
-use agentyard_transport::a2a::AgentSkill;
-use agentyard_transport::client::A2aClient;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 

@@ -4,10 +4,11 @@
 //! (`SendMessageResponse`/`StreamResponse` wrappers, `TASK_STATE_*`, no `kind`,
 //! errors with `ErrorInfo`).
 
-use agentyard_actors::edge::{AgentSettings, EdgeAuth};
-use agentyard_tests::http::{PATIENCE, TestEdge, WebhookReceiver, sse_data};
-use agentyard_transport::a2a::{AgentExtension, AgentSkill};
-use agentyard_transport::handoff::HANDOFF_EXTENSION_URI;
+use agentyard::a2a::{AgentExtension, AgentSkill};
+use agentyard::edge::{AgentSettings, EdgeAuth};
+use agentyard::handoff::HANDOFF_EXTENSION_URI;
+use agentyard_tests::PATIENCE;
+use agentyard_tests::http::{TestEdge, WebhookReceiver, sse_data};
 use reqwest::StatusCode;
 use reqwest::header::HeaderMap;
 use serde_json::{Value, json};

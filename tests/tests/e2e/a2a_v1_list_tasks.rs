@@ -2,7 +2,7 @@
 //! endpoint, most recently changed first, paged with opaque tokens and `totalSize`,
 //! the filters, and each bad parameter named.
 
-use agentyard_actors::edge::EdgeAuth;
+use agentyard::edge::EdgeAuth;
 use agentyard_tests::http::TestEdge;
 use serde_json::{Value, json};
 

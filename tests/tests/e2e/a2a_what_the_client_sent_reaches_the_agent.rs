@@ -3,11 +3,11 @@
 //! `TaskContext`, so a custom extension an operator declares on the card is
 //! something an agent can act on.
 
+use agentyard::a2a::AgentExtension;
+use agentyard::edge::AgentSettings;
+use agentyard::handoff::HANDOFF_EXTENSION_URI;
 use agentyard::{Agent, AgentDescriptor, AgentError, TaskContext};
-use agentyard_actors::edge::AgentSettings;
 use agentyard_tests::http::TestEdge;
-use agentyard_transport::a2a::AgentExtension;
-use agentyard_transport::handoff::HANDOFF_EXTENSION_URI;
 use serde_json::{Value, json};
 
 /// The operator's own extension: "answer in capitals".

@@ -38,7 +38,10 @@ async fn a_task_whose_agent_waits_for_cancel_ends_canceled() {
                 .await
         }
     });
-    eventually(SOON, "the agent is working", || agent.started.count() == 1).await;
+    eventually(SOON, "the agent is working", async || {
+        agent.started.count() == 1
+    })
+    .await;
     let task_id = log
         .wait_for(SOON, "the task's first event", |e| e.task_id.is_some())
         .await
@@ -51,7 +54,10 @@ async fn a_task_whose_agent_waits_for_cancel_ends_canceled() {
         .await
         .expect("a running task can be canceled");
     assert_eq!(canceled.status.state, TaskState::Canceled);
-    eventually(SOON, "the agent noticed", || agent.noticed.count() == 1).await;
+    eventually(SOON, "the agent noticed", async || {
+        agent.noticed.count() == 1
+    })
+    .await;
 
     let done = within(SOON, "the waiting send", waiter)
         .await
@@ -104,7 +110,10 @@ async fn an_agent_that_ignores_cancel_still_ends_canceled_and_frees_its_session_
         )
         .await
         .expect("sent");
-    eventually(SOON, "the agent is hanging", || agent.started.count() == 1).await;
+    eventually(SOON, "the agent is hanging", async || {
+        agent.started.count() == 1
+    })
+    .await;
 
     let canceled_at = Instant::now();
     let canceled = runtime

@@ -117,7 +117,7 @@ async fn every_event_of_a_send_names_its_entry_point() {
 }
 
 async fn eventually_two_completions(log: &EventLog) {
-    agentyard_tests::eventually(SOON, "two sends completed", || {
+    agentyard_tests::eventually(SOON, "two sends completed", async || {
         log.count(EventKind::SendCompleted) == 2
     })
     .await;

@@ -119,11 +119,11 @@ async fn concurrent_sends_with_one_key_run_the_agent_once() {
             })
         })
         .collect();
-    eventually(SOON, "the first send reached the agent", || {
+    eventually(SOON, "the first send reached the agent", async || {
         gated.started.count() == 1
     })
     .await;
-    eventually(SOON, "every repeat joined the first", || {
+    eventually(SOON, "every repeat joined the first", async || {
         log.count(EventKind::SendDeduplicated) == 7
     })
     .await;

@@ -113,7 +113,7 @@ async fn the_policy_is_asked_before_every_run_of_every_agent() {
     agentyard_tests::eventually(
         std::time::Duration::from_secs(5),
         "echo ran 4 times",
-        || echo.calls.count() == 4,
+        async || echo.calls.count() == 4,
     )
     .await;
 

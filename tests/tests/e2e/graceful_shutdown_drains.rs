@@ -85,7 +85,7 @@ async fn shutdown_completes_what_finishes_in_time_and_fails_the_rest_visibly() {
         .send("stuck", Message::user_text("never ends"))
         .await
         .expect("sent");
-    eventually(SOON, "both agents are working", || {
+    eventually(SOON, "both agents are working", async || {
         agents.quick.started.count() == 1 && agents.stuck.started.count() == 1
     })
     .await;
@@ -120,7 +120,7 @@ async fn shutdown_returns_as_soon_as_the_running_work_is_done() {
         .send("quick", Message::user_text("hurry"))
         .await
         .expect("sent");
-    eventually(SOON, "the agent is working", || {
+    eventually(SOON, "the agent is working", async || {
         agents.quick.started.count() == 1
     })
     .await;
@@ -167,7 +167,7 @@ async fn a_send_still_waiting_in_line_at_shutdown_is_refused_and_never_runs() {
     let say = |text: &str| Message::user_text(text).with_context_id(context.clone());
 
     let running = runtime.send("stuck", say("first")).await.expect("sent");
-    eventually(SOON, "the first message is running", || {
+    eventually(SOON, "the first message is running", async || {
         agents.stuck.started.count() == 1
     })
     .await;
@@ -179,7 +179,7 @@ async fn a_send_still_waiting_in_line_at_shutdown_is_refused_and_never_runs() {
     });
     // On this single-threaded runtime the send runs on until it waits for the
     // session's permit before the log's reader gets to record its first event.
-    eventually(SOON, "the second send is in line", || {
+    eventually(SOON, "the second send is in line", async || {
         log.count(EventKind::SendInitiated) == 2
     })
     .await;

@@ -7,10 +7,10 @@
 use std::time::Duration;
 
 use agentyard::handoff::{Answer, HandoffPayload, PayloadType, StatusReport};
+use agentyard::handoff::{HANDOFF_EXTENSION_URI, ReportStatus};
 use agentyard::{Agent, AgentDescriptor, AgentError, EventDetail, EventKind, TaskContext};
 use agentyard_tests::events::EventLog;
 use agentyard_tests::http::{TestEdge, text_message};
-use agentyard_transport::handoff::{HANDOFF_EXTENSION_URI, ReportStatus};
 use serde_json::{Value, json};
 
 const WAIT: Duration = Duration::from_secs(10);

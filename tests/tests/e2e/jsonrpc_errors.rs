@@ -2,8 +2,8 @@
 //! edge, supervisor), each with a message naming the problem; and a table of
 //! malformed inputs, each getting the right error and never a panic.
 
+use agentyard::edge::{AgentSettings, EdgeAuth, PushConfig};
 use agentyard::policy::{Pattern, Rule, RulePolicy};
-use agentyard_actors::edge::{AgentSettings, EdgeAuth, PushConfig};
 use agentyard_tests::http::{TestEdge, text_message};
 use serde_json::{Value, json};
 
@@ -241,7 +241,7 @@ async fn a_send_past_the_limits_is_32011_and_retryable() {
 #[tokio::test]
 async fn a_required_extension_not_activated_is_an_invalid_request_naming_it() {
     let required = "https://example.com/ext/signed/v1";
-    let settings = AgentSettings::default().extension(agentyard_transport::a2a::AgentExtension {
+    let settings = AgentSettings::default().extension(agentyard::a2a::AgentExtension {
         uri: required.to_owned(),
         description: None,
         required: Some(true),

@@ -35,7 +35,7 @@ async fn burst(
         .into_iter()
         .map(|(to, message)| spawn_send(runtime, to, message))
         .collect();
-    eventually(SOON, "the refused sends return", || {
+    eventually(SOON, "the refused sends return", async || {
         pending.iter().filter(|p| p.is_finished()).count() >= refused
     })
     .await;
@@ -108,11 +108,13 @@ async fn a_burst_past_the_agent_limit_and_its_queue_is_refused_busy_then_recover
         4,
         "one per accepted send"
     );
-    eventually(SOON, "the two running sends reached the agent", || {
-        gated.started.count() == 2
-    })
+    eventually(
+        SOON,
+        "the two running sends reached the agent",
+        async || gated.started.count() == 2,
+    )
     .await;
-    eventually(SOON, "a busy event per refused send", || {
+    eventually(SOON, "a busy event per refused send", async || {
         log.count(EventKind::SendBusy) == 6
     })
     .await;
@@ -208,7 +210,7 @@ async fn a_keyed_send_refused_busy_can_be_retried_with_the_same_key() {
         .map(|i| ("worker", Message::user_text(format!("occupy {i}"))))
         .collect();
     let (_, occupying) = burst(&runtime, messages, 0).await;
-    eventually(SOON, "one runs", || gated.started.count() == 1).await;
+    eventually(SOON, "one runs", async || gated.started.count() == 1).await;
     let error = runtime
         .supervisor()
         .send(keyed())

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use agentyard::{EventKind, TaskId};
 use agentyard_tests::EventLog;
-use agentyard_tests::http::{TestEdge, poll_until, text_message};
+use agentyard_tests::http::{TestEdge, text_message};
+use agentyard_tests::{PATIENCE, eventually};
 use serde_json::{Value, json};
 
 /// Short, so that a send that waits for the running task (the old behaviour) fails
@@ -44,7 +45,7 @@ async fn state_of(edge: &TestEdge, id: &Value) -> String {
 }
 
 async fn wait_for_state(edge: &TestEdge, id: &Value, state: &str) {
-    poll_until(&format!("task {id} to be {state}"), || async {
+    eventually(PATIENCE, &format!("task {id} to be {state}"), || async {
         (state_of(edge, id).await == state).then_some(())
     })
     .await;
@@ -163,7 +164,7 @@ async fn a_queued_task_runs_in_the_shutdown_drain() {
 
     let runtime = edge.runtime.clone();
     let shutdown = tokio::spawn(async move { runtime.shutdown(Duration::from_secs(10)).await });
-    poll_until("intake to stop", || async {
+    eventually(PATIENCE, "intake to stop", || async {
         edge.runtime
             .send("echo", agentyard::Message::user_text("late"))
             .await

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use agentyard::{AgentDescriptor, ContextId, Error, Message, Runtime, TaskState};
 use agentyard_tests::agents::{ERROR_TEXT, PANIC_TEXT};
-use agentyard_tests::{Echo, Fragile, Gated, eventually, eventually_async, status_text};
+use agentyard_tests::{Echo, Fragile, Gated, eventually, status_text};
 
 const SOON: Duration = Duration::from_secs(5);
 
@@ -86,7 +86,7 @@ async fn a_panic_leaves_running_siblings_alone() {
         .send("steady", Message::user_text("keep going too"))
         .await
         .expect("sent");
-    eventually(SOON, "both siblings are working", || {
+    eventually(SOON, "both siblings are working", async || {
         steady.started.count() == 2
     })
     .await;
@@ -100,7 +100,7 @@ async fn a_panic_leaves_running_siblings_alone() {
     steady.gate.open();
     for sibling in [sibling_agent, sibling_session] {
         let id = &sibling.task.id;
-        eventually_async(SOON, "the sibling completed", async || {
+        eventually(SOON, "the sibling completed", async || {
             runtime
                 .get_task(id, None)
                 .await

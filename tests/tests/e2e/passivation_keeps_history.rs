@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use agentyard::{AgentDescriptor, ContextId, Message, Runtime, TaskState};
-use agentyard_tests::{Gated, Recorder, eventually, eventually_async};
+use agentyard_tests::{Gated, Recorder, eventually};
 
 const IDLE: Duration = Duration::from_secs(1);
 const SOON: Duration = Duration::from_secs(30);
@@ -39,7 +39,7 @@ async fn an_idle_session_is_passivated_and_reactivated_with_its_history() {
         .expect("sent");
     assert_eq!(runtime.supervisor().session_count(), 1);
 
-    eventually(SOON, "the idle session is passivated", || {
+    eventually(SOON, "the idle session is passivated", async || {
         runtime.supervisor().session_count() == 0
     })
     .await;
@@ -81,7 +81,10 @@ async fn a_session_with_running_work_is_not_passivated() {
         .send("slow", Message::user_text("take your time"))
         .await
         .expect("sent");
-    eventually(SOON, "the agent is working", || gated.started.count() == 1).await;
+    eventually(SOON, "the agent is working", async || {
+        gated.started.count() == 1
+    })
+    .await;
 
     // Let ten idle timeouts pass on the paused clock (no real time): the sweeps
     // that run meanwhile must leave the busy session alone.
@@ -93,16 +96,18 @@ async fn a_session_with_running_work_is_not_passivated() {
     );
 
     gated.gate.open();
-    eventually_async(SOON, "the task completes", async || {
+    eventually(SOON, "the task completes", async || {
         runtime
             .get_task(&submitted.task.id, None)
             .await
             .is_ok_and(|t| t.status.state == TaskState::Completed)
     })
     .await;
-    eventually(SOON, "the session, idle at last, is passivated", || {
-        runtime.supervisor().session_count() == 0
-    })
+    eventually(
+        SOON,
+        "the session, idle at last, is passivated",
+        async || runtime.supervisor().session_count() == 0,
+    )
     .await;
 }
 
@@ -124,7 +129,7 @@ async fn a_task_waiting_for_input_survives_the_passivation_of_its_session() {
         .await
         .expect("sent");
     assert_eq!(asked.task.status.state, TaskState::InputRequired);
-    eventually(SOON, "the waiting session is passivated", || {
+    eventually(SOON, "the waiting session is passivated", async || {
         runtime.supervisor().session_count() == 0
     })
     .await;

@@ -6,15 +6,15 @@
 
 use std::time::Duration;
 
-use agentyard::{EventDetail, EventKind};
-use agentyard_actors::edge::{EdgeConfig, PushConfig};
-use agentyard_tests::EventLog;
-use agentyard_tests::http::{TestEdge, WebhookReceiver};
-use agentyard_transport::a2a::{
+use agentyard::a2a::{
     Message, MessageSendConfiguration, MessageSendParams, PushNotificationConfig,
     SendMessageResult, Task, TaskPushNotificationConfig,
 };
-use agentyard_transport::client::A2aClient;
+use agentyard::client::A2aClient;
+use agentyard::edge::{EdgeConfig, PushConfig};
+use agentyard::{EventDetail, EventKind};
+use agentyard_tests::EventLog;
+use agentyard_tests::http::{TestEdge, WebhookReceiver};
 
 const PATIENCE: Duration = Duration::from_secs(20);
 

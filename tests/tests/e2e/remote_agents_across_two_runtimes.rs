@@ -6,11 +6,11 @@
 
 use std::sync::{Arc, Mutex};
 
+use agentyard::a2a::MessageSendParams;
+use agentyard::client::{A2aClient, ClientOptions};
+use agentyard::edge::{Edge, EdgeConfig};
+use agentyard::remote::{RemoteOptions, RemotePeer, StartMode, TRACEPARENT};
 use agentyard::{Agent, AgentDescriptor, AgentError, Message, Runtime, TaskContext, TaskState};
-use agentyard_actors::edge::{Edge, EdgeConfig};
-use agentyard_actors::remote::{RemoteOptions, RemotePeer, StartMode, TRACEPARENT};
-use agentyard_transport::a2a::MessageSendParams;
-use agentyard_transport::client::{A2aClient, ClientOptions};
 
 /// What an agent saw of the request it handled.
 #[derive(Debug, Clone)]
@@ -121,7 +121,7 @@ async fn a_delegation_loop_across_two_runtimes_is_cut_and_keeps_one_trace() {
         .send_message(MessageSendParams::new(Message::user_text("round")))
         .await
         .expect("answered");
-    let agentyard_transport::a2a::SendMessageResult::Task(task) = answer else {
+    let agentyard::a2a::SendMessageResult::Task(task) = answer else {
         panic!("a task: {answer:?}");
     };
     assert_eq!(task.status.state, TaskState::Completed, "{task:?}");
@@ -226,10 +226,14 @@ async fn a_typed_handoff_reaches_a_peer_declaring_the_extension() {
         .expect("the peer");
     let _edge = edge(&peer, "typed", peer_at).await;
     // The background retry fetches the card once the peer serves it.
-    agentyard_tests::http::poll_until("the card fetched in the background", || {
-        let card = remote.card();
-        async move { card }
-    })
+    agentyard_tests::eventually(
+        agentyard_tests::PATIENCE,
+        "the card fetched in the background",
+        || {
+            let card = remote.card();
+            async move { card }
+        },
+    )
     .await;
 
     let done = caller

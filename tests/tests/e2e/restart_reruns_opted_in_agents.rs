@@ -2,6 +2,7 @@
 //! being run again (`AgentDescriptor::rerun_after_restart`): then it runs again with
 //! its last message and ends as the agent says.
 
+use agentyard_tests::{PATIENCE, eventually};
 use std::sync::Arc;
 
 use agentyard::store::{Retention, SqlTaskStore, StoreLocation, TaskOwner, TaskStore};
@@ -9,7 +10,6 @@ use agentyard::{
     Agent, AgentDescriptor, AgentError, ContextId, Message, Runtime, Task, TaskContext, TaskId,
     TaskState, TaskStatus,
 };
-use agentyard_tests::http::poll_until;
 
 struct Redo;
 
@@ -75,7 +75,7 @@ async fn an_opted_in_agent_runs_its_cut_off_task_again_and_the_rest_fail() {
     assert_eq!(recovered.rerun, [TaskId::new("redo-1")]);
     assert_eq!(recovered.failed, 1);
 
-    let redone = poll_until("the task runs again", || {
+    let redone = eventually(PATIENCE, "the task runs again", || {
         let runtime = &runtime;
         async move {
             let task = runtime.get_task(&TaskId::new("redo-1"), None).await.ok()?;

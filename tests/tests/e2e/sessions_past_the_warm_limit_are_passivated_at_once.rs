@@ -35,9 +35,11 @@ fn in_context(text: &str, context: &str) -> Value {
 }
 
 async fn live_sessions_settle_within_the_cap(edge: &TestEdge) {
-    eventually(SOON, "the live sessions are within the warm limit", || {
-        edge.runtime.supervisor().session_count() <= CAP
-    })
+    eventually(
+        SOON,
+        "the live sessions are within the warm limit",
+        async || edge.runtime.supervisor().session_count() <= CAP,
+    )
     .await;
 }
 
@@ -94,7 +96,7 @@ async fn the_least_recently_used_session_goes_first() {
     send(&edge, "echo", in_context("again", &contexts[0])).await;
     send(&edge, "echo", in_context("hi", "lru-new")).await;
     let supervisor = edge.runtime.supervisor();
-    eventually(SOON, "one session makes room for the new one", || {
+    eventually(SOON, "one session makes room for the new one", async || {
         supervisor.session_count() == CAP
     })
     .await;
@@ -124,7 +126,7 @@ async fn a_session_waiting_for_input_is_kept_and_a_passivated_one_keeps_its_hist
     eventually(
         SOON,
         "the warm limit, plus the session waiting for input",
-        || supervisor.session_count() == CAP + 1,
+        async || supervisor.session_count() == CAP + 1,
     )
     .await;
     assert!(

@@ -257,7 +257,7 @@ async fn a_stream_read_too_slowly_never_blocks_the_agent_and_still_ends_with_the
         panic!("the stream starts with the task");
     };
     // Nobody reads the stream while the agent writes 50 chunks into a buffer of 2.
-    agentyard_tests::eventually_async(SOON, "the agent finishes unread", async || {
+    agentyard_tests::eventually(SOON, "the agent finishes unread", async || {
         runtime
             .get_task(&task.id, Some(0))
             .await

@@ -3,7 +3,8 @@
 //! with `Last-Event-ID` gets every event after it, then the live ones: no gap, no
 //! duplicate; a task that ended meanwhile replays to its final event.
 
-use agentyard_tests::http::{TestEdge, poll_until, text_message};
+use agentyard_tests::http::{TestEdge, text_message};
+use agentyard_tests::{PATIENCE, eventually};
 use serde_json::{Value, json};
 
 fn stream_request(method: &str, params: Value) -> Value {
@@ -104,7 +105,7 @@ async fn a_client_that_reconnects_gets_what_happened_while_it_was_away_then_the_
         .await;
     let task_id = sent["result"]["id"].as_str().expect("a task").to_owned();
     // The task is working (past `submitted`) before the client looks.
-    poll_until("the task works", || {
+    eventually(PATIENCE, "the task works", || {
         let edge = &edge;
         let task_id = task_id.clone();
         async move {
@@ -138,7 +139,7 @@ async fn a_client_that_reconnects_gets_what_happened_while_it_was_away_then_the_
 
     // Meanwhile the task finishes.
     edge.open_gate(1);
-    poll_until("the task ends", || {
+    eventually(PATIENCE, "the task ends", || {
         let edge = &edge;
         let task_id = task_id.clone();
         async move {

@@ -5,14 +5,14 @@
 
 use std::sync::{Arc, Mutex};
 
+use agentyard::client::ClientOptions;
+use agentyard::edge::{Edge, EdgeConfig};
 use agentyard::serve::Server;
 use agentyard::workflow::client::OverHttp;
 use agentyard::workflow::runner::{RunControl, RunOutcome};
 use agentyard::workflow::template::render_part;
 use agentyard::workflow::{Tools, Workflow, Workflows};
 use agentyard::{Artifact, Runtime};
-use agentyard_actors::edge::{Edge, EdgeConfig};
-use agentyard_transport::client::ClientOptions;
 use axum::response::IntoResponse as _;
 use serde_json::{Value, json};
 
@@ -570,20 +570,24 @@ async fn over_http_a_node_past_its_timeout_has_its_task_canceled_with_tasks_canc
         report.outcome
     );
     let supervisor = runtime.supervisor().clone();
-    agentyard_tests::http::poll_until("the countdown's task to be canceled", || {
-        let supervisor = supervisor.clone();
-        async move {
-            let page = supervisor
-                .list_tasks(
-                    &|t: &agentyard::Task, _| t.status.state == agentyard::TaskState::Canceled,
-                    10,
-                    None,
-                )
-                .await
-                .ok()?;
-            (page.total == 1).then_some(())
-        }
-    })
+    agentyard_tests::eventually(
+        agentyard_tests::PATIENCE,
+        "the countdown's task to be canceled",
+        || {
+            let supervisor = supervisor.clone();
+            async move {
+                let page = supervisor
+                    .list_tasks(
+                        &|t: &agentyard::Task, _| t.status.state == agentyard::TaskState::Canceled,
+                        10,
+                        None,
+                    )
+                    .await
+                    .ok()?;
+                (page.total == 1).then_some(())
+            }
+        },
+    )
     .await;
     edge.stop().await;
     runtime.shutdown(std::time::Duration::from_secs(1)).await;

@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use agentyard::a2a::{Part, StreamEvent, TaskIdParams, TaskQueryParams, TaskState};
+use agentyard::client::{A2aClient, ClientOptions};
+use agentyard::remote::{REMOTE_METADATA_KEY, RemoteOptions, RemotePeer};
 use agentyard::{Agent, AgentDescriptor, AgentError, Message, Runtime, SendRequest, TaskContext};
-use agentyard_actors::remote::{REMOTE_METADATA_KEY, RemoteOptions, RemotePeer};
-use agentyard_transport::a2a::{Part, StreamEvent, TaskIdParams, TaskQueryParams, TaskState};
-use agentyard_transport::client::{A2aClient, ClientOptions};
 use futures::StreamExt as _;
 
 use super::{interop_dir, unavailable};
@@ -124,9 +124,9 @@ fn reply_text(task: &agentyard::Task) -> String {
 
 async fn poll<T, Fut: std::future::Future<Output = Option<T>>>(
     what: &str,
-    check: impl FnMut() -> Fut,
+    mut check: impl FnMut() -> Fut,
 ) -> T {
-    agentyard_tests::http::poll_until(what, check).await
+    agentyard_tests::eventually(agentyard_tests::PATIENCE, what, async || check().await).await
 }
 
 #[test]
@@ -446,7 +446,7 @@ fn hops_chain_trace_and_idempotency_key_go_out_with_the_call() {
             .build()
             .await
             .expect("runtime");
-        let mut metadata = agentyard_transport::a2a::Metadata::new();
+        let mut metadata = agentyard::a2a::Metadata::new();
         let incoming = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
         metadata.insert("traceparent".to_owned(), incoming.into());
         let request =
@@ -566,7 +566,7 @@ fn an_unreachable_card_at_start_is_an_error_or_a_retrying_state() {
                 "gone",
                 RemoteOptions::new(nowhere)
                     .connect_timeout(Duration::from_millis(500))
-                    .start(agentyard_actors::remote::StartMode::Retry),
+                    .start(agentyard::remote::StartMode::Retry),
             )
             .build()
             .await

@@ -37,6 +37,7 @@ pub struct ServerConfig {
     header_read_timeout: Duration,
     idle_timeout: Duration,
     max_connections: usize,
+    max_calls: Option<usize>,
     auth: AuthConfig,
     strict_card_prefix: Option<String>,
 }
@@ -112,6 +113,14 @@ impl ServerConfig {
         self.max_connections
     }
 
+    /// How many JSON-RPC calls are let in at once, the rest waiting their turn
+    /// (`None`, the default: no limit beyond the connection cap and the runtime's
+    /// own concurrency limits).
+    #[must_use]
+    pub const fn max_calls(&self) -> Option<usize> {
+        self.max_calls
+    }
+
     /// The credentials the server accepts.
     #[must_use]
     pub const fn auth(&self) -> &AuthConfig {
@@ -140,6 +149,7 @@ impl Default for ServerConfig {
             header_read_timeout: Self::DEFAULT_HEADER_READ_TIMEOUT,
             idle_timeout: Self::DEFAULT_IDLE_TIMEOUT,
             max_connections: Self::DEFAULT_MAX_CONNECTIONS,
+            max_calls: None,
             auth: AuthConfig::new(),
             strict_card_prefix: Some(Self::DEFAULT_STRICT_CARD_PREFIX.to_owned()),
         }
@@ -190,6 +200,13 @@ impl ServerConfigBuilder {
     /// How many connections may be open at once (default 4,096; at least 1).
     pub const fn max_connections(mut self, connections: usize) -> Self {
         self.config.max_connections = connections;
+        self
+    }
+
+    /// Lets at most `calls` JSON-RPC calls in at once (at least 1); the rest wait
+    /// their turn in the server, a layer in front of the handler (default: no limit).
+    pub const fn max_calls(mut self, calls: usize) -> Self {
+        self.config.max_calls = Some(if calls == 0 { 1 } else { calls });
         self
     }
 

@@ -4,11 +4,13 @@
 use std::convert::Infallible;
 use std::time::Duration;
 
+use axum::Extension;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Request, State};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
+use axum::middleware::Next;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt as _;
@@ -26,45 +28,73 @@ use crate::jsonrpc::{
 };
 use crate::service::{A2aResult, A2aService, CallContext, NumberedEventStream, Principal, Reply};
 
-/// `POST /`: JSON-RPC for the default agent.
-pub(super) async fn default_agent<S: A2aService>(
-    State(state): State<AppState<S>>,
-    request: Request,
-) -> Response {
-    match state.service.default_agent() {
-        Some(agent) => handle(state, agent, request).await,
-        None => reply::no_default_agent(),
+/// What the outermost layer resolved about a call, for the layers inside it and the
+/// handler: the agent, its card, the extensions the request activates, the form
+/// errors take before the body names its method, and the call's span.
+#[derive(Clone)]
+pub(super) struct Resolved {
+    agent: String,
+    card: AgentCard,
+    activated: Activated,
+    /// The version the request's header asks for, if it is one served.
+    asked: Result<ProtocolVersion, UnsupportedVersion>,
+    span: Span,
+}
+
+impl Resolved {
+    /// The form of errors found before the body names its method: the one the
+    /// header asks for, 0.3 when it names no version served.
+    fn header_form(&self) -> ProtocolVersion {
+        self.asked.clone().unwrap_or(ProtocolVersion::V0_3)
     }
 }
 
-/// `POST /agents/{name}`: JSON-RPC for an exposed agent.
-pub(super) async fn named_agent<S: A2aService>(
-    State(state): State<AppState<S>>,
-    Path(agent): Path<String>,
-    request: Request,
-) -> Response {
-    handle(state, agent, request).await
+/// Who the authentication layer found the caller to be (`None`: anonymous, and the
+/// agent allows it).
+#[derive(Clone)]
+pub(super) struct Authenticated(Option<Principal>);
+
+/// How the handler answered, for the outermost layer's echo and log line.
+#[derive(Clone, Copy)]
+struct Answered {
+    method: Option<&'static str>,
+    version: ProtocolVersion,
 }
 
-async fn handle<S: A2aService>(state: AppState<S>, agent: String, request: Request) -> Response {
+/// Layer 1 (outermost) of the JSON-RPC routes: resolves the agent (`/` serves the
+/// default one) and its card — 404 when there is none — and, on the way out, echoes
+/// the activated extensions and names the call for the log line, whichever layer
+/// answered.
+pub(super) async fn resolve<S: A2aService>(
+    State(state): State<AppState<S>>,
+    named: Option<Path<String>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let agent = match named {
+        Some(Path(agent)) => agent,
+        None => match state.service.default_agent() {
+            Some(agent) => agent,
+            None => return reply::no_default_agent(),
+        },
+    };
     let Some(card) = state.service.card(&agent) else {
         return reply::agent_not_found(&agent);
     };
-    let (parts, body) = request.into_parts();
-    let log_agent = agent.clone();
+    let headers = request.headers();
     // 0.3 requests may name extensions under either spelling (what the Python SDK's
     // compat layer accepts); 1.0 requests under `A2A-Extensions` only.
     let legacy_names = [EXTENSIONS_HEADER, V1_EXTENSIONS_HEADER];
     let activated = Activated {
-        v0_3: extensions::activate(&card, extensions::requested(&parts.headers, &legacy_names)),
+        v0_3: extensions::activate(&card, extensions::requested(headers, &legacy_names)),
         v1_0: extensions::activate(
             &card,
-            extensions::requested(&parts.headers, &[V1_EXTENSIONS_HEADER]),
+            extensions::requested(headers, &[V1_EXTENSIONS_HEADER]),
         ),
         // The 0.3 echo uses the spelling the request used: `A2A-Extensions` only when
         // it sent that one alone.
-        v0_3_echo: if parts.headers.contains_key(V1_EXTENSIONS_HEADER)
-            && !parts.headers.contains_key(EXTENSIONS_HEADER)
+        v0_3_echo: if headers.contains_key(V1_EXTENSIONS_HEADER)
+            && !headers.contains_key(EXTENSIONS_HEADER)
         {
             V1_EXTENSIONS_HEADER
         } else {
@@ -78,27 +108,105 @@ async fn handle<S: A2aService>(state: AppState<S>, agent: String, request: Reque
         rpc_id = field::Empty,
         version = field::Empty,
     );
-    let call = Call {
-        shutdown: parts.extensions.get::<ShutdownSignal>().cloned(),
-        state,
-        agent,
+    let resolved = Resolved {
+        asked: requested_version(headers, request.uri()),
+        agent: agent.clone(),
         card,
         activated: activated.clone(),
         span: span.clone(),
     };
-    let outcome = call.run(parts, body).instrument(span).await;
-    let (echo_name, echoed) = activated.of(outcome.version);
-    let mut response = outcome.response;
-    response.extensions_mut().insert(RequestLog {
-        agent: log_agent,
-        method: outcome.method,
-    });
+    let header_form = resolved.header_form();
+    request.extensions_mut().insert(resolved);
+    let mut response = next.run(request).instrument(span).await;
+    let answered = response.extensions().get::<Answered>().copied();
+    let (method, version) = answered.map_or((None, header_form), |a| (a.method, a.version));
+    let (echo_name, echoed) = activated.of(version);
+    response
+        .extensions_mut()
+        .insert(RequestLog { agent, method });
     let echo = echoed.join(", ");
     if !echo.is_empty()
         && let Ok(value) = HeaderValue::from_str(&echo)
     {
         response.headers_mut().insert(echo_name, value);
     }
+    response
+}
+
+/// (The layers inside `resolve` run in the call's span: it instruments them.)
+///
+/// Layer 2: authentication against the agent's card and the server's credentials;
+/// 401 with the card's challenges when the caller is not let in.
+pub(super) async fn authenticate<S: A2aService>(
+    State(state): State<AppState<S>>,
+    Extension(resolved): Extension<Resolved>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    match auth::authenticate(&resolved.card, state.config.auth(), request.headers()) {
+        Ok(principal) => {
+            request.extensions_mut().insert(Authenticated(principal));
+            next.run(request).await
+        }
+        Err(rejected) => {
+            tracing::debug!(bad_credential = rejected.bad_credential, "unauthenticated");
+            reply::unauthorized(&resolved.agent, RequestId::Null, &rejected)
+        }
+    }
+}
+
+/// Layer 4 (after the optional concurrency limit): the body must be JSON, at most
+/// the body limit, and arrive within the request timeout; it reaches the handler
+/// read whole.
+pub(super) async fn read_whole_body<S: A2aService>(
+    State(state): State<AppState<S>>,
+    Extension(resolved): Extension<Resolved>,
+    request: Request,
+    next: Next,
+) -> Response {
+    if let Err(detail) = check_content_type(request.headers()) {
+        return unsupported_media_type(&detail, &resolved.header_form());
+    }
+    let config = &state.config;
+    let (limit, timeout) = (config.body_limit(), config.request_timeout());
+    let (parts, body) = request.into_parts();
+    match read_body(body, &parts.headers, limit, timeout).await {
+        Ok(body) => next.run(Request::from_parts(parts, Body::from(body))).await,
+        Err(error) => error.into_response(limit, timeout),
+    }
+}
+
+/// The JSON-RPC handler, inside the layers: decodes the call, checks what the card
+/// demands, and hands it to the service.
+pub(super) async fn call<S: A2aService>(
+    State(state): State<AppState<S>>,
+    Extension(resolved): Extension<Resolved>,
+    Extension(Authenticated(principal)): Extension<Authenticated>,
+    request: Request,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    // Read whole by the body layer already: this only takes the buffer.
+    let body = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
+    let span = resolved.span.clone();
+    let call = Call {
+        shutdown: parts.extensions.get::<ShutdownSignal>().cloned(),
+        state,
+        agent: resolved.agent,
+        card: resolved.card,
+        activated: resolved.activated,
+        span: resolved.span,
+    };
+    let outcome = call
+        .run(&parts, resolved.asked, principal, body)
+        .instrument(span)
+        .await;
+    let mut response = outcome.response;
+    response.extensions_mut().insert(Answered {
+        method: outcome.method,
+        version: outcome.version,
+    });
     response
 }
 
@@ -190,9 +298,15 @@ pub(super) fn wire_form(
 }
 
 impl<S: A2aService> Call<S> {
-    /// Runs the call.
-    async fn run(self, parts: Parts, body: Body) -> Outcome {
-        let asked = requested_version(&parts.headers, &parts.uri);
+    /// Runs the call, once the layers have let it in: authenticated as `principal`,
+    /// its body read whole.
+    async fn run(
+        self,
+        parts: &Parts,
+        asked: Result<ProtocolVersion, UnsupportedVersion>,
+        principal: Option<Principal>,
+        body: Bytes,
+    ) -> Outcome {
         // Errors found before the body names its method are in the form the header
         // asks for (0.3 when it names no version served).
         let header_form = asked.clone().unwrap_or(ProtocolVersion::V0_3);
@@ -200,22 +314,6 @@ impl<S: A2aService> Call<S> {
             method: None,
             version: header_form,
             response,
-        };
-        let config = &self.state.config;
-        let principal = match auth::authenticate(&self.card, config.auth(), &parts.headers) {
-            Ok(principal) => principal,
-            Err(rejected) => {
-                tracing::debug!(bad_credential = rejected.bad_credential, "unauthenticated");
-                return early(reply::unauthorized(&self.agent, RequestId::Null, &rejected));
-            }
-        };
-        if let Err(detail) = check_content_type(&parts.headers) {
-            return early(unsupported_media_type(&detail, &header_form));
-        }
-        let (limit, timeout) = (config.body_limit(), config.request_timeout());
-        let body = match read_body(body, &parts.headers, limit, timeout).await {
-            Ok(body) => body,
-            Err(error) => return early(error.into_response(limit, timeout)),
         };
         let value: Value = match serde_json::from_slice(&body) {
             Ok(value) => value,
@@ -404,8 +502,9 @@ impl<S: A2aService> Call<S> {
                 id,
                 in_form(
                     version,
-                    JsonRpcError::authenticated_extended_card_not_configured().with_message(
-                        format!("agent `{}` has no authenticated extended card", self.agent),
+                    crate::service::no_extended_card(
+                        &self.agent,
+                        crate::service::NoExtendedCard::NotConfigured,
                     ),
                 ),
             ),

@@ -135,3 +135,106 @@ fn the_strict_card_prefix_takes_only_plain_path_segments() {
     }
     assert_eq!(prefix(None), None);
 }
+
+/// The JSON-RPC routes as tower layers: the optional cap on calls let in at once.
+mod layers {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use axum::body::Body;
+    use axum::http::Request;
+    use tokio::sync::Semaphore;
+    use tower::ServiceExt as _;
+
+    use crate::a2a::AgentCard;
+    use crate::jsonrpc::{A2aRequest, JsonRpcError};
+    use crate::server::{ServerConfig, app};
+    use crate::service::{A2aService, CallContext, Principal, Reply};
+
+    /// Holds every call until released, counting how many are inside at once.
+    struct Held {
+        inside: AtomicUsize,
+        most: AtomicUsize,
+        release: Semaphore,
+    }
+
+    impl A2aService for Held {
+        fn card(&self, agent: &str) -> Option<AgentCard> {
+            Some(AgentCard::new(agent, "held", "http://127.0.0.1/", "1"))
+        }
+        fn default_agent(&self) -> Option<String> {
+            Some(String::from("held"))
+        }
+        fn agents(&self) -> Vec<String> {
+            vec![String::from("held")]
+        }
+        fn extended_card(&self, _: &str, _: &Principal) -> Option<AgentCard> {
+            None
+        }
+        async fn call(&self, _: CallContext, _: A2aRequest) -> Result<Reply, JsonRpcError> {
+            let now = self.inside.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most.fetch_max(now, Ordering::SeqCst);
+            let permit = self.release.acquire().await;
+            drop(permit);
+            self.inside.fetch_sub(1, Ordering::SeqCst);
+            Err(JsonRpcError::task_not_found())
+        }
+    }
+
+    fn get_task() -> Request<Body> {
+        Request::post("/")
+            .header("content-type", "application/json")
+            .body(Body::from(
+                r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t"}}"#,
+            ))
+            .expect("a request")
+    }
+
+    #[tokio::test]
+    async fn past_max_calls_a_call_waits_for_its_turn() {
+        let held = Arc::new(Held {
+            inside: AtomicUsize::new(0),
+            most: AtomicUsize::new(0),
+            release: Semaphore::new(0),
+        });
+        let router = app(
+            Arc::clone(&held),
+            ServerConfig::builder().max_calls(1).build(),
+        );
+        let calls: Vec<_> = (0..3)
+            .map(|_| tokio::spawn(router.clone().oneshot(get_task())))
+            .collect();
+        // Let the calls reach the layer; only one may be inside.
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(held.inside.load(Ordering::SeqCst), 1);
+        held.release.add_permits(3);
+        for call in calls {
+            let response = call.await.expect("joined").expect("answered");
+            assert_eq!(response.status(), 200);
+        }
+        assert_eq!(held.most.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn without_a_cap_calls_run_side_by_side() {
+        let held = Arc::new(Held {
+            inside: AtomicUsize::new(0),
+            most: AtomicUsize::new(0),
+            release: Semaphore::new(0),
+        });
+        let router = app(Arc::clone(&held), ServerConfig::default());
+        let calls: Vec<_> = (0..3)
+            .map(|_| tokio::spawn(router.clone().oneshot(get_task())))
+            .collect();
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(held.inside.load(Ordering::SeqCst), 3);
+        held.release.add_permits(3);
+        for call in calls {
+            call.await.expect("joined").expect("answered");
+        }
+    }
+}

@@ -8,7 +8,7 @@ use super::*;
 use crate::agent::{Agent, AgentError, DynAgent, TaskContext};
 use crate::error::Error;
 use crate::occupancy::TaskPin;
-use crate::session::SessionActor;
+use crate::session::{Runs, SessionActor};
 
 struct Idle;
 
@@ -29,7 +29,7 @@ fn spawn(key: &SessionKey) -> Result<ActorRef<SessionMsg>> {
     ractor::ActorRuntime::spawn_instant(
         None,
         SessionActor,
-        SessionActor::args(Arc::new(Idle) as Arc<dyn DynAgent>, key),
+        SessionActor::args(Arc::new(Idle) as Arc<dyn DynAgent>, key, Runs::InTurn),
     )
     .map(|(actor, _)| actor)
     .map_err(|e| Error::SessionUnavailable {
