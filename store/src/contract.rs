@@ -170,6 +170,24 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
     /// [`StoreError::NotFound`]; [`StoreError::Terminal`] if the task has ended.
     async fn append_history(&self, id: &TaskId, message: Message) -> Result<(), StoreError>;
 
+    /// [`TaskStore::append_history`] for a message nobody is answered on before a
+    /// later write of the same task (the agent's last message before its final
+    /// status; a continuing message before the task is resubmitted). The rules are
+    /// checked before it returns, as there; a durable store may return before the
+    /// write is committed, since it commits a task's writes in order: the later write
+    /// that is answered commits this one with or before it, and fails if this one
+    /// was lost. The default is [`TaskStore::append_history`].
+    ///
+    /// # Errors
+    /// As [`TaskStore::append_history`].
+    async fn append_history_unanswered(
+        &self,
+        id: &TaskId,
+        message: Message,
+    ) -> Result<(), StoreError> {
+        self.append_history(id, message).await
+    }
+
     /// Adds an artifact to the task. With `append`, the parts are added to the artifact
     /// of the same id (created if absent); otherwise an artifact of the same id is
     /// replaced. Returns the artifact as stored.

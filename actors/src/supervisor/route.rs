@@ -498,8 +498,10 @@ impl Supervisor {
         request.message.context_id = Some(context_id.clone());
         if let Some(task) = &continued {
             request.message.task_id = Some(task.id.clone());
+            // Answered on only after the resubmission below, whose durable write
+            // commits it too.
             core.store
-                .append_history(&task.id, request.message.clone())
+                .append_history_unanswered(&task.id, request.message.clone())
                 .await
                 .map_err(|e| terminal_to_error(e, &task.id))?;
             // The task now belongs to the session that handles it (its old one may
