@@ -10,7 +10,9 @@
 //! idempotency keys with the task they answered, push-notification configs, and
 //! versioned records (workflow definitions and anything else a crate above wants kept).
 //! Every write a method acknowledges is durable in a durable store: it returns only
-//! after the transaction that holds it committed.
+//! after the transaction that holds it committed (except
+//! [`TaskStore::append_history_unanswered`], which the task's next answered write
+//! commits).
 //!
 //! The trait is async and returns `Result` everywhere so that a durable store (a
 //! database, a log) can implement it. The methods added for durability have defaults

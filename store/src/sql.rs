@@ -8,7 +8,9 @@
 //! only then answers each: a write a caller sees acknowledged is on disk. Concurrent
 //! sends therefore share transactions; a lone send pays one commit per write. A write
 //! that breaks a rule (a terminal task, a taken id) is refused before it touches the
-//! database and answered at once.
+//! database and answered at once. The one write answered before its commit is
+//! [`TaskStore::append_history_unanswered`]: it is answered once applied in the open
+//! transaction, and the task's next answered write commits with or after it.
 //!
 //! # Several processes on one database
 //!
