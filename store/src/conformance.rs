@@ -784,19 +784,26 @@ pub async fn logged_writes_change_the_task_and_log_together(store: Arc<dyn TaskS
     assert_eq!(task.artifacts.map(|a| a.len()), Some(1));
 }
 
-/// [`TaskStore::append_history_unanswered`] keeps the rules of `append_history` (an
-/// unknown or ended task refuses it), and what it appends is part of the task once
-/// the next write of the task is answered, in order.
+/// [`TaskStore::insert_owned_unanswered`] and
+/// [`TaskStore::append_history_unanswered`] keep the rules of the writes they stand
+/// for (a taken id; an unknown or ended task), and what they write is part of the task
+/// once the next write of the task is answered, in order.
 pub async fn unanswered_history_keeps_the_rules_and_lands(store: Arc<dyn TaskStore>) {
     let id = TaskId::new("unanswered");
+    let task = Task::new(
+        id.clone(),
+        ContextId::new("c-unanswered"),
+        status(TaskState::Working),
+    );
     store
-        .insert(Task::new(
-            id.clone(),
-            ContextId::new("c-unanswered"),
-            status(TaskState::Working),
-        ))
+        .insert_owned_unanswered(task.clone(), TaskOwner::new("agent-u", None))
         .await
         .expect("insert");
+    let err = store
+        .insert_owned_unanswered(task, TaskOwner::new("agent-v", None))
+        .await
+        .expect_err("a taken id");
+    assert!(matches!(err, StoreError::AlreadyExists(_)), "{err:?}");
     for n in 0..3 {
         store
             .append_history_unanswered(&id, message(&format!("m{n}")))
@@ -815,6 +822,8 @@ pub async fn unanswered_history_keeps_the_rules_and_lands(store: Arc<dyn TaskSto
         .map(|m| serde_json::to_string(&m.parts).expect("parts"))
         .collect();
     assert_eq!(texts.len(), 3, "{texts:?}");
+    let owner = store.owner(&id).await.expect("owner").expect("owned");
+    assert_eq!(&*owner.agent, "agent-u", "the first insert's owner stays");
     assert!(
         texts[0].contains("m0") && texts[2].contains("m2"),
         "{texts:?}"

@@ -10,9 +10,8 @@
 //! idempotency keys with the task they answered, push-notification configs, and
 //! versioned records (workflow definitions and anything else a crate above wants kept).
 //! Every write a method acknowledges is durable in a durable store: it returns only
-//! after the transaction that holds it committed (except
-//! [`TaskStore::append_history_unanswered`], which the task's next answered write
-//! commits).
+//! after the transaction that holds it committed (except the `…_unanswered` writes,
+//! which the task's next answered write commits).
 //!
 //! The trait is async and returns `Result` everywhere so that a durable store (a
 //! database, a log) can implement it. The methods added for durability have defaults
@@ -115,6 +114,24 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
     /// [`StoreError::AlreadyExists`] if the id is taken (the existing task keeps its
     /// owner).
     async fn insert_owned(&self, task: Task, owner: TaskOwner) -> Result<(), StoreError>;
+
+    /// [`TaskStore::insert_owned`] for a task nobody is answered on before a later
+    /// write of it (a send whose caller waits until the task settles: the final status
+    /// is written, and answered, before the task is returned). The rules are checked
+    /// before it returns; a durable store may return before the write is committed,
+    /// since it commits a task's writes in order, and fails the later writes if this
+    /// one was lost. Until it commits, reads may not see the task. The default is
+    /// [`TaskStore::insert_owned`].
+    ///
+    /// # Errors
+    /// As [`TaskStore::insert_owned`].
+    async fn insert_owned_unanswered(
+        &self,
+        task: Task,
+        owner: TaskOwner,
+    ) -> Result<(), StoreError> {
+        self.insert_owned(task, owner).await
+    }
 
     /// The owner of a task, or `None` if there is no such task or it was stored
     /// without one ([`TaskStore::insert`]).

@@ -8,9 +8,10 @@
 //! only then answers each: a write a caller sees acknowledged is on disk. Concurrent
 //! sends therefore share transactions; a lone send pays one commit per write. A write
 //! that breaks a rule (a terminal task, a taken id) is refused before it touches the
-//! database and answered at once. The one write answered before its commit is
-//! [`TaskStore::append_history_unanswered`]: it is answered once applied in the open
-//! transaction, and the task's next answered write commits with or after it.
+//! database and answered at once. The writes answered before their commit are
+//! [`TaskStore::append_history_unanswered`] and [`TaskStore::insert_owned_unanswered`]:
+//! each is answered once applied in the open transaction, and the task's next answered
+//! write commits with or after it.
 //!
 //! # Several processes on one database
 //!
@@ -462,7 +463,20 @@ impl From<StoreError> for Failed {
 async fn write_loop(pool: AnyPool, mut jobs: mpsc::Receiver<Job>, ctx: Arc<Writer>) {
     let mut batch = Vec::with_capacity(BATCH);
     let mut conn = None;
-    while jobs.recv_many(&mut batch, BATCH).await > 0 {
+    // `SqlTaskStore::close` waits for every connection to come back: the writer gives
+    // its own back when the pool closes.
+    let mut closing = std::pin::pin!(pool.close_event());
+    loop {
+        let received = tokio::select! {
+            received = jobs.recv_many(&mut batch, BATCH) => received,
+            () = &mut closing, if conn.is_some() => {
+                conn = None;
+                continue;
+            }
+        };
+        if received == 0 {
+            break;
+        }
         let jobs_now = std::mem::take(&mut batch);
         if let Err(leftover) = commit_batch(&pool, &mut conn, jobs_now, &ctx).await {
             // The batch's transaction failed: each write on its own, so that one bad
@@ -1148,6 +1162,20 @@ impl TaskStore for SqlTaskStore {
 
     async fn insert_owned(&self, task: Task, owner: TaskOwner) -> Result<(), StoreError> {
         match self.write(Write::Insert(task, Some(owner))).await? {
+            Done::Unit => Ok(()),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn insert_owned_unanswered(
+        &self,
+        task: Task,
+        owner: TaskOwner,
+    ) -> Result<(), StoreError> {
+        match self
+            .send_write(Write::Insert(task, Some(owner)), true)
+            .await?
+        {
             Done::Unit => Ok(()),
             other => Err(unexpected(other)),
         }

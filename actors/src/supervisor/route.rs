@@ -214,6 +214,7 @@ impl Supervisor {
                     &seat.settle.key,
                     &seat.session,
                     envelope,
+                    follow,
                 )
                 .await?;
             Ok::<_, Refusal>((seat, opened))
@@ -492,6 +493,7 @@ impl Supervisor {
         key: &SessionKey,
         session: &Arc<SessionShared>,
         envelope: &mut Envelope,
+        follow: Follow,
     ) -> std::result::Result<(Task, TaskEvents, CancellationToken), Refusal> {
         let core = &self.core;
         let context_id = &key.context_id;
@@ -554,10 +556,18 @@ impl Supervisor {
             Arc::clone(&key.agent),
             request.principal.as_deref().map(Arc::from),
         );
-        core.store
-            .insert_owned(task.clone(), owner)
-            .await
-            .map_err(Error::from)?;
+        // A caller that waits for the task to settle is answered only after a later
+        // durable write of it (its key, or the status it settles in), which commits
+        // the task too: the insert need not wait for its own commit. A caller
+        // answered now (the task, or a stream starting with it) needs it durable.
+        let inserted = if matches!(follow, Follow::State) {
+            core.store
+                .insert_owned_unanswered(task.clone(), owner)
+                .await
+        } else {
+            core.store.insert_owned(task.clone(), owner).await
+        };
+        inserted.map_err(Error::from)?;
         let channel = TaskChannel::new(TaskState::Submitted, core.config.stream_capacity);
         let cancel = CancellationToken::new();
         envelope.task_id = Some(task_id.clone());
