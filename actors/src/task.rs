@@ -160,10 +160,12 @@ impl Work {
                 }
             };
             if let Some(message) = &message {
-                // Ignored if the task ended meanwhile (a cancel won the race).
+                // Ignored if the task ended meanwhile (a cancel won the race). Nobody
+                // is answered on it before the final status below, whose durable
+                // write commits it too.
                 let _ = port
                     .store()
-                    .append_history(&self.events.task_id, message.clone())
+                    .append_history_unanswered(&self.events.task_id, message.clone())
                     .await;
             }
             let _ = finish_task(&*port, &self.events.task_id, status(state, message)).await;

@@ -45,6 +45,7 @@ macro_rules! conformance_tests {
             list_pages_by_status_change = $crate::Retention::default(),
             unfinished_lists_tasks_not_ended = $crate::Retention::default(),
             concurrent_writes_all_land = $crate::Retention::default(),
+            unanswered_history_keeps_the_rules_and_lands = $crate::Retention::default(),
         );
     };
     (@each $make:path; $($name:ident = $retention:expr),* $(,)?) => {
@@ -781,4 +782,60 @@ pub async fn logged_writes_change_the_task_and_log_together(store: Arc<dyn TaskS
     let task = store.get(&id, None).await.expect("get").expect("task");
     assert_eq!(task.status.state, TaskState::Completed);
     assert_eq!(task.artifacts.map(|a| a.len()), Some(1));
+}
+
+/// [`TaskStore::insert_owned_unanswered`] and
+/// [`TaskStore::append_history_unanswered`] keep the rules of the writes they stand
+/// for (a taken id; an unknown or ended task), and what they write is part of the task
+/// once the next write of the task is answered, in order.
+pub async fn unanswered_history_keeps_the_rules_and_lands(store: Arc<dyn TaskStore>) {
+    let id = TaskId::new("unanswered");
+    let task = Task::new(
+        id.clone(),
+        ContextId::new("c-unanswered"),
+        status(TaskState::Working),
+    );
+    store
+        .insert_owned_unanswered(task.clone(), TaskOwner::new("agent-u", None))
+        .await
+        .expect("insert");
+    let err = store
+        .insert_owned_unanswered(task, TaskOwner::new("agent-v", None))
+        .await
+        .expect_err("a taken id");
+    assert!(matches!(err, StoreError::AlreadyExists(_)), "{err:?}");
+    for n in 0..3 {
+        store
+            .append_history_unanswered(&id, message(&format!("m{n}")))
+            .await
+            .expect("history");
+    }
+    store
+        .set_status(&id, status(TaskState::Completed))
+        .await
+        .expect("complete");
+    let stored = store.get(&id, None).await.expect("get").expect("stored");
+    let texts: Vec<String> = stored
+        .history
+        .unwrap_or_default()
+        .iter()
+        .map(|m| serde_json::to_string(&m.parts).expect("parts"))
+        .collect();
+    assert_eq!(texts.len(), 3, "{texts:?}");
+    let owner = store.owner(&id).await.expect("owner").expect("owned");
+    assert_eq!(&*owner.agent, "agent-u", "the first insert's owner stays");
+    assert!(
+        texts[0].contains("m0") && texts[2].contains("m2"),
+        "{texts:?}"
+    );
+    let err = store
+        .append_history_unanswered(&id, message("late"))
+        .await
+        .expect_err("history of an ended task");
+    assert!(matches!(err, StoreError::Terminal { .. }), "{err:?}");
+    let err = store
+        .append_history_unanswered(&TaskId::new("nope"), message("x"))
+        .await
+        .expect_err("unknown task");
+    assert!(matches!(err, StoreError::NotFound(_)), "{err:?}");
 }

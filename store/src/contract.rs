@@ -10,7 +10,8 @@
 //! idempotency keys with the task they answered, push-notification configs, and
 //! versioned records (workflow definitions and anything else a crate above wants kept).
 //! Every write a method acknowledges is durable in a durable store: it returns only
-//! after the transaction that holds it committed.
+//! after the transaction that holds it committed (except the `…_unanswered` writes,
+//! which the task's next answered write commits).
 //!
 //! The trait is async and returns `Result` everywhere so that a durable store (a
 //! database, a log) can implement it. The methods added for durability have defaults
@@ -114,6 +115,24 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
     /// owner).
     async fn insert_owned(&self, task: Task, owner: TaskOwner) -> Result<(), StoreError>;
 
+    /// [`TaskStore::insert_owned`] for a task nobody is answered on before a later
+    /// write of it (a send whose caller waits until the task settles: the final status
+    /// is written, and answered, before the task is returned). The rules are checked
+    /// before it returns; a durable store may return before the write is committed,
+    /// since it commits a task's writes in order, and fails the later writes if this
+    /// one was lost. Until it commits, reads may not see the task. The default is
+    /// [`TaskStore::insert_owned`].
+    ///
+    /// # Errors
+    /// As [`TaskStore::insert_owned`].
+    async fn insert_owned_unanswered(
+        &self,
+        task: Task,
+        owner: TaskOwner,
+    ) -> Result<(), StoreError> {
+        self.insert_owned(task, owner).await
+    }
+
     /// The owner of a task, or `None` if there is no such task or it was stored
     /// without one ([`TaskStore::insert`]).
     ///
@@ -169,6 +188,24 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
     /// # Errors
     /// [`StoreError::NotFound`]; [`StoreError::Terminal`] if the task has ended.
     async fn append_history(&self, id: &TaskId, message: Message) -> Result<(), StoreError>;
+
+    /// [`TaskStore::append_history`] for a message nobody is answered on before a
+    /// later write of the same task (the agent's last message before its final
+    /// status; a continuing message before the task is resubmitted). The rules are
+    /// checked before it returns, as there; a durable store may return before the
+    /// write is committed, since it commits a task's writes in order: the later write
+    /// that is answered commits this one with or before it, and fails if this one
+    /// was lost. The default is [`TaskStore::append_history`].
+    ///
+    /// # Errors
+    /// As [`TaskStore::append_history`].
+    async fn append_history_unanswered(
+        &self,
+        id: &TaskId,
+        message: Message,
+    ) -> Result<(), StoreError> {
+        self.append_history(id, message).await
+    }
 
     /// Adds an artifact to the task. With `append`, the parts are added to the artifact
     /// of the same id (created if absent); otherwise an artifact of the same id is

@@ -8,7 +8,10 @@
 //! only then answers each: a write a caller sees acknowledged is on disk. Concurrent
 //! sends therefore share transactions; a lone send pays one commit per write. A write
 //! that breaks a rule (a terminal task, a taken id) is refused before it touches the
-//! database and answered at once.
+//! database and answered at once. The writes answered before their commit are
+//! [`TaskStore::append_history_unanswered`] and [`TaskStore::insert_owned_unanswered`]:
+//! each is answered once applied in the open transaction, and the task's next answered
+//! write commits with or after it.
 //!
 //! # Several processes on one database
 //!
@@ -40,7 +43,8 @@ use async_trait::async_trait;
 use futures::future::BoxFuture;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
 use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
-use sqlx::{AnyConnection, AnyPool, Connection, Executor, Row};
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor, Row};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::contract::{Record, Retention, StoreError, TaskFilter, TaskOwner, TaskPage, TaskStore};
@@ -291,6 +295,7 @@ impl SqlTaskStore {
                 retention,
                 local: None,
                 live: None,
+                lost: std::sync::Mutex::default(),
             }
         };
         tokio::spawn(write_loop(pool.clone(), jobs, Arc::new(ctx)));
@@ -309,9 +314,19 @@ impl SqlTaskStore {
     }
 
     async fn write(&self, write: Write) -> Result<Done, StoreError> {
+        self.send_write(write, false).await
+    }
+
+    /// Sends a write to the writer; its answer once committed, or with `early` once
+    /// applied (see [`Job::early`]).
+    async fn send_write(&self, write: Write, early: bool) -> Result<Done, StoreError> {
         let (reply, answer) = oneshot::channel();
         self.writer
-            .send(Job { write, reply })
+            .send(Job {
+                write,
+                reply: Some(reply),
+                early,
+            })
             .await
             .map_err(|_| StoreError::Unavailable("the task store's writer has stopped".into()))?;
         answer
@@ -370,7 +385,57 @@ enum Done {
 #[derive(Debug)]
 struct Job {
     write: Write,
-    reply: oneshot::Sender<Result<Done, StoreError>>,
+    /// Taken when the write is answered.
+    reply: Option<oneshot::Sender<Result<Done, StoreError>>>,
+    /// Answered once applied, before its transaction commits: a write nobody is
+    /// answered on before a later write of its task, which the writer commits with or
+    /// after it ([`TaskStore::append_history_unanswered`]).
+    early: bool,
+}
+
+impl Job {
+    fn answer(&mut self, answer: Result<Done, StoreError>) {
+        if let Some(reply) = self.reply.take() {
+            let _ = reply.send(answer);
+        }
+    }
+
+    /// The write did not happen. If it was answered already, its task is marked lost,
+    /// so that the later write it was answered on behalf of fails instead of
+    /// acknowledging a task without it.
+    fn fail(mut self, ctx: &Writer, message: String) {
+        if self.reply.is_none()
+            && let Some(id) = self.write.task()
+        {
+            ctx.lost
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(id.clone());
+        }
+        self.answer(Err(StoreError::Unavailable(message)));
+    }
+}
+
+impl Write {
+    /// The task a write changes, if one.
+    fn task(&self) -> Option<&TaskId> {
+        match self {
+            Self::Insert(task, _) => Some(&task.id),
+            Self::SetStatus(id, _)
+            | Self::SetStatusLogged(id, ..)
+            | Self::PutArtifactLogged(id, ..)
+            | Self::AppendHistory(id, _)
+            | Self::PutArtifact(id, ..)
+            | Self::AppendEvent(id, _) => Some(id),
+            Self::PutPushConfig(config) => Some(&config.task_id),
+            Self::DeletePushConfig(id, _) => Some(id),
+            Self::RememberKey(..)
+            | Self::ForgetKey(_)
+            | Self::DropEndedBefore(_)
+            | Self::PutRecord(..)
+            | Self::DeleteRecord(..) => None,
+        }
+    }
 }
 
 /// Why a write did not happen: a rule it broke (answered at once, nothing written) or
@@ -392,22 +457,39 @@ impl From<StoreError> for Failed {
     }
 }
 
-/// The writer: batches of waiting writes, one transaction each.
+/// The writer: batches of waiting writes, one transaction each, on one connection it
+/// keeps (no pool checkout, and for PostgreSQL no ping, per batch) until the database
+/// fails it.
 async fn write_loop(pool: AnyPool, mut jobs: mpsc::Receiver<Job>, ctx: Arc<Writer>) {
     let mut batch = Vec::with_capacity(BATCH);
-    while jobs.recv_many(&mut batch, BATCH).await > 0 {
+    let mut conn = None;
+    // `SqlTaskStore::close` waits for every connection to come back: the writer gives
+    // its own back when the pool closes.
+    let mut closing = std::pin::pin!(pool.close_event());
+    loop {
+        let received = tokio::select! {
+            received = jobs.recv_many(&mut batch, BATCH) => received,
+            () = &mut closing, if conn.is_some() => {
+                conn = None;
+                continue;
+            }
+        };
+        if received == 0 {
+            break;
+        }
         let jobs_now = std::mem::take(&mut batch);
-        if let Err(leftover) = commit_batch(&pool, jobs_now, &ctx).await {
+        if let Err(leftover) = commit_batch(&pool, &mut conn, jobs_now, &ctx).await {
             // The batch's transaction failed: each write on its own, so that one bad
             // write (or a database back from a restart) fails only itself.
             for job in leftover {
-                match commit_batch(&pool, vec![job], &ctx).await {
+                match commit_batch(&pool, &mut conn, vec![job], &ctx).await {
                     Ok(()) => {}
                     Err(mut lone) => {
                         if let Some(job) = lone.pop() {
-                            let _ = job.reply.send(Err(StoreError::Unavailable(
+                            job.fail(
+                                &ctx,
                                 "the database refused the write; see the earlier error".into(),
-                            )));
+                            );
                         }
                     }
                 }
@@ -416,31 +498,48 @@ async fn write_loop(pool: AnyPool, mut jobs: mpsc::Receiver<Job>, ctx: Arc<Write
     }
 }
 
-/// Applies `jobs` in one transaction and answers them after it commits. On a database
-/// error, hands back the jobs not yet answered (after logging the error).
-async fn commit_batch(pool: &AnyPool, jobs: Vec<Job>, ctx: &Writer) -> Result<(), Vec<Job>> {
-    let mut conn = match pool.acquire().await {
-        Ok(conn) => conn,
-        Err(error) => {
-            fail_all(jobs, &error);
-            return Ok(());
-        }
+/// Applies `jobs` in one transaction and answers them after it commits (a write
+/// answered when applied, [`Job::early`], is answered at once and only committed
+/// here). On a database error, hands back the jobs not yet done (after logging the
+/// error).
+async fn commit_batch(
+    pool: &AnyPool,
+    held: &mut Option<PoolConnection<Any>>,
+    jobs: Vec<Job>,
+    ctx: &Writer,
+) -> Result<(), Vec<Job>> {
+    // Taken out while in use; put back only while the database has not failed it.
+    let mut conn = match held.take() {
+        Some(conn) => conn,
+        None => match pool.acquire().await {
+            Ok(conn) => conn,
+            Err(error) => {
+                fail_all(jobs, &error, ctx);
+                return Ok(());
+            }
+        },
     };
     let mut tx = match conn.begin().await {
         Ok(tx) => tx,
         Err(error) => {
-            fail_all(jobs, &error);
+            fail_all(jobs, &error, ctx);
             return Ok(());
         }
     };
     let mut done = Vec::with_capacity(jobs.len());
     let mut rest = jobs.into_iter();
-    while let Some(job) = rest.next() {
+    while let Some(mut job) = rest.next() {
         match apply(&mut tx, &job.write, ctx).await {
-            Ok(answer) => done.push((job, answer)),
-            Err(Failed::Refused(error)) => {
-                let _ = job.reply.send(Err(error));
+            Ok(answer) => {
+                let answer = if job.early {
+                    job.answer(Ok(answer));
+                    None
+                } else {
+                    Some(answer)
+                };
+                done.push((job, answer));
             }
+            Err(Failed::Refused(error)) => job.answer(Err(error)),
             Err(Failed::Database(error)) => {
                 tracing::warn!(%error, "task store write failed; retrying each write alone");
                 drop(tx);
@@ -448,9 +547,7 @@ async fn commit_batch(pool: &AnyPool, jobs: Vec<Job>, ctx: &Writer) -> Result<()
                 let mut leftover: Vec<Job> = done.into_iter().map(|(job, _)| job).collect();
                 if leftover.is_empty() {
                     // Alone already: nothing to retry, this write failed.
-                    let _ = job.reply.send(Err(unavailable(format!(
-                        "the database refused the write: {error}"
-                    ))));
+                    job.fail(ctx, format!("the database refused the write: {error}"));
                     leftover.extend(rest);
                     return if leftover.is_empty() {
                         Ok(())
@@ -466,8 +563,11 @@ async fn commit_batch(pool: &AnyPool, jobs: Vec<Job>, ctx: &Writer) -> Result<()
     }
     match tx.commit().await {
         Ok(()) => {
-            for (job, answer) in done {
-                let _ = job.reply.send(Ok(answer));
+            *held = Some(conn);
+            for (mut job, answer) in done {
+                if let Some(answer) = answer {
+                    job.answer(Ok(answer));
+                }
             }
         }
         Err(error) => {
@@ -475,22 +575,18 @@ async fn commit_batch(pool: &AnyPool, jobs: Vec<Job>, ctx: &Writer) -> Result<()
             tracing::warn!(%error, "task store commit failed");
             let message = format!("the database did not commit the write: {error}");
             for (job, _) in done {
-                let _ = job
-                    .reply
-                    .send(Err(StoreError::Unavailable(message.clone())));
+                job.fail(ctx, message.clone());
             }
         }
     }
     Ok(())
 }
 
-fn fail_all(jobs: Vec<Job>, error: &sqlx::Error) {
+fn fail_all(jobs: Vec<Job>, error: &sqlx::Error, ctx: &Writer) {
     tracing::warn!(%error, "task store unreachable");
     let message = format!("cannot reach the database: {error}");
     for job in jobs {
-        let _ = job
-            .reply
-            .send(Err(StoreError::Unavailable(message.clone())));
+        job.fail(ctx, message.clone());
     }
 }
 
@@ -508,6 +604,9 @@ struct Writer {
     /// whenever a transaction fails, since it may hold what was not committed. `None`
     /// for PostgreSQL, where another process may have written the row.
     live: Option<std::sync::Mutex<std::collections::HashMap<TaskId, Current>>>,
+    /// Tasks an early-answered write of which was not committed: their later writes
+    /// are refused, so nothing acknowledged lacks a write it was answered after.
+    lost: std::sync::Mutex<std::collections::HashSet<TaskId>>,
 }
 
 /// The counters, by name.
@@ -531,6 +630,7 @@ impl Writer {
             retention,
             local: Some(std::sync::Mutex::new(counters)),
             live: Some(std::sync::Mutex::new(std::collections::HashMap::new())),
+            lost: std::sync::Mutex::default(),
         })
     }
 
@@ -691,6 +791,19 @@ async fn evict_past_count(
 }
 
 async fn apply(conn: &mut AnyConnection, write: &Write, ctx: &Writer) -> Result<Done, Failed> {
+    if let Some(id) = write.task()
+        && ctx
+            .lost
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains(id)
+    {
+        return Err(StoreError::Unavailable(format!(
+            "an earlier write of task `{id}` was not stored (the database failed); \
+             the task cannot be changed until the server restarts"
+        ))
+        .into());
+    }
     match write {
         Write::Insert(task, owner) => {
             let ends = task.status.state.is_terminal();
@@ -1054,6 +1167,20 @@ impl TaskStore for SqlTaskStore {
         }
     }
 
+    async fn insert_owned_unanswered(
+        &self,
+        task: Task,
+        owner: TaskOwner,
+    ) -> Result<(), StoreError> {
+        match self
+            .send_write(Write::Insert(task, Some(owner)), true)
+            .await?
+        {
+            Done::Unit => Ok(()),
+            other => Err(unexpected(other)),
+        }
+    }
+
     async fn owner(&self, id: &TaskId) -> Result<Option<TaskOwner>, StoreError> {
         match self.fetch_task(id).await? {
             Some(row) => owner_of(&row),
@@ -1144,6 +1271,20 @@ impl TaskStore for SqlTaskStore {
     async fn append_history(&self, id: &TaskId, message: Message) -> Result<(), StoreError> {
         match self
             .write(Write::AppendHistory(id.clone(), message))
+            .await?
+        {
+            Done::Unit => Ok(()),
+            other => Err(unexpected(other)),
+        }
+    }
+
+    async fn append_history_unanswered(
+        &self,
+        id: &TaskId,
+        message: Message,
+    ) -> Result<(), StoreError> {
+        match self
+            .send_write(Write::AppendHistory(id.clone(), message), true)
             .await?
         {
             Done::Unit => Ok(()),

@@ -508,8 +508,10 @@ impl Supervisor {
         request.message.context_id = Some(context_id.clone());
         if let Some(task) = &continued {
             request.message.task_id = Some(task.id.clone());
+            // Answered on only after the resubmission below, whose durable write
+            // commits it too.
             core.store
-                .append_history(&task.id, request.message.clone())
+                .append_history_unanswered(&task.id, request.message.clone())
                 .await
                 .map_err(|e| terminal_to_error(e, &task.id))?;
             // The task now belongs to the session that handles it (its old one may
@@ -573,10 +575,16 @@ impl Supervisor {
             Follow::State => Task::new(task_id.clone(), context_id.clone(), task.status.clone()),
             Follow::Nothing | Follow::Updates => task.clone(),
         };
-        core.store
-            .insert_owned(task, owner)
-            .await
-            .map_err(Error::from)?;
+        // A caller that waits for the task to settle is answered only after a later
+        // durable write of it (its key, or the status it settles in), which commits
+        // the task too: the insert need not wait for its own commit. A caller
+        // answered now (the task, or a stream starting with it) needs it durable.
+        let inserted = if matches!(follow, Follow::State) {
+            core.store.insert_owned_unanswered(task, owner).await
+        } else {
+            core.store.insert_owned(task, owner).await
+        };
+        inserted.map_err(Error::from)?;
         let task = submitted;
         let channel = TaskChannel::new(TaskState::Submitted, core.config.stream_capacity);
         let cancel = CancellationToken::new();
