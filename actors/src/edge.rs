@@ -137,7 +137,7 @@ mod service;
 
 pub use actor::{Edge, EdgeActor, EdgeArgs, EdgeInfo, EdgeMsg, EdgeState};
 pub use card::{agent_url, extended_card, handoff_extension, public_card, security};
-pub use config::{AgentSettings, EdgeAuth, EdgeConfig, PushConfig};
+pub use config::{Access, AgentSettings, EdgeAuth, EdgeConfig, PushConfig, Unauthorized};
 pub use error::EdgeError;
 pub use push::{NOTIFICATION_TOKEN_HEADER, PushNotifier, PushStats};
 pub use rpc_error::{POLICY_REJECTED, UNAVAILABLE, from_edge, from_runtime};

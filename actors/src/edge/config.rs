@@ -355,6 +355,82 @@ impl EdgeAuth {
     pub fn is_required(&self) -> bool {
         !self.api_keys.is_empty() || !self.bearer_tokens.is_empty()
     }
+
+    /// Checks a request's credentials for the edge's own routes beside A2A (events,
+    /// metrics, the console and its API): the same keys and tokens the A2A routes
+    /// accept, so an operator configures access once.
+    ///
+    /// # Errors
+    /// [`Unauthorized`] when credentials are required and the request presents none
+    /// that match.
+    pub fn authenticate(&self, headers: &axum::http::HeaderMap) -> Result<Access, Unauthorized> {
+        if !self.is_required() {
+            return Ok(Access::Public);
+        }
+        let key = headers
+            .get(self.header())
+            .and_then(|value| value.to_str().ok());
+        if let Some(principal) = key.and_then(|key| self.api_keys.get(key)) {
+            return Ok(Access::Principal(principal.clone()));
+        }
+        let token = headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| {
+                let (scheme, token) = value.split_once(' ')?;
+                scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+            });
+        match token.and_then(|token| self.bearer_tokens.get(token)) {
+            Some(principal) => Ok(Access::Principal(principal.clone())),
+            None => Err(Unauthorized {
+                header: self.header().to_owned(),
+            }),
+        }
+    }
+}
+
+/// Who [`EdgeAuth::authenticate`] let in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    /// The server needs no credentials.
+    Public,
+    /// The credentials named this principal.
+    Principal(String),
+}
+
+/// A request to one of the edge's own routes without valid credentials. As a response
+/// it is HTTP 401 with a `WWW-Authenticate` challenge and a message saying what to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unauthorized {
+    /// The header an API key is expected in.
+    pub header: String,
+}
+
+impl fmt::Display for Unauthorized {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Unauthorized: send an API key in header `{}` or a bearer token in `Authorization`",
+            self.header
+        )
+    }
+}
+
+impl std::error::Error for Unauthorized {}
+
+impl axum::response::IntoResponse for Unauthorized {
+    fn into_response(self) -> axum::response::Response {
+        let challenge = format!(
+            "Bearer realm=\"agentyard\", ApiKey header=\"{}\"",
+            self.header
+        );
+        (
+            axum::http::StatusCode::UNAUTHORIZED,
+            [(axum::http::header::WWW_AUTHENTICATE, challenge)],
+            self.to_string(),
+        )
+            .into_response()
+    }
 }
 
 /// Push notification settings.
@@ -475,5 +551,52 @@ impl PushConfig {
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = timeout;
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::http::HeaderMap;
+
+    use super::{Access, EdgeAuth};
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.insert(*name, value.parse().unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn a_server_without_credentials_lets_everyone_in() {
+        assert_eq!(
+            EdgeAuth::default().authenticate(&headers(&[])),
+            Ok(Access::Public)
+        );
+    }
+
+    #[test]
+    fn keys_and_tokens_name_their_principal_and_anything_else_is_refused() {
+        let auth = EdgeAuth::default()
+            .api_key("k1", "alice")
+            .bearer_token("t1", "bob");
+        assert_eq!(
+            auth.authenticate(&headers(&[("x-api-key", "k1")])),
+            Ok(Access::Principal("alice".into()))
+        );
+        assert_eq!(
+            auth.authenticate(&headers(&[("authorization", "bearer t1")])),
+            Ok(Access::Principal("bob".into()))
+        );
+        let refused = auth
+            .authenticate(&headers(&[("x-api-key", "t1")]))
+            .unwrap_err();
+        assert!(refused.to_string().contains("X-API-Key"), "{refused}");
+        assert!(auth.authenticate(&headers(&[])).is_err());
+        assert!(
+            auth.authenticate(&headers(&[("authorization", "Basic t1")]))
+                .is_err()
+        );
     }
 }
