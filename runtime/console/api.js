@@ -62,10 +62,17 @@ function askForKey(header, why) {
       resolve();
     };
     form.addEventListener('submit', submit);
+    // Nothing works without a key: Escape does not dismiss the question.
+    dialog.oncancel = (event) => event.preventDefault();
     if (!dialog.open) dialog.showModal();
     document.getElementById('login-key').focus();
   });
   return pendingLogin;
+}
+
+/** Whether the page is waiting for a key (periodic refreshes wait for it too). */
+export function signingIn() {
+  return pendingLogin !== null;
 }
 
 let onSignIn = () => {};

@@ -1,7 +1,7 @@
 // The console page: agents, tasks, a task's story, a message box, charts, workflow
 // graphs and the event feed, each refreshed from the server while the page is open.
 
-import { credential, forget, getJson, request, setSignInHook, streamSse } from './api.js';
+import { credential, forget, getJson, request, setSignInHook, signingIn, streamSse } from './api.js';
 import { figures, parsePrometheus, Sparkline } from './metrics.js';
 import { drawWorkflow, nodeStates } from './graph.js';
 
@@ -157,6 +157,7 @@ async function loadTasks(more = false) {
 // ---------------------------------------------------------------- one task
 
 let openStream = null;
+let openTaskId = null;
 let workflows = new Set();
 
 async function showTask(id) {
@@ -179,6 +180,7 @@ async function openTask(id) {
   openStream?.abort();
   const controller = new AbortController();
   openStream = controller;
+  openTaskId = id;
   $('detail-panel').hidden = false;
   $('detail-id').textContent = id;
   $('detail-timeline').replaceChildren();
@@ -409,6 +411,12 @@ async function followEvents() {
           data.taskId ? el('button', { type: 'button', class: 'link', onclick: () => openTask(data.taskId) }, ` ${short(data.taskId)}`) : '',
         ));
         while ($('events').children.length > 100) $('events').lastChild.remove();
+        // The runtime's own events of the open task join its timeline.
+        if (data.taskId && data.taskId === openTaskId) {
+          $('detail-timeline').append(el('li', { class: 'runtime-event' },
+            el('span', { class: 'muted' }, `${new Date().toLocaleTimeString()} `),
+            el('b', {}, event.event), route ? ` ${route}` : ''));
+        }
       });
     } catch (error) {
       if (error.status === 404) {
@@ -425,7 +433,8 @@ async function followEvents() {
 // ---------------------------------------------------------------- start
 
 function every(ms, job) {
-  const run = () => job().catch((error) => console.warn(error));
+  // While the key is asked for, the first round already waits on it: no pile-up.
+  const run = () => (signingIn() ? null : job().catch((error) => console.warn(error)));
   run();
   return setInterval(run, ms);
 }
@@ -443,7 +452,11 @@ function start() {
   $('task-filter').addEventListener('change', () => loadTasks().catch(() => {}));
   $('task-filter').addEventListener('submit', (e) => { e.preventDefault(); loadTasks().catch(() => {}); });
   $('tasks-more').addEventListener('click', () => loadTasks(true).catch(() => {}));
-  $('detail-close').addEventListener('click', () => { openStream?.abort(); $('detail-panel').hidden = true; });
+  $('detail-close').addEventListener('click', () => {
+    openStream?.abort();
+    openTaskId = null;
+    $('detail-panel').hidden = true;
+  });
   $('workflow-name').addEventListener('change', () => showWorkflow().catch(() => {}));
   $('workflow-run').addEventListener('change', () => showRun().catch(() => {}));
   $('sign-out').addEventListener('click', () => { forget(); location.reload(); });

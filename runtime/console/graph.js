@@ -71,8 +71,13 @@ export function nodeStates(events) {
   return states;
 }
 
+// Marker ids are document-wide: each drawing gets its own, or a graph would point at
+// the arrowhead of another (perhaps hidden) one.
+let drawings = 0;
+
 /** Draws `definition` into `parent`, nodes coloured by `states` (node id → state). */
 export function drawWorkflow(parent, definition, states = {}) {
+  const arrow = `arrow-${++drawings}`;
   const links = edges(definition);
   const layer = layers(definition, links);
   const columns = [];
@@ -103,7 +108,7 @@ export function drawWorkflow(parent, definition, states = {}) {
   });
   const defs = svg('defs');
   const marker = svg('marker', {
-    id: 'arrow', viewBox: '0 0 10 10', refX: 10, refY: 5,
+    id: arrow, viewBox: '0 0 10 10', refX: 10, refY: 5,
     markerWidth: 6, markerHeight: 6, orient: 'auto-start-reverse',
   });
   marker.append(svg('path', { d: 'M0,0L10,5L0,10z', class: 'arrow' }));
@@ -120,7 +125,7 @@ export function drawWorkflow(parent, definition, states = {}) {
     root.append(svg('path', {
       d: `M${x1},${y1}C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}`,
       class: 'edge',
-      'marker-end': 'url(#arrow)',
+      'marker-end': `url(#${arrow})`,
     }));
   }
   for (const node of definition.nodes) {
