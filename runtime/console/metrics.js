@@ -132,7 +132,7 @@ export class Sparkline {
 }
 
 function format(value) {
-  if (value >= 100) return value.toFixed(0);
+  if (Number.isInteger(value) || value >= 100) return value.toFixed(0);
   if (value >= 10) return value.toFixed(1);
   return value.toFixed(2);
 }
