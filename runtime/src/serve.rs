@@ -354,6 +354,16 @@ impl Server {
         urls
     }
 
+    /// Where the live console is served (`[console] enabled`), for the banner; `None`
+    /// when it is off.
+    #[must_use]
+    pub fn console_url(&self) -> Option<String> {
+        self.config
+            .console
+            .enabled
+            .then(|| format!("http://{}/ui/", self.edge.local_addr()))
+    }
+
     /// The runtime behind the server.
     #[must_use]
     pub fn runtime(&self) -> &Runtime {
