@@ -236,7 +236,26 @@ function timelineEntry(event, data) {
 
 // ---------------------------------------------------------------- send a message
 
+// Per agent: the conversation it gave and its last task, so that the next message
+// can continue the one or answer the other.
 const lastContext = {};
+const lastTask = {};
+
+const waiting = (state) => state === 'input-required' || state === 'auth-required';
+
+/** Says what the next message will do, given the agent chosen. */
+function sendHint() {
+  const agent = $('send-agent').value;
+  const task = lastTask[agent];
+  const hint = $('send-hint');
+  if ($('send-same-context').checked && task && waiting(task.state)) {
+    hint.textContent = `answers task ${short(task.id)}, which is ${task.state}`;
+  } else if ($('send-same-context').checked && lastContext[agent]) {
+    hint.textContent = `continues conversation ${short(lastContext[agent])}`;
+  } else {
+    hint.textContent = 'starts a new conversation';
+  }
+}
 
 async function send(event) {
   event.preventDefault();
@@ -254,6 +273,12 @@ async function send(event) {
     parts: [{ kind: 'text', text }],
   };
   if ($('send-same-context').checked && lastContext[agent]) message.contextId = lastContext[agent];
+  // An answer to the agent's question names its task (A2A's human in the loop).
+  const asked = lastTask[agent];
+  if ($('send-same-context').checked && asked && waiting(asked.state)) {
+    message.taskId = asked.id;
+    message.contextId = asked.contextId;
+  }
   const body = { jsonrpc: '2.0', id: newId(), method: 'message/stream', params: { message } };
   $('send-button').disabled = true;
   try {
@@ -272,8 +297,12 @@ async function send(event) {
       if (result.kind === 'task') {
         states.append(stateChip(result.status.state));
         states.dataset.task = result.id;
+        lastTask[agent] = { id: result.id, contextId: result.contextId, state: result.status.state };
       } else if (result.kind === 'status-update') {
         states.append(stateChip(result.status.state));
+        lastTask[agent] = { id: result.taskId, contextId: result.contextId, state: result.status.state };
+        // Asked something: the next message answers, unless the user says otherwise.
+        if (waiting(result.status.state)) $('send-same-context').checked = true;
         const said = textOf(result.status.message);
         if (said) answer.append(el('p', {}, said));
       } else if (result.kind === 'artifact-update') {
@@ -288,6 +317,7 @@ async function send(event) {
   } catch (error) {
     answer.append(el('p', { class: 'error' }, error.message));
   } finally {
+    sendHint();
     $('send-button').disabled = false;
     loadTasks().catch(() => {});
   }
@@ -449,6 +479,8 @@ function refreshAll() {
 function start() {
   setSignInHook(refreshAll);
   $('send-form').addEventListener('submit', send);
+  $('send-form').addEventListener('change', sendHint);
+  sendHint();
   $('task-filter').addEventListener('change', () => loadTasks().catch(() => {}));
   $('task-filter').addEventListener('submit', (e) => { e.preventDefault(); loadTasks().catch(() => {}); });
   $('tasks-more').addEventListener('click', () => loadTasks(true).catch(() => {}));

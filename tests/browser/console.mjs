@@ -1,7 +1,8 @@
 // The live console in headless Chromium against a running `agentyard serve`: sign in
 // with a key (a wrong one first), see the agents, send a message and watch the reply
-// stream in, open the task, see a workflow run drawn with its node states, check the
-// charts, and save a screenshot. Started by tests/tests/browser.rs, which passes:
+// stream in, answer an agent's question, open the task, see a workflow run drawn with
+// its node states, check the charts, and save a screenshot. Started by
+// tests/tests/browser.rs, which passes:
 //   AGENTYARD_URL      the server's base URL (it wants an API key)
 //   AGENTYARD_API_KEY  the key of an operator of the console
 //   CHROMIUM           the browser (Debian's /usr/bin/chromium)
@@ -100,6 +101,23 @@ try {
     await page.locator('#reply .states .state-completed').waitFor();
     const said = await page.locator('#reply .answer p').count();
     check(said >= 2, `only ${said} update(s) reached the page`);
+  });
+
+  await step('a question from the agent is answered from the message box', async () => {
+    await page.selectOption('#send-agent', 'ask');
+    await page.uncheck('#send-same-context');
+    await page.fill('#send-text', 'hi');
+    await page.click('#send-button');
+    await page.locator('#reply .answer p', { hasText: 'What is your name?' }).waitFor();
+    await page.locator('#reply .states .state-input-required').waitFor();
+    // Asked, the box offers to answer that task.
+    check(await page.isChecked('#send-same-context'), 'the answer would not name the task');
+    await page.waitForFunction(() => /answers task/.test(document.getElementById('send-hint').textContent));
+    await page.fill('#send-text', 'Ada');
+    await page.click('#send-button');
+    await page.locator('#reply .answer p', { hasText: 'Nice to meet you, Ada.' }).waitFor();
+    await page.locator('#reply .states .state-completed').waitFor();
+    await page.uncheck('#send-same-context');
   });
 
   await step('the echo task is listed and opens to its history and timeline', async () => {
