@@ -284,11 +284,12 @@ impl IntoResponse for ApiError {
             Self::BadRequest(problem) => (StatusCode::BAD_REQUEST, problem),
             Self::NoTask(id) => (StatusCode::NOT_FOUND, format!("no task `{id}`")),
             Self::Internal(what, failure) => {
-                // Logged here, once; the caller gets the summary.
+                // Logged here, once; the caller gets a short message, not the store's
+                // internals.
                 tracing::warn!(error = %failure, "console: {what} failed");
                 (
                     StatusCode::INTERNAL_SERVER_ERROR,
-                    format!("{what} failed: {failure}"),
+                    format!("{what} failed; the server log says why"),
                 )
             }
         };

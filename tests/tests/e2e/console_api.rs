@@ -4,14 +4,20 @@
 //! filtered and paged; another's task is the same 404 as an unknown one; a task opens
 //! to its history and its event log; an operator sees every agent and task.
 
-use std::time::Duration;
-
 use agentyard::console::{self, ConsoleOptions};
 use agentyard::edge::{Edge, EdgeAuth, EdgeConfig};
-use agentyard::{AgentDescriptor, Message, Runtime};
+use std::sync::Arc;
+use std::time::Duration;
+
+use agentyard::store::{StoreError, TaskOwner, TaskStore};
+use agentyard::{
+    AgentDescriptor, Artifact, ContextId, InMemoryTaskStore, Message, MessageId, Runtime,
+    RuntimeBuilder, Task, TaskId, TaskState, TaskStatus,
+};
 use agentyard_tests::agents::{Echo, Interviewer};
 use agentyard_tests::http::{sse_events, text_message};
 use agentyard_tests::wait::PATIENCE;
+use async_trait::async_trait;
 use serde_json::{Value, json};
 
 const ALICE: &str = "key-alice";
@@ -29,7 +35,12 @@ struct Served {
 
 impl Served {
     async fn start() -> Self {
-        let runtime = Runtime::builder()
+        Self::start_on(Runtime::builder()).await
+    }
+
+    /// As [`Served::start`], on a builder the test prepared (a store).
+    async fn start_on(builder: RuntimeBuilder) -> Self {
+        let runtime = builder
             .agent(AgentDescriptor::new("echo").expose(), |_| Echo::default())
             .agent(AgentDescriptor::new("ask").expose(), |_| Interviewer)
             .agent(AgentDescriptor::new("internal"), |_| Echo::default())
@@ -393,4 +404,74 @@ async fn serve_mounts_the_console_unless_the_config_turns_it_off() {
         message.contains("console.operators") && message.contains("mallory"),
         "{message}"
     );
+}
+
+/// The in-memory store without `list`: the contract's default refuses it, as a store
+/// without a status-time index would.
+#[derive(Debug, Default)]
+struct Unlisted(InMemoryTaskStore);
+
+#[async_trait]
+impl TaskStore for Unlisted {
+    async fn insert(&self, task: Task) -> Result<(), StoreError> {
+        self.0.insert(task).await
+    }
+    async fn insert_owned(&self, task: Task, owner: TaskOwner) -> Result<(), StoreError> {
+        self.0.insert_owned(task, owner).await
+    }
+    async fn owner(&self, id: &TaskId) -> Result<Option<TaskOwner>, StoreError> {
+        self.0.owner(id).await
+    }
+    async fn context_principal(
+        &self,
+        context_id: &ContextId,
+    ) -> Result<Option<Arc<str>>, StoreError> {
+        self.0.context_principal(context_id).await
+    }
+    async fn get(&self, id: &TaskId, n: Option<usize>) -> Result<Option<Task>, StoreError> {
+        self.0.get(id, n).await
+    }
+    async fn set_status(&self, id: &TaskId, status: TaskStatus) -> Result<TaskState, StoreError> {
+        self.0.set_status(id, status).await
+    }
+    async fn append_history(&self, id: &TaskId, message: Message) -> Result<(), StoreError> {
+        self.0.append_history(id, message).await
+    }
+    async fn put_artifact(
+        &self,
+        id: &TaskId,
+        artifact: Artifact,
+        append: bool,
+    ) -> Result<Artifact, StoreError> {
+        self.0.put_artifact(id, artifact, append).await
+    }
+    async fn context_history(
+        &self,
+        context_id: &ContextId,
+        before: Option<&MessageId>,
+        limit: usize,
+    ) -> Result<Vec<Message>, StoreError> {
+        self.0.context_history(context_id, before, limit).await
+    }
+}
+
+#[tokio::test]
+async fn a_store_that_cannot_list_is_a_short_500_and_the_console_goes_on() {
+    let served = Served::start_on(Runtime::builder().store(Unlisted::default())).await;
+    let sent = served.send("echo", ALICE, "hi").await;
+    let (status, body) = served.json("/api/console/tasks", ALICE).await;
+    assert_eq!(status, 500);
+    assert_eq!(
+        body["error"], "listing tasks failed; the server log says why",
+        "the store's own words stay in the log"
+    );
+    // One task still opens, and the rest of the console works.
+    let id = sent["id"].as_str().expect("the send answers with its task");
+    let (status, task) = served
+        .json(&format!("/api/console/tasks/{id}"), ALICE)
+        .await;
+    assert_eq!(status, 200, "{task}");
+    let (status, agents) = served.json("/api/console/agents", ALICE).await;
+    assert_eq!(status, 200, "{agents}");
+    served.stop().await;
 }
