@@ -134,8 +134,8 @@ function taskQuery(pageToken) {
 function taskRow(task) {
   return el(
     'tr',
-    { class: 'task', 'data-task': task.id, tabIndex: 0, onclick: () => openTask(task.id),
-      onkeydown: (e) => { if (e.key === 'Enter') openTask(task.id); } },
+    { class: 'task', 'data-task': task.id, tabIndex: 0, onclick: () => showOpen(task.id),
+      onkeydown: (e) => { if (e.key === 'Enter') showOpen(task.id); } },
     el('td', {}, when(task.status.timestamp)),
     el('td', {}, task.agent || ''),
     el('td', {}, stateChip(task.status.state)),
@@ -183,7 +183,11 @@ async function openTask(id) {
   openTaskId = id;
   $('detail-panel').hidden = false;
   $('detail-id').textContent = id;
-  $('detail-timeline').replaceChildren();
+  for (const part of ['detail-timeline', 'detail-history', 'detail-artifacts', 'detail-state']) {
+    $(part).replaceChildren();
+  }
+  $('detail-meta').textContent = '';
+  $('detail-live').textContent = '';
   $('detail-graph').hidden = true;
   const agent = await showTask(id);
   const isWorkflow = workflows.has(agent);
@@ -215,6 +219,15 @@ async function openTask(id) {
   }
   clearTimeout(refresh);
   if (!controller.signal.aborted) await showTask(id).catch(() => {});
+}
+
+/** Opens a task, saying in the panel why when it cannot (gone, or not the viewer's). */
+function showOpen(id) {
+  openTask(id).catch((error) => {
+    $('detail-panel').hidden = false;
+    $('detail-id').textContent = id;
+    $('detail-meta').textContent = error.message;
+  });
 }
 
 function timelineEntry(event, data) {
@@ -438,7 +451,7 @@ async function followEvents() {
           el('span', { class: 'muted' }, `${new Date().toLocaleTimeString()} `),
           el('b', {}, event.event),
           route ? ` ${route}` : '',
-          data.taskId ? el('button', { type: 'button', class: 'link', onclick: () => openTask(data.taskId) }, ` ${short(data.taskId)}`) : '',
+          data.taskId ? el('button', { type: 'button', class: 'link', onclick: () => showOpen(data.taskId) }, ` ${short(data.taskId)}`) : '',
         ));
         while ($('events').children.length > 100) $('events').lastChild.remove();
         // The runtime's own events of the open task join its timeline.
