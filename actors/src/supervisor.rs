@@ -250,6 +250,14 @@ impl Supervisor {
         self.core.sessions.len()
     }
 
+    /// The number of live sessions of each agent type that has any (the console's
+    /// per-agent count). It walks the session registry, so call it for a view, not
+    /// on a hot path.
+    #[must_use]
+    pub fn session_counts(&self) -> HashMap<Arc<str>, usize> {
+        self.core.sessions.count_by_agent()
+    }
+
     /// How many accepted turns have not finished: handlers running now and sends
     /// queued behind them. This is what a shutdown waits for.
     #[must_use]

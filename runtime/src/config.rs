@@ -33,12 +33,15 @@ use agentyard_policy::PolicyConfig;
 use agentyard_transport::a2a::AgentSkill;
 use serde::{Deserialize, Deserializer};
 
+mod console;
 mod remote;
 #[cfg(test)]
 mod tests;
 mod workflows;
 
 pub use workflows::WorkflowsSection;
+
+pub use console::ConsoleSection;
 
 pub use remote::{RemoteAuth, RemoteEntry, Unreachable};
 
@@ -114,6 +117,8 @@ pub struct Config {
     pub remote: Vec<RemoteEntry>,
     /// `[store]`: where tasks are kept.
     pub store: StoreSection,
+    /// `[console]`: the live web console.
+    pub console: ConsoleSection,
 }
 
 /// `[server]`.
@@ -524,6 +529,7 @@ impl Config {
             problem: problem.to_owned(),
         };
         self.workflows.check()?;
+        self.console.check(&self.auth)?;
         let l = &self.limits;
         for (key, value) in [
             ("limits.global", l.global),

@@ -15,6 +15,9 @@
 //! - [`builtin`]: the agents `agentyard serve` starts with (echo, countdown, ask,
 //!   planner and its worker).
 //! - [`config`]: the `agentyard serve` configuration file.
+//! - [`console`]: the live web console at `/ui` and its JSON API, mounted on the
+//!   edge by `serve` (`[console] enabled`) or by a program through
+//!   `EdgeConfig::routes`.
 //! - [`store`]: `agentyard-store`, the task stores (memory, embedded file, PostgreSQL)
 //!   and their contract.
 //! - [`serve`]: the server `agentyard serve` runs: the runtime with the built-in
@@ -25,6 +28,7 @@
 
 pub mod builtin;
 pub mod config;
+pub mod console;
 mod runtime;
 pub mod serve;
 pub mod workflows;

@@ -149,6 +149,9 @@ fn print_banner(server: &Server) {
         || String::from("none (embedded defaults; see agentyard.example.toml)"),
         |path| path.display().to_string(),
     );
+    if let Some(url) = server.console_url() {
+        let _ = writeln!(text, "console: {url}");
+    }
     let _ = writeln!(text, "config: {config_file}");
     let _ = writeln!(text, "auth:   {}", server.auth_summary());
     let _ = writeln!(text, "data:   {}", server.storage());

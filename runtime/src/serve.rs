@@ -194,6 +194,15 @@ impl Server {
         {
             agents.extend(workflow_names.iter().cloned());
         }
+        if config.console.enabled {
+            // After the agent list is final: the console shows what the edge serves.
+            let console = crate::console::router(
+                runtime.supervisor().clone(),
+                &edge_settings,
+                config.console.options(),
+            );
+            edge_settings = edge_settings.routes(console);
+        }
         let edge = Edge::start(runtime.supervisor().clone(), edge_settings)
             .await
             .map_err(ServeError::Edge)?;
@@ -343,6 +352,16 @@ impl Server {
             }
         }
         urls
+    }
+
+    /// Where the live console is served (`[console] enabled`), for the banner; `None`
+    /// when it is off.
+    #[must_use]
+    pub fn console_url(&self) -> Option<String> {
+        self.config
+            .console
+            .enabled
+            .then(|| format!("http://{}/ui/", self.edge.local_addr()))
     }
 
     /// The runtime behind the server.

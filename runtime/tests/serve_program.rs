@@ -270,6 +270,10 @@ fn the_banner_says_config_auth_and_where_the_data_lives() {
         banner.contains("data:   embedded, in ./agentyard-data"),
         "{banner}"
     );
+    assert!(
+        banner.contains(&format!("console: {}/ui/", running.base)),
+        "{banner}"
+    );
 
     let path = temp_config(
         "auth.toml",

@@ -6,7 +6,7 @@
 //! actor either lands before the drain marker (and runs) or is refused with its
 //! message handed back (and goes to a fresh session).
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -95,6 +95,17 @@ impl Sessions {
     /// The number of live sessions.
     pub(crate) fn len(&self) -> usize {
         self.slots.len()
+    }
+
+    /// The number of live sessions of each agent type that has any. Walks the
+    /// registry (one shard lock at a time), so it is for an operator's view, not
+    /// the send path.
+    pub(crate) fn count_by_agent(&self) -> HashMap<Arc<str>, usize> {
+        let mut counts: HashMap<Arc<str>, usize> = HashMap::new();
+        for slot in &self.slots {
+            *counts.entry(Arc::clone(&slot.key().agent)).or_default() += 1;
+        }
+        counts
     }
 
     /// Whether a session is live under `key`.

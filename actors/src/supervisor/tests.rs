@@ -96,6 +96,25 @@ async fn the_warm_count_follows_the_sessions_in_and_out() {
 }
 
 #[tokio::test]
+async fn session_counts_are_per_agent_and_follow_passivation() {
+    let supervisor = supervisor(8).await;
+    assert!(supervisor.session_counts().is_empty());
+    for context in ["a", "b", "c"] {
+        supervisor
+            .send_and_wait(in_context(context))
+            .await
+            .expect("answered");
+    }
+    settle(&supervisor, 3).await;
+    assert_eq!(supervisor.session_counts().get("echo"), Some(&3));
+    assert!(supervisor.stop_session("echo", &ContextId::new("b")));
+    assert_eq!(supervisor.session_counts().get("echo"), Some(&2));
+    supervisor.passivate_all_idle();
+    // An agent with no live session is not listed at all.
+    assert!(supervisor.session_counts().is_empty());
+}
+
+#[tokio::test]
 async fn a_send_refused_for_its_task_releases_its_idempotency_key() {
     let supervisor = supervisor(4).await;
     let mut bad = in_context("k").idempotency_key("once");

@@ -24,6 +24,7 @@ mod a2a_v1_version_negotiation;
 mod a2a_what_the_client_sent_reaches_the_agent;
 mod agents_keep_session_state_and_closures_answer_by_return;
 mod cancel_of_a_long_running_task;
+mod console_api;
 mod coordinator_events_come_in_order_and_name_the_entry_point;
 mod coordinator_idempotency_key_runs_the_agent_once;
 mod coordinator_rejected_send_never_runs_the_agent;
