@@ -131,6 +131,7 @@ mod actor;
 mod card;
 mod config;
 mod error;
+mod observe;
 pub mod push;
 mod rpc_error;
 mod service;

@@ -71,6 +71,7 @@ mod idempotency;
 pub mod intent;
 mod limits;
 mod live;
+pub mod metrics;
 mod occupancy;
 mod port;
 pub mod remote;
