@@ -223,3 +223,80 @@ async fn a_reader_that_stops_reading_is_told_what_it_missed_and_never_slows_the_
     server.stop().await;
     runtime.shutdown(PATIENCE).await;
 }
+
+#[tokio::test]
+async fn workflow_node_events_reach_the_stream() {
+    use agentyard::workflow::runner::{RunControl, RunOutcome};
+    use agentyard::workflow::{Tools, Workflow, Workflows};
+
+    let exposed: Vec<String> = agentyard::builtin::EXPOSED
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    let runtime = agentyard::builtin::register(Runtime::builder(), &exposed)
+        .build()
+        .await
+        .expect("the runtime starts");
+    let server = runtime
+        .serve(HttpConfig::default())
+        .await
+        .expect("the server starts");
+    let workflows = Workflows::new(Tools::builtin());
+    workflows.bind(runtime.supervisor().clone());
+    let workflow = Workflow::builder("review")
+        .input("topic")
+        .agent("draft", "echo", "a note on {{topic}}")
+        .tool("shout", "upper", Some("{{draft}}"))
+        .output("out", ["shout"])
+        .build(&workflows.catalog())
+        .expect("valid");
+
+    let stream = open(&server, "?agent=review&kind=workflow.node.*").await;
+    let report = workflows
+        .runner()
+        .expect("bound")
+        .run(
+            std::sync::Arc::new(workflow),
+            "actors".into(),
+            RunControl::new(),
+        )
+        .await;
+    assert!(
+        matches!(report.outcome, RunOutcome::Completed(_)),
+        "{:?}",
+        report.outcome
+    );
+    let events = read_until(stream, |event| {
+        event.name == "workflow.node.completed" && event.data["node"] == "out"
+    })
+    .await;
+    let seen: Vec<(String, String)> = events
+        .iter()
+        .map(|e| {
+            (
+                e.name.clone(),
+                e.data["node"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    for node in ["draft", "shout", "out"] {
+        let started = seen
+            .iter()
+            .position(|s| *s == ("workflow.node.started".into(), node.into()));
+        let completed = seen
+            .iter()
+            .position(|s| *s == ("workflow.node.completed".into(), node.into()));
+        assert!(started.is_some() && started < completed, "{node}: {seen:?}");
+    }
+    let draft = events
+        .iter()
+        .find(|e| e.data["node"] == "draft")
+        .expect("the agent node's events");
+    assert_eq!(draft.data["from"], "review");
+    assert_eq!(draft.data["to"], "echo");
+    assert_eq!(draft.data["workflow"], "review");
+    assert_eq!(draft.data["entryPoint"], "workflow");
+    assert_eq!(draft.data["detail"], "workflowNode");
+    server.stop().await;
+    runtime.shutdown(PATIENCE).await;
+}
