@@ -224,21 +224,23 @@ pub(super) async fn count_requests(
     next: Next,
 ) -> Response {
     let started = Instant::now();
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|path| format!("{} {}", request.method(), path.as_str()));
+    // The route is written out only for a request that turns out not to be a call.
+    let route = request.extensions().get::<MatchedPath>().cloned();
+    let http_method = request.method().clone();
     let response = next.run(request).await;
+    let took = started.elapsed();
+    let code = response.status().as_u16();
     let rpc = response
         .extensions()
         .get::<agentyard_transport::server::RequestLog>()
         .and_then(|log| log.method);
-    let method = match (rpc, &route) {
-        (Some(method), _) => method,
-        (None, Some(route)) => route.as_str(),
-        (None, None) => "unmatched",
-    };
-    metrics.http_request(method, response.status().as_u16(), started.elapsed());
+    match (rpc, route) {
+        (Some(method), _) => metrics.http_request(method, code, took),
+        (None, Some(route)) => {
+            metrics.http_request(&format!("{http_method} {}", route.as_str()), code, took);
+        }
+        (None, None) => metrics.http_request("unmatched", code, took),
+    }
     response
 }
 
