@@ -587,7 +587,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("h_seconds_bucket{le=\"0.01\"} 3\n"), "{text}");
-        assert!(text.contains("h_seconds_bucket{le=\"60.0\"} 3\n"), "{text}");
+        assert!(text.contains("h_seconds_bucket{le=\"60\"} 3\n"), "{text}");
         assert!(text.contains("h_seconds_bucket{le=\"+Inf\"} 4\n"), "{text}");
         assert!(text.contains("h_seconds_count 4\n"), "{text}");
         assert!(text.contains("h_seconds_sum 120.0085\n"), "{text}");
