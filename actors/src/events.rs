@@ -403,3 +403,18 @@ impl Subscription {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::EventKind;
+
+    #[test]
+    fn every_kind_is_listed_under_the_name_it_is_sent_as() {
+        for kind in EventKind::ALL {
+            let sent = serde_json::to_value(kind).expect("a kind serializes");
+            assert_eq!(sent, kind.name());
+            assert_eq!(EventKind::from_name(kind.name()), Some(kind));
+        }
+        assert_eq!(EventKind::from_name("a2a.send"), None);
+    }
+}

@@ -48,7 +48,7 @@ use std::time::Duration;
 
 use agentyard_policy::{EntryPoint, RejectionKind};
 use agentyard_transport::a2a::TaskState;
-use prometheus_client::encoding::{EncodeLabelSet, EncodeMetric, MetricEncoder, NoLabelSet};
+use prometheus_client::encoding::{EncodeMetric, MetricEncoder, NoLabelSet};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -556,12 +556,6 @@ impl Metrics {
         out
     }
 }
-
-// `Labels` must be a label set for the families above.
-const _: fn() = || {
-    fn is_label_set<T: EncodeLabelSet>() {}
-    is_label_set::<Labels>();
-};
 
 #[cfg(test)]
 mod tests {

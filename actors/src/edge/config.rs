@@ -85,7 +85,8 @@ pub struct EdgeConfig {
     pub push: PushConfig,
     /// More routes served beside the A2A ones (e.g. the workflow API of
     /// `agentyard-workflow`), merged into the server's router; they must not overlap
-    /// the A2A routes (a clash panics at start, as axum's `merge` does).
+    /// the A2A routes, `/events` or `/metrics` (a clash panics at start, as axum's
+    /// `merge` does).
     pub extra_routes: Option<axum::Router>,
     /// Whether `GET /metrics` serves the runtime's metrics (see
     /// [`crate::metrics`]), behind the same credentials as the A2A routes. The

@@ -327,3 +327,42 @@ async fn a_runtime_without_metrics_counts_nothing() {
     server.stop().await;
     runtime.shutdown(PATIENCE).await;
 }
+
+#[tokio::test]
+async fn serve_reads_the_metrics_section() {
+    use agentyard::config::{Config, StoreKind};
+    use agentyard::serve::Server;
+
+    let mut config = Config::from_toml(
+        "[server]\nbind = \"127.0.0.1:0\"\n[metrics]\naddress = \"127.0.0.1:0\"\n",
+    )
+    .expect("a valid config");
+    config.store.kind = Some(StoreKind::Memory);
+    let server = Server::from_config(config)
+        .await
+        .expect("the server starts");
+    let apart = server
+        .metrics_addr()
+        .expect("metrics on their own listener");
+    assert_ne!(apart, server.local_addr());
+    let scraped = scrape(&format!("http://{apart}/metrics")).await;
+    assert!(scraped.contains_key(r#"agentyard_sessions_live{agent="echo"}"#));
+    let on_edge = reqwest::get(format!("http://{}/metrics", server.local_addr()))
+        .await
+        .unwrap();
+    assert_eq!(on_edge.status(), StatusCode::NOT_FOUND);
+    assert!(server.observability_summary().contains(&apart.to_string()));
+    server.stop().await;
+
+    let mut off =
+        Config::from_toml("[server]\nbind = \"127.0.0.1:0\"\n[metrics]\nenabled = false\n")
+            .expect("a valid config");
+    off.store.kind = Some(StoreKind::Memory);
+    let server = Server::from_config(off).await.expect("the server starts");
+    assert!(server.runtime().supervisor().scrape_metrics().is_none());
+    let gone = reqwest::get(format!("http://{}/metrics", server.local_addr()))
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), StatusCode::NOT_FOUND);
+    server.stop().await;
+}
