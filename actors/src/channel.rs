@@ -73,6 +73,11 @@ impl TaskChannel {
             .map_or(0, broadcast::Sender::receiver_count)
     }
 
+    /// The task's state now.
+    pub(crate) fn state(&self) -> TaskState {
+        *self.state.borrow()
+    }
+
     /// The task's state from now on.
     pub(crate) fn watch(&self) -> watch::Receiver<TaskState> {
         self.state.subscribe()

@@ -117,6 +117,17 @@
 //! with reasons `invalid_webhook_url`, `webhook_refused`, `unsupported_authentication`,
 //! `too_many_push_configs`, `push_config_not_found`.
 //!
+//! # Beside A2A: metrics and events
+//!
+//! The edge also serves `GET /metrics` (the runtime's [metrics](crate::metrics) in the
+//! Prometheus text format; on a listener of its own with
+//! [`EdgeConfig::metrics_bind`], or not at all with [`EdgeConfig::metrics`] off) and
+//! `GET /events` (the runtime's [events](crate::events) as SSE, filtered by agent,
+//! context and kind; a reader that falls behind gets `event: lagged` with how many it
+//! missed), both behind the same credentials as the A2A routes
+//! ([`EdgeAuth::authenticate`]). With metrics on, every request is counted by
+//! JSON-RPC method (or route) and HTTP status. The contract: `docs/observability.md`.
+//!
 //! # Lifecycle
 //!
 //! [`Edge::start`] spawns the [`EdgeActor`] with the supervisor and an [`EdgeConfig`]:
@@ -131,6 +142,7 @@ mod actor;
 mod card;
 mod config;
 mod error;
+mod observe;
 pub mod push;
 mod rpc_error;
 mod service;

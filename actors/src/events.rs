@@ -73,6 +73,15 @@ pub enum EventKind {
     /// attempt failed (the reason, with the webhook URL, is in the detail).
     #[serde(rename = "a2a.push.failed")]
     PushFailed,
+    /// A workflow node began (an attempt of it, for agent nodes).
+    #[serde(rename = "workflow.node.started")]
+    WorkflowNodeStarted,
+    /// A workflow node completed.
+    #[serde(rename = "workflow.node.completed")]
+    WorkflowNodeCompleted,
+    /// A workflow node failed for good (the error is in the detail).
+    #[serde(rename = "workflow.node.error")]
+    WorkflowNodeError,
 }
 
 impl EventKind {
@@ -91,7 +100,34 @@ impl EventKind {
             Self::TaskStatus => "a2a.task.status",
             Self::TaskArtifact => "a2a.task.artifact",
             Self::PushFailed => "a2a.push.failed",
+            Self::WorkflowNodeStarted => "workflow.node.started",
+            Self::WorkflowNodeCompleted => "workflow.node.completed",
+            Self::WorkflowNodeError => "workflow.node.error",
         }
+    }
+
+    /// Every kind, in the order of the send's life.
+    pub const ALL: [Self; 14] = [
+        Self::SendInitiated,
+        Self::PayloadFallback,
+        Self::SendPolicyRejected,
+        Self::SendDeduplicated,
+        Self::SendBusy,
+        Self::TaskStatus,
+        Self::TaskArtifact,
+        Self::Response,
+        Self::SendCompleted,
+        Self::SendFailed,
+        Self::PushFailed,
+        Self::WorkflowNodeStarted,
+        Self::WorkflowNodeCompleted,
+        Self::WorkflowNodeError,
+    ];
+
+    /// The kind named `name` (as [`EventKind::name`] writes it).
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|kind| kind.name() == name)
     }
 }
 
@@ -122,6 +158,20 @@ pub enum EventDetail {
     Response {
         /// The answer.
         message: Option<Message>,
+    },
+    /// A workflow node's progress (on `workflow.node.*`).
+    #[serde(rename_all = "camelCase")]
+    WorkflowNode {
+        /// The workflow.
+        workflow: String,
+        /// The run's id.
+        run_id: String,
+        /// The task the run is the work of, when it runs as an agent.
+        run_task_id: Option<TaskId>,
+        /// The node.
+        node: String,
+        /// Why the node failed (on `workflow.node.error`).
+        error: Option<String>,
     },
 }
 
@@ -164,6 +214,35 @@ pub struct Event {
     pub detail: EventDetail,
 }
 
+impl Event {
+    /// An event from outside the send path (a workflow runner's node events): `kind`
+    /// with `detail`, from `from` to `to`, at entry point `entry_point`, now.
+    #[must_use]
+    pub fn new(
+        kind: EventKind,
+        entry_point: EntryPoint,
+        from: Option<&str>,
+        to: &str,
+        detail: EventDetail,
+    ) -> Self {
+        Self {
+            kind,
+            entry_point,
+            from: from.map(Arc::from),
+            to: Arc::from(to),
+            context_id: None,
+            task_id: None,
+            payload_type: None,
+            payload_json: None,
+            in_response_to_payload_type: None,
+            intent: None,
+            idempotency_key: None,
+            timestamp: SystemTime::now(),
+            detail,
+        }
+    }
+}
+
 fn rfc3339<S: serde::Serializer>(v: &SystemTime, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&crate::clock::rfc3339(*v))
 }
@@ -180,9 +259,23 @@ pub(crate) struct Envelope {
     pub(crate) payload_json: Option<Arc<str>>,
     pub(crate) intent: Option<Intent>,
     pub(crate) idempotency_key: Option<Arc<str>>,
+    /// When the supervisor accepted the send (for `agentyard_send_duration_seconds`).
+    pub(crate) accepted: std::time::Instant,
+    /// The target agent's metric handles, when metrics are on and the agent exists.
+    pub(crate) metrics: Option<Arc<crate::metrics::AgentMetrics>>,
 }
 
 impl Envelope {
+    /// Counts the send's closing `outcome` under its agent (nothing when metrics are
+    /// off or the agent does not exist); a send that settled a turn also records how
+    /// long it took since it was accepted.
+    pub(crate) fn count(&self, outcome: crate::metrics::Outcome, settled: bool) {
+        if let Some(metrics) = &self.metrics {
+            let took = settled.then(|| self.accepted.elapsed());
+            metrics.send(self.entry_point, outcome, took);
+        }
+    }
+
     pub(crate) fn event(&self, kind: EventKind, detail: EventDetail) -> Event {
         Event {
             kind,
@@ -308,5 +401,20 @@ impl Subscription {
             let next = sub.recv().await?;
             Some((next, sub))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EventKind;
+
+    #[test]
+    fn every_kind_is_listed_under_the_name_it_is_sent_as() {
+        for kind in EventKind::ALL {
+            let sent = serde_json::to_value(kind).expect("a kind serializes");
+            assert_eq!(sent, kind.name());
+            assert_eq!(EventKind::from_name(kind.name()), Some(kind));
+        }
+        assert_eq!(EventKind::from_name("a2a.send"), None);
     }
 }

@@ -31,7 +31,8 @@
 //!   passivation routine, and the actor that supervises the sessions.
 //!
 //! Beside them: [`store`] ([`TaskStore`] and its stores, from `agentyard-store`), [`events`] (typed
-//! runtime [`Event`]s), [`intent`] (the pluggable [`IntentClassifier`]), `limits` and
+//! runtime [`Event`]s), [`metrics`] (the runtime's Prometheus metrics, counted on the
+//! send path with handles resolved at registration), [`intent`] (the pluggable [`IntentClassifier`]), `limits` and
 //! `idempotency` (the supervisor's concurrency limits and key cache), [`error`]
 //! ([`Error`], what a caller can act on), and [`edge`], the HTTP edge:
 //! [`SupervisorService`](edge::SupervisorService) answers the A2A methods through the
@@ -71,6 +72,7 @@ mod idempotency;
 pub mod intent;
 mod limits;
 mod live;
+pub mod metrics;
 mod occupancy;
 mod port;
 pub mod remote;

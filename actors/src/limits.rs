@@ -126,6 +126,11 @@ impl Limiter {
     /// Whether a send would be refused right now: every permit taken and the line
     /// full. A hint, not a reservation: it lets a send that would only be refused skip
     /// the work before the limiter (spawning a session).
+    /// How many sends wait in line now.
+    pub(crate) fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::Acquire)
+    }
+
     pub(crate) fn is_saturated(&self) -> bool {
         self.permits.available_permits() == 0 && self.waiting.load(Ordering::Acquire) >= self.queue
     }

@@ -32,6 +32,9 @@ struct LiveTask {
     /// Keeps the task's session out of the warm set (and so from being passivated
     /// for space) while the task has not ended.
     pin: TaskPin,
+    /// When the task was created (made live again, for a task adopted after a
+    /// restart), for `agentyard_task_duration_seconds`.
+    created: std::time::Instant,
 }
 
 /// A task that ended and left the table: how to publish its final update, and the
@@ -70,6 +73,7 @@ impl LiveTasks {
                 cancel,
                 events,
                 pin: TaskPin::new(session),
+                created: std::time::Instant::now(),
             },
         );
     }
@@ -141,6 +145,7 @@ impl LiveTasks {
             vec![agentyard_transport::a2a::Part::text(reason.clone())],
         );
         let status = crate::channel::status(TaskState::Failed, Some(message));
+        events.envelope.count(crate::metrics::Outcome::Failed, true);
         events.publish(bus, status, Finality::Final, None, || {
             bus.emit(|| {
                 events
@@ -156,8 +161,15 @@ impl LiveTasks {
     pub(crate) fn end(&self, task_id: &TaskId) -> Option<Ended> {
         let (_, live) = self.tasks.remove(task_id)?;
         let LiveTask {
-            agent, events, pin, ..
+            agent,
+            events,
+            pin,
+            created,
+            ..
         } = live;
+        if let Some(metrics) = &events.envelope.metrics {
+            metrics.task_ended(created.elapsed());
+        }
         let session = pin.session();
         drop(pin);
         let key = SessionKey {
@@ -229,6 +241,14 @@ impl LiveTasks {
                 },
             ),
         };
+        events.envelope.count(
+            if kind == EventKind::SendCompleted {
+                crate::metrics::Outcome::Completed
+            } else {
+                crate::metrics::Outcome::Failed
+            },
+            true,
+        );
         // The agent's answer (`a2a.response`), built now while the status is at hand,
         // and only if anyone listens.
         let response = (kind == EventKind::SendCompleted && bus.is_watched())

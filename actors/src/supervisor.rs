@@ -76,6 +76,7 @@ use crate::handoff::Handoff;
 use crate::idempotency::IdempotencyCache;
 use crate::limits::Limiter;
 use crate::live::LiveTasks;
+use crate::metrics::Metrics;
 use crate::occupancy::SessionShared;
 use crate::port::{BoxFuture, Port, finish_task};
 pub(crate) use crate::send::SessionKey;
@@ -133,6 +134,8 @@ pub(crate) struct Core {
     pub(crate) tracker: TaskTracker,
     shutting_down: AtomicBool,
     restarts: AtomicU64,
+    /// The runtime's metrics; `None` when they are off.
+    pub(crate) metrics: Option<Arc<Metrics>>,
 }
 
 impl fmt::Debug for Core {
@@ -244,6 +247,12 @@ impl Supervisor {
         self.core.events.subscribe()
     }
 
+    /// Publishes an event built outside the send path (a workflow runner's node
+    /// events) on the runtime's bus; `make` runs only if anyone is subscribed.
+    pub fn publish(&self, make: impl FnOnce() -> crate::events::Event) {
+        self.core.events.emit(make);
+    }
+
     /// The number of live sessions (spawned and not passivated).
     #[must_use]
     pub fn session_count(&self) -> usize {
@@ -270,6 +279,34 @@ impl Supervisor {
     #[must_use]
     pub fn stream_count(&self) -> usize {
         self.core.live.stream_count()
+    }
+
+    /// The runtime's metrics; `None` when [`SupervisorConfig::metrics`] is off.
+    #[must_use]
+    pub fn metrics(&self) -> Option<&Arc<Metrics>> {
+        self.core.metrics.as_ref()
+    }
+
+    /// The metrics in the Prometheus text format, with the gauges read from the
+    /// runtime's state now (live sessions per agent, live tasks by state, sends
+    /// waiting per limit scope); `None` when metrics are off.
+    #[must_use]
+    pub fn scrape_metrics(&self) -> Option<String> {
+        let metrics = self.core.metrics.as_ref()?;
+        let core = &self.core;
+        let sessions = core.sessions.count_by_agent();
+        let mut tasks = HashMap::new();
+        for (_, _, channel) in core.live.snapshot() {
+            *tasks.entry(channel.state()).or_insert(0) += 1;
+        }
+        let agent_waiting = core.agents.values().map(|r| r.limiter.waiting()).sum();
+        let queues = [
+            ("global", core.global.waiting()),
+            ("agent", agent_waiting),
+            ("session", core.sessions.waiting()),
+        ];
+        metrics.set_state(&sessions, &tasks, queues);
+        Some(metrics.encode())
     }
 
     /// How many session actors have crashed and been dropped for a restart.

@@ -89,6 +89,8 @@ enum Suite {
     Sessions,
     /// A2A over HTTP through the edge against bare axum routes.
     Http,
+    /// HTTP `message/send` with metrics (and, once added, tracing) on against off.
+    Observability,
     /// Ten times the sustainable rate against a small concurrency limit.
     Overload,
     /// Five minutes of new conversations against `agentyard serve`: memory and
@@ -251,6 +253,9 @@ async fn run(cli: Cli) -> Result<bool> {
     }
     if every || cli.suite == Suite::Http {
         suites::http::run(&options, &mut report).await?;
+    }
+    if every || cli.suite == Suite::Observability {
+        suites::observability::run(&options, &mut report).await?;
     }
     if every || cli.suite == Suite::Overload {
         suites::overload::run(&options, &mut report).await?;

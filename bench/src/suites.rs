@@ -4,6 +4,8 @@
 //! - [`supervisor`]: the send path against raw ractor `call` and `cast`.
 //! - [`sessions`]: many sessions against as many raw actors, in child processes.
 //! - [`http`]: A2A over HTTP through the edge against bare axum routes.
+//! - [`observability`]: HTTP `message/send` with metrics on against off, in the same
+//!   rounds.
 //! - [`overload`]: ten times the sustainable rate against a small limit, in a child.
 //! - [`remote`]: a local agent calling a remote agent against the bare client.
 //! - [`store`]: the durable task stores (embedded, PostgreSQL) against the in-memory
@@ -14,6 +16,7 @@
 //!   defaults, in a child, with its memory sampled.
 
 pub(crate) mod http;
+pub(crate) mod observability;
 pub(crate) mod overload;
 pub(crate) mod remote;
 pub(crate) mod sessions;

@@ -46,6 +46,8 @@ fn the_quick_run_measures_every_suite_and_writes_the_same_rows_as_json() {
         "http.send.message.16.throughput",
         "http.send.task.64.p50",
         "http.stream.3.1.p99",
+        "observability.metrics.16.throughput",
+        "observability.metrics.64.throughput",
         "overload.goodput",
         "overload.reject.p99",
         "overload.peak_rss",

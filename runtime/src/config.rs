@@ -119,6 +119,33 @@ pub struct Config {
     pub store: StoreSection,
     /// `[console]`: the live web console.
     pub console: ConsoleSection,
+    /// `[metrics]`: the runtime's metrics and where `/metrics` is served.
+    pub metrics: MetricsSection,
+}
+
+/// `[metrics]`: see `docs/observability.md`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct MetricsSection {
+    /// Whether the runtime keeps metrics and serves them at `GET /metrics` (default
+    /// yes: they cost the send path a few atomic additions, measured by
+    /// `agentyard-bench -- observability`).
+    pub enabled: bool,
+    /// Serves `/metrics` on a listener of its own at this `HOST:PORT`, and not on the
+    /// A2A address (default: unset, on the A2A address). It takes the same
+    /// credentials as the A2A routes either way.
+    #[serde(deserialize_with = "deserialize_optional_bind")]
+    pub address: Option<SocketAddr>,
+}
+
+impl Default for MetricsSection {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            address: None,
+        }
+    }
 }
 
 /// `[server]`.
@@ -491,6 +518,12 @@ fn deserialize_bind<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Socket
     parse_bind(&text).map_err(serde::de::Error::custom)
 }
 
+fn deserialize_optional_bind<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<SocketAddr>, D::Error> {
+    deserialize_bind(deserializer).map(Some)
+}
+
 impl Config {
     /// Reads and checks a config file. Every error names the file.
     ///
@@ -721,6 +754,7 @@ impl Config {
         config.idempotency_ttl = Duration::from_secs(l.idempotency_ttl_secs);
         config.event_capacity = l.event_capacity;
         config.stream_capacity = l.stream_capacity;
+        config.metrics = self.metrics.enabled;
         config
     }
 

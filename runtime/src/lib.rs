@@ -12,6 +12,9 @@
 //! - Re-exports from `agentyard-actors` (the [`Agent`] trait, [`TaskContext`], the
 //!   supervisor and store types), `agentyard-policy` (decisions) and
 //!   `agentyard-transport` (the A2A data model and handoff payloads).
+//! - [`Runtime::serve`] with an [`HttpConfig`]: the runtime's exposed agents over
+//!   HTTP (A2A, `/metrics`, `/events`), returning an [`HttpServer`]; reach them with
+//!   the typed [`client`] (module `http`).
 //! - [`builtin`]: the agents `agentyard serve` starts with (echo, countdown, ask,
 //!   planner and its worker).
 //! - [`config`]: the `agentyard serve` configuration file.
@@ -29,6 +32,7 @@
 pub mod builtin;
 pub mod config;
 pub mod console;
+mod http;
 mod runtime;
 pub mod serve;
 pub mod workflows;
@@ -46,9 +50,22 @@ pub use agentyard_policy as policy;
 // program (and the e2e tests) needs no crate but this one.
 pub use agentyard_actors::{edge, remote};
 pub use agentyard_store as store;
-pub use agentyard_transport::a2a::{Artifact, Message, Part, Role, Task, TaskState, TaskStatus};
+pub use agentyard_transport::a2a::{
+    AgentCard, AgentProvider, AgentSkill, Artifact, Message, Part, Role, Task, TaskState,
+    TaskStatus,
+};
+// Serving over HTTP: the config, the handle, the credentials, the start errors.
+pub use agentyard_actors::edge::{AgentSettings, EdgeAuth, EdgeError, PushConfig};
+pub use agentyard_actors::metrics;
 pub use agentyard_transport::handoff;
 pub use agentyard_transport::{ContextId, MessageId, TaskId};
 pub use agentyard_transport::{a2a, client, jsonrpc};
 pub use agentyard_workflow as workflow;
+pub use http::{HttpConfig, HttpServer};
 pub use runtime::{Runtime, RuntimeBuilder};
+
+// The README's code blocks are compiled and run as doctests, so its library section
+// stays true to the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;

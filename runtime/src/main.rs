@@ -155,6 +155,7 @@ fn print_banner(server: &Server) {
     let _ = writeln!(text, "config: {config_file}");
     let _ = writeln!(text, "auth:   {}", server.auth_summary());
     let _ = writeln!(text, "data:   {}", server.storage());
+    let _ = writeln!(text, "watch:  {}", server.observability_summary());
     let _ = writeln!(text, "press Ctrl-C to stop");
     let mut stdout = std::io::stdout().lock();
     let _ = stdout

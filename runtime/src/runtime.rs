@@ -64,6 +64,7 @@ pub struct Runtime {
 /// | idempotency key TTL / capacity | 10 minutes / 100,000 |
 /// | history depth an agent sees | 20 messages |
 /// | intent classifier for free text | none (free text has no intent) |
+/// | metrics | on |
 #[must_use]
 #[derive(Default)]
 pub struct RuntimeBuilder {
@@ -249,6 +250,11 @@ impl RuntimeBuilder {
     setter!(
         /// How far an event subscriber may fall behind before it lags.
         event_capacity: usize
+    );
+    setter!(
+        /// Whether the runtime keeps metrics (default yes); off, the send path counts
+        /// nothing and `/metrics` is not served. See [`crate::metrics`].
+        metrics: bool
     );
 
     /// Starts the runtime. Must be called inside a tokio runtime.

@@ -332,6 +332,25 @@ impl Server {
         self.edge.local_addr()
     }
 
+    /// Where the events and metrics are, in words, for the start-up banner.
+    #[must_use]
+    pub fn observability_summary(&self) -> String {
+        let base = format!("http://{}", self.local_addr());
+        let metrics = match (self.config.metrics.enabled, self.metrics_addr()) {
+            (false, _) => String::from("metrics off"),
+            (true, Some(addr)) => format!("http://{addr}/metrics"),
+            (true, None) => format!("{base}/metrics"),
+        };
+        format!("{base}/events, {metrics}")
+    }
+
+    /// Where `/metrics` is served when `[metrics] address` gives it a listener of its
+    /// own.
+    #[must_use]
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.edge.metrics_addr()
+    }
+
     /// The card URL of every exposed agent, the default agent's root card first, then
     /// the exposed workflows'.
     #[must_use]
@@ -426,6 +445,12 @@ fn edge_config(config: &Config) -> EdgeConfig {
     }
     if let Some(url) = &config.server.public_url {
         edge = edge.public_url(url.clone());
+    }
+    // `[metrics]`: off in the runtime means nothing to serve; an address of its own
+    // takes `/metrics` off the A2A listener.
+    edge = edge.metrics(config.metrics.enabled);
+    if let Some(address) = config.metrics.address {
+        edge = edge.metrics_bind(address);
     }
     if let Some(default) = config.agents.default_agent() {
         edge = edge.default_agent(default);

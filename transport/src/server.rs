@@ -139,6 +139,7 @@ mod reply;
 mod rpc;
 
 pub use config::{AuthConfig, ServerConfig, ServerConfigBuilder};
+pub use rpc::RequestLog;
 
 /// The header that carries extension URIs in A2A 0.3: requested by the client,
 /// echoed (activated) by the server.

@@ -140,8 +140,13 @@ impl Workflows {
     #[must_use]
     pub fn runner(&self) -> Option<Runner> {
         self.inner.client.get().map(|client| {
-            Runner::new(Arc::clone(client), self.inner.tools.clone())
-                .concurrency(self.inner.concurrency)
+            let runner = Runner::new(Arc::clone(client), self.inner.tools.clone())
+                .concurrency(self.inner.concurrency);
+            // Node events go on the runtime's bus (`/events`), whichever client runs.
+            match self.inner.supervisor.get() {
+                Some(supervisor) => runner.publishing_to(supervisor.clone()),
+                None => runner,
+            }
         })
     }
 
@@ -411,6 +416,8 @@ impl Agent for WorkflowAgent {
             control.answers = Some(answers_rx);
             control.from = Some(self.name.to_string());
             control.hops = ctx.hops().saturating_add(1);
+            control.task_id = Some(ctx.task_id().clone());
+            control.context_id = Some(ctx.context_id().clone());
             let cancel = control.cancel.clone();
             let input = ctx.message().text();
             let run = tokio::spawn(async move { runner.run(workflow, input, control).await });

@@ -18,8 +18,11 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
+use agentyard_actors::Supervisor;
+use agentyard_actors::events::{Event, EventDetail, EventKind};
+use agentyard_policy::EntryPoint;
 use agentyard_transport::a2a::{Artifact, Message, Part, Role, Task, TaskState};
-use agentyard_transport::{ContextId, MessageId};
+use agentyard_transport::{ContextId, MessageId, TaskId};
 use futures::FutureExt as _;
 use serde::Serialize;
 use tokio::sync::{Mutex, mpsc};
@@ -244,6 +247,11 @@ pub struct RunControl {
     pub from: Option<String>,
     /// The hop count of the sends (one more than the run's own request).
     pub hops: u32,
+    /// The task whose work the run is (a workflow run as an agent), named on the
+    /// node events the runner publishes on the runtime's bus.
+    pub task_id: Option<TaskId>,
+    /// That task's conversation.
+    pub context_id: Option<ContextId>,
 }
 
 impl RunControl {
@@ -257,6 +265,8 @@ impl RunControl {
             answers: None,
             from: None,
             hops: 1,
+            task_id: None,
+            context_id: None,
         }
     }
 }
@@ -273,6 +283,8 @@ pub struct Runner {
     client: Arc<dyn NodeClient>,
     tools: Tools,
     concurrency: usize,
+    /// The runtime whose event bus gets the node events, if any.
+    bus: Option<Supervisor>,
 }
 
 /// What each node's future shares.
@@ -287,13 +299,51 @@ struct Shared {
     hops: u32,
     events: Option<mpsc::UnboundedSender<RunEvent>>,
     answers: Option<Mutex<mpsc::Receiver<String>>>,
+    bus: Option<Supervisor>,
+    task_id: Option<TaskId>,
+    context_id: Option<ContextId>,
 }
 
 impl Shared {
     fn emit(&self, event: RunEvent) {
+        if let Some(bus) = &self.bus {
+            self.publish(bus, &event);
+        }
         if let Some(events) = &self.events {
             let _ = events.send(event);
         }
+    }
+
+    /// Puts a node's start, completion or failure on the runtime's bus as
+    /// `workflow.node.*`, from the workflow to the node's agent (the workflow itself
+    /// for other nodes), in the run's task and conversation.
+    fn publish(&self, bus: &Supervisor, event: &RunEvent) {
+        let (kind, node, error) = match event {
+            RunEvent::NodeStarted { node, .. } => (EventKind::WorkflowNodeStarted, node, None),
+            RunEvent::NodeCompleted { node, .. } => (EventKind::WorkflowNodeCompleted, node, None),
+            RunEvent::NodeError { node, error } => {
+                (EventKind::WorkflowNodeError, node, Some(error.clone()))
+            }
+            _ => return,
+        };
+        bus.publish(|| {
+            let workflow = self.workflow.name();
+            let to = match self.workflow.node(node).map(|n| &n.kind) {
+                Some(NodeKind::Agent(agent)) => agent.agent.as_str(),
+                _ => workflow,
+            };
+            let detail = EventDetail::WorkflowNode {
+                workflow: workflow.to_owned(),
+                run_id: self.run_id.clone(),
+                run_task_id: self.task_id.clone(),
+                node: node.clone(),
+                error,
+            };
+            let mut event = Event::new(kind, EntryPoint::Workflow, Some(workflow), to, detail);
+            event.task_id.clone_from(&self.task_id);
+            event.context_id.clone_from(&self.context_id);
+            event
+        });
     }
 }
 
@@ -312,7 +362,16 @@ impl Runner {
             client,
             tools,
             concurrency: DEFAULT_CONCURRENCY,
+            bus: None,
         }
+    }
+
+    /// Publishes every run's node events (`workflow.node.started`, `.completed`,
+    /// `.error`) on this runtime's event bus too, beside the run's own events.
+    #[must_use]
+    pub fn publishing_to(mut self, supervisor: Supervisor) -> Self {
+        self.bus = Some(supervisor);
+        self
     }
 
     /// Sets the per-run concurrency limit (a workflow's own `concurrency` wins).
@@ -346,6 +405,9 @@ impl Runner {
             hops: control.hops,
             events: control.events,
             answers: control.answers.map(Mutex::new),
+            bus: self.bus.clone(),
+            task_id: control.task_id,
+            context_id: control.context_id,
         });
         shared.emit(RunEvent::RunStarted {
             run_id: control.run_id.clone(),

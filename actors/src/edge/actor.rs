@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::EdgeError;
 use super::card;
 use super::config::{EdgeAuth, EdgeConfig};
+use super::observe::{self, Observe};
 use super::push::PushNotifier;
 use super::service::SupervisorService;
 use crate::supervisor::Supervisor;
@@ -43,6 +44,8 @@ pub struct EdgeState {
     server: Option<JoinHandle<std::io::Result<()>>>,
     push: Option<PushNotifier>,
     grace: Duration,
+    /// The listener of `/metrics` when it has an address of its own.
+    metrics_server: Option<JoinHandle<std::io::Result<()>>>,
 }
 
 /// Facts about a running edge.
@@ -55,6 +58,9 @@ pub struct EdgeInfo {
     pub base_url: String,
     /// The service answering the calls.
     pub service: SupervisorService,
+    /// Where `/metrics` is served when it has a listener of its own
+    /// ([`EdgeConfig::metrics_bind`]).
+    pub metrics_addr: Option<SocketAddr>,
 }
 
 /// The edge actor's messages.
@@ -105,6 +111,7 @@ impl Actor for EdgeActor {
         } else {
             None
         };
+        let observed = supervisor.clone();
         let service = match SupervisorService::new(supervisor, &config, &base_url, push.clone()) {
             Ok(service) => service,
             Err(error) => {
@@ -120,6 +127,55 @@ impl Actor for EdgeActor {
             router = router.merge(extra);
         }
         let shutdown = CancellationToken::new();
+        let observe = Observe {
+            supervisor: observed,
+            auth: config.auth.clone(),
+            keep_alive: config.sse_keep_alive,
+            shutdown: shutdown.clone(),
+        };
+        let metrics = config
+            .metrics
+            .then(|| observe.supervisor.metrics().cloned())
+            .flatten();
+        let metrics_listener = match (&metrics, config.metrics_bind) {
+            (Some(_), Some(addr)) => match TcpListener::bind(addr).await {
+                Ok(listener) => Some(listener),
+                Err(source) => {
+                    if let Some(push) = &push {
+                        push.shutdown().await;
+                    }
+                    return Err(EdgeError::Bind { addr, source }.into());
+                }
+            },
+            _ => None,
+        };
+        router = router.merge(observe::routes(
+            observe.clone(),
+            metrics.is_some() && metrics_listener.is_none(),
+        ));
+        if let Some(metrics) = &metrics {
+            router = router.layer(axum::middleware::from_fn_with_state(
+                Arc::clone(metrics),
+                observe::count_requests,
+            ));
+        }
+        let (metrics_addr, metrics_server) = match metrics_listener {
+            Some(listener) => {
+                // A bound listener knows its address; `bind` is the fallback for the log.
+                let addr = listener
+                    .local_addr()
+                    .unwrap_or_else(|_| config.metrics_bind.unwrap_or(config.bind));
+                let routes = observe::metrics_only(observe);
+                let config = server_config.clone();
+                let signal = shutdown.clone().cancelled_owned();
+                tracing::info!(%addr, "metrics listening");
+                let task = tokio::spawn(async move {
+                    server::serve_with(listener, routes, &config, signal).await
+                });
+                (Some(addr), Some(task))
+            }
+            None => (None, None),
+        };
         let signal = shutdown.clone().cancelled_owned();
         let server = tokio::spawn(async move {
             let result = server::serve_with(listener, router, &server_config, signal).await;
@@ -141,11 +197,13 @@ impl Actor for EdgeActor {
                 local_addr,
                 base_url,
                 service,
+                metrics_addr,
             },
             shutdown,
             server: Some(server),
             push,
             grace: config.shutdown_grace,
+            metrics_server,
         })
     }
 
@@ -182,6 +240,12 @@ impl Actor for EdgeActor {
                     tracing::warn!(grace = ?state.grace, "connections still open after the grace period; closing them");
                     server.abort();
                 }
+            }
+        }
+        if let Some(metrics) = state.metrics_server.take() {
+            // Scrapes are short; one still running after the grace is cut.
+            if tokio::time::timeout(state.grace, metrics).await.is_err() {
+                tracing::warn!("a scrape was still running after the grace period");
             }
         }
         if let Some(push) = state.push.take() {
@@ -308,6 +372,13 @@ impl Edge {
     #[must_use]
     pub fn card_url(&self, agent: &str) -> String {
         format!("{}/.well-known/agent-card.json", self.agent_url(agent))
+    }
+
+    /// Where `/metrics` is served when it has a listener of its own
+    /// ([`EdgeConfig::metrics_bind`]).
+    #[must_use]
+    pub fn metrics_addr(&self) -> Option<SocketAddr> {
+        self.info.metrics_addr
     }
 
     /// The service answering the calls (cards, push notifier).

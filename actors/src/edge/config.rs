@@ -26,6 +26,8 @@ use agentyard_transport::server::ServerConfig;
 /// | `max_connections` | 4,096 (more get HTTP 503, or wait) |
 /// | `shutdown_grace` | 5 s |
 /// | `push` | on, see [`PushConfig`] |
+/// | `metrics` | on: `GET /metrics` (when the runtime keeps metrics) |
+/// | `metrics_bind` | none: `/metrics` is served on the edge's own address |
 ///
 /// ```
 /// use agentyard_actors::edge::{AgentSettings, EdgeConfig};
@@ -83,8 +85,17 @@ pub struct EdgeConfig {
     pub push: PushConfig,
     /// More routes served beside the A2A ones (e.g. the workflow API of
     /// `agentyard-workflow`), merged into the server's router; they must not overlap
-    /// the A2A routes (a clash panics at start, as axum's `merge` does).
+    /// the A2A routes, `/events` or `/metrics` (a clash panics at start, as axum's
+    /// `merge` does).
     pub extra_routes: Option<axum::Router>,
+    /// Whether `GET /metrics` serves the runtime's metrics (see
+    /// [`crate::metrics`]), behind the same credentials as the A2A routes. The
+    /// runtime must keep them ([`SupervisorConfig::metrics`](crate::SupervisorConfig::metrics));
+    /// off, the edge also counts no HTTP requests.
+    pub metrics: bool,
+    /// Serves `/metrics` on a listener of its own at this address, and not on the
+    /// edge's (e.g. an address only the monitoring network reaches).
+    pub metrics_bind: Option<SocketAddr>,
 }
 
 impl Default for EdgeConfig {
@@ -106,6 +117,8 @@ impl Default for EdgeConfig {
             shutdown_grace: Duration::from_secs(5),
             push: PushConfig::default(),
             extra_routes: None,
+            metrics: true,
+            metrics_bind: None,
         }
     }
 }
@@ -228,6 +241,20 @@ impl EdgeConfig {
     #[must_use]
     pub fn push(mut self, push: PushConfig) -> Self {
         self.push = push;
+        self
+    }
+
+    /// Serves (or not) `GET /metrics`.
+    #[must_use]
+    pub fn metrics(mut self, on: bool) -> Self {
+        self.metrics = on;
+        self
+    }
+
+    /// Serves `/metrics` on a listener of its own at `bind` instead of the edge's.
+    #[must_use]
+    pub fn metrics_bind(mut self, bind: SocketAddr) -> Self {
+        self.metrics_bind = Some(bind);
         self
     }
 }

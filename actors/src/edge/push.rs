@@ -38,6 +38,8 @@
 
 mod ssrf;
 
+use crate::metrics::PushOutcome;
+
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -115,6 +117,15 @@ struct Counters {
     dropped: AtomicU64,
     retried: AtomicU64,
     resyncs: AtomicU64,
+}
+
+impl Inner {
+    /// Counts a delivery's outcome in the runtime's metrics, when they are on.
+    fn count(&self, outcome: PushOutcome) {
+        if let Some(metrics) = self.supervisor.metrics() {
+            metrics.push(outcome);
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -537,6 +548,7 @@ impl Inner {
         reason: String,
     ) {
         self.counters.failed.fetch_add(1, Ordering::Relaxed);
+        self.count(PushOutcome::Failed);
         let reason = format!("push notification to {} failed: {reason}", webhook.url);
         self.supervisor.core().events.emit(|| {
             let detail = EventDetail::Reason { reason };
@@ -584,6 +596,7 @@ impl Inner {
             let reason = match self.attempt(webhook, body, media).await {
                 Ok(()) => {
                     self.counters.delivered.fetch_add(1, Ordering::Relaxed);
+                    self.count(PushOutcome::Delivered);
                     tracing::debug!(%task_id, url = %webhook.url, attempt, "push notification delivered");
                     return;
                 }
@@ -605,6 +618,7 @@ impl Inner {
                 return;
             }
             self.counters.retried.fetch_add(1, Ordering::Relaxed);
+            self.count(PushOutcome::Retried);
             tracing::debug!(%task_id, url = %webhook.url, attempt, %reason, ?backoff, "push notification failed; retrying");
             tokio::time::sleep(backoff).await;
             backoff = backoff.saturating_mul(2).min(self.config.max_backoff);

@@ -23,6 +23,8 @@ fn envelope(from: &str) -> Envelope {
         payload_json: None,
         intent: None,
         idempotency_key: None,
+        accepted: std::time::Instant::now(),
+        metrics: None,
     }
 }
 

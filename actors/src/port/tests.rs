@@ -85,6 +85,8 @@ impl TestPort {
                 payload_json: None,
                 intent: None,
                 idempotency_key: None,
+                accepted: std::time::Instant::now(),
+                metrics: None,
             },
         };
         let session = Arc::new(SessionShared::new(

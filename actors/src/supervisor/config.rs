@@ -50,6 +50,9 @@ pub struct SupervisorConfig {
     /// Says what free-text sends mean (default none: they have no intent); see
     /// [`crate::intent`].
     pub intent_classifier: Option<SharedIntentClassifier>,
+    /// Whether the runtime keeps metrics (default yes; see [`crate::metrics`]). Off,
+    /// the send path counts nothing and there is nothing to scrape.
+    pub metrics: bool,
 }
 
 impl Default for SupervisorConfig {
@@ -70,6 +73,7 @@ impl Default for SupervisorConfig {
             event_capacity: 1_024,
             stream_capacity: 256,
             intent_classifier: None,
+            metrics: true,
         }
     }
 }

@@ -21,6 +21,7 @@ use crate::events::EventBus;
 use crate::idempotency::IdempotencyCache;
 use crate::limits::{LimitScope, Limiter};
 use crate::live::LiveTasks;
+use crate::metrics::Metrics;
 use crate::port::finish_task;
 use crate::store::TaskStore;
 
@@ -54,7 +55,10 @@ impl Supervisor {
                     },
                 )
             })
-            .collect();
+            .collect::<std::collections::HashMap<_, _>>();
+        let metrics = config
+            .metrics
+            .then(|| Arc::new(Metrics::new(agents.keys())));
         let core = Arc::new_cyclic(|me| Core {
             me: me.clone(),
             global: Limiter::new(LimitScope::Global, config.global_limit, config.global_queue),
@@ -65,7 +69,9 @@ impl Supervisor {
                 config.warm_sessions,
                 config.session_limit,
                 config.session_queue,
-            ),
+            )
+            .counting(metrics.clone()),
+            metrics,
             config,
             agents,
             policy,

@@ -25,6 +25,7 @@ use crate::events::{Envelope, EventDetail, EventKind};
 use crate::handoff::Handoff;
 use crate::idempotency::{self, Claim, Failure, KeyGuard};
 use crate::limits::{Permits, Place, Queued};
+use crate::metrics::{Outcome, Refusal as Refused};
 use crate::occupancy::SessionShared;
 use crate::port::finish_task;
 use crate::send::{
@@ -126,6 +127,12 @@ impl Supervisor {
                 .clone()
                 .or_else(|| prepared_ok.and_then(Handoff::natural_key))
                 .map(Arc::from),
+            accepted: std::time::Instant::now(),
+            metrics: core
+                .metrics
+                .as_ref()
+                .and_then(|metrics| metrics.agent(&request.to))
+                .cloned(),
         };
         let span = tracing::info_span!(
             "a2a.send",
@@ -152,6 +159,28 @@ impl Supervisor {
                     .await
             }
         };
+        if let Some(metrics) = &core.metrics {
+            match &result {
+                Ok((submitted, _)) if submitted.deduplicated => {
+                    envelope.count(Outcome::Deduplicated, false);
+                }
+                // Counted when its turn settles.
+                Ok(_) => {}
+                Err(error) => {
+                    if let Some(reason) = Refused::of(error) {
+                        metrics.refused(reason);
+                    }
+                    envelope.count(
+                        match error {
+                            Error::PolicyRejected { .. } => Outcome::PolicyRejected,
+                            Error::Busy { .. } => Outcome::Busy,
+                            _ => Outcome::Failed,
+                        },
+                        false,
+                    );
+                }
+            }
+        }
         match &result {
             Ok((submitted, _)) => {
                 span.record("task_id", tracing::field::display(&submitted.task.id));

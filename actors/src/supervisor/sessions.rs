@@ -17,6 +17,7 @@ use tokio::time::Instant;
 
 use crate::error::Result;
 use crate::limits::{LimitScope, Limiter};
+use crate::metrics::Metrics;
 use crate::occupancy::SessionShared;
 use crate::send::SessionKey;
 use crate::session::SessionMsg;
@@ -74,6 +75,8 @@ pub(crate) struct Sessions {
     session_limit: usize,
     session_queue: usize,
     started: Instant,
+    /// Where passivations are counted, when metrics are on.
+    metrics: Option<Arc<Metrics>>,
 }
 
 impl Sessions {
@@ -85,7 +88,31 @@ impl Sessions {
             session_limit,
             session_queue,
             started: Instant::now(),
+            metrics: None,
         }
+    }
+
+    /// Counts passivations in `metrics`.
+    pub(crate) fn counting(mut self, metrics: Option<Arc<Metrics>>) -> Self {
+        self.metrics = metrics;
+        self
+    }
+
+    /// The live sessions of each agent type (read at scrape time).
+    pub(crate) fn count_by_agent(&self) -> HashMap<Arc<str>, usize> {
+        let mut counts = HashMap::new();
+        for slot in &self.slots {
+            *counts.entry(Arc::clone(&slot.key().agent)).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    /// How many sends wait for a session, in all.
+    pub(crate) fn waiting(&self) -> usize {
+        self.slots
+            .iter()
+            .map(|slot| slot.session.limiter.waiting())
+            .sum()
     }
 
     fn elapsed_ms(&self) -> u64 {
@@ -180,7 +207,7 @@ impl Sessions {
     pub(crate) fn passivate_if(&self, key: &SessionKey, pick: impl FnOnce(&Slot) -> bool) -> bool {
         match self.slots.remove_if(key, |_, slot| pick(slot)) {
             Some((_, slot)) => {
-                self.passivate(slot);
+                self.passivate(&key.agent, slot);
                 true
             }
             None => false,
@@ -190,21 +217,24 @@ impl Sessions {
     /// Passivates every session `pick` chooses.
     pub(crate) fn passivate_all(&self, pick: impl Fn(&SessionShared) -> bool) {
         let mut removed = Vec::new();
-        self.slots.retain(|_, slot| {
+        self.slots.retain(|key, slot| {
             let chosen = pick(&slot.session);
             if chosen {
                 // Out of the warm count with the registry, not a moment later.
                 self.warm.take(&slot.session);
-                removed.push(Slot {
-                    actor: slot.actor.clone(),
-                    session: Arc::clone(&slot.session),
-                });
+                removed.push((
+                    Arc::clone(&key.agent),
+                    Slot {
+                        actor: slot.actor.clone(),
+                        session: Arc::clone(&slot.session),
+                    },
+                ));
             }
             !chosen
         });
         // Outside the registry's locks: a drain is a message to the actor.
-        for slot in removed {
-            self.passivate(slot);
+        for (agent, slot) in removed {
+            self.passivate(&agent, slot);
         }
     }
 
@@ -221,8 +251,11 @@ impl Sessions {
 
     /// The one passivation routine: a slot already out of the registry leaves the
     /// warm set, and its actor stops after the messages already in its mailbox.
-    fn passivate(&self, slot: Slot) {
+    fn passivate(&self, agent: &str, slot: Slot) {
         self.warm.take(&slot.session);
+        if let Some(metrics) = self.metrics.as_ref().and_then(|m| m.agent(agent)) {
+            metrics.passivated();
+        }
         let _ = slot.actor.drain();
     }
 

@@ -172,6 +172,7 @@ fn the_example_file_names_every_key_of_the_embedded_default() {
             ][..],
         ),
         ("push", &["enabled", "allow_private_addresses"][..]),
+        ("metrics", &["enabled"][..]),
         ("store", &["path", "max_age_secs"][..]),
         (
             "policy",
@@ -394,4 +395,21 @@ fn a_bad_store_is_named() {
     assert!(e.contains("store.url") && e.contains("postgres://"), "{e}");
     let e = error_of("[store]\nkind = \"redis\"\n");
     assert!(e.contains("redis") || e.contains("kind"), "{e}");
+}
+
+#[test]
+fn metrics_may_have_an_address_of_their_own() {
+    let config = Config::from_toml("[metrics]\naddress = \"127.0.0.1:9464\"\n").expect("valid");
+    assert!(config.metrics.enabled);
+    assert_eq!(
+        config.metrics.address,
+        Some("127.0.0.1:9464".parse().unwrap())
+    );
+    let off = Config::from_toml("[metrics]\nenabled = false\n").expect("valid");
+    assert!(!off.supervisor_config().metrics);
+    let bad = Config::from_toml("[metrics]\naddress = \"nowhere\"\n").unwrap_err();
+    assert!(
+        bad.to_string().contains("metrics.address") || bad.to_string().contains("address"),
+        "{bad}"
+    );
 }

@@ -638,11 +638,15 @@ fn in_form(version: ProtocolVersion, error: JsonRpcError) -> JsonRpcError {
 }
 
 /// What the request's log line says about a JSON-RPC call, handed to the trace
-/// layer in the response's extensions.
+/// layer (and to any layer the router is wrapped in, e.g. one counting requests by
+/// method) in the response's extensions.
 #[derive(Clone, Debug)]
-pub(super) struct RequestLog {
-    pub(super) agent: String,
-    pub(super) method: Option<&'static str>,
+#[non_exhaustive]
+pub struct RequestLog {
+    /// The agent the call was for.
+    pub agent: String,
+    /// The JSON-RPC method, once the body was read far enough to name one.
+    pub method: Option<&'static str>,
 }
 
 fn is_streaming(name: &str) -> bool {
