@@ -450,8 +450,9 @@ async function followEvents() {
           { class: `event kind-${event.event.replace(/[^a-z0-9]+/gi, '-')}` },
           el('span', { class: 'muted' }, `${new Date().toLocaleTimeString()} `),
           el('b', {}, event.event),
-          route ? ` ${route}` : '',
-          data.taskId ? el('button', { type: 'button', class: 'link', onclick: () => showOpen(data.taskId) }, ` ${short(data.taskId)}`) : '',
+          route ? ` ${route} ` : ' ',
+          // A text node of its own: a button's leading space is not drawn.
+          data.taskId ? el('button', { type: 'button', class: 'link', onclick: () => showOpen(data.taskId) }, short(data.taskId)) : '',
         ));
         while ($('events').children.length > 100) $('events').lastChild.remove();
         // The runtime's own events of the open task join its timeline.

@@ -98,15 +98,6 @@ impl Sessions {
         self
     }
 
-    /// The live sessions of each agent type (read at scrape time).
-    pub(crate) fn count_by_agent(&self) -> HashMap<Arc<str>, usize> {
-        let mut counts = HashMap::new();
-        for slot in &self.slots {
-            *counts.entry(Arc::clone(&slot.key().agent)).or_insert(0) += 1;
-        }
-        counts
-    }
-
     /// How many sends wait for a session, in all.
     pub(crate) fn waiting(&self) -> usize {
         self.slots
@@ -125,8 +116,8 @@ impl Sessions {
     }
 
     /// The number of live sessions of each agent type that has any. Walks the
-    /// registry (one shard lock at a time), so it is for an operator's view, not
-    /// the send path.
+    /// registry (one shard lock at a time), so it is for an operator's view and the
+    /// metrics scrape, not the send path.
     pub(crate) fn count_by_agent(&self) -> HashMap<Arc<str>, usize> {
         let mut counts: HashMap<Arc<str>, usize> = HashMap::new();
         for slot in &self.slots {
