@@ -114,6 +114,8 @@ pub struct Config {
     pub remote: Vec<RemoteEntry>,
     /// `[store]`: where tasks are kept.
     pub store: StoreSection,
+    /// `[tracing]`: exporting spans with OpenTelemetry (off by default).
+    pub tracing: crate::telemetry::TracingConfig,
 }
 
 /// `[server]`.
@@ -524,6 +526,7 @@ impl Config {
             problem: problem.to_owned(),
         };
         self.workflows.check()?;
+        self.tracing.check()?;
         let l = &self.limits;
         for (key, value) in [
             ("limits.global", l.global),

@@ -1,0 +1,62 @@
+use super::*;
+
+#[test]
+fn the_default_exports_nothing_and_checks() {
+    let config = TracingConfig::default();
+    assert_eq!(config.otlp_endpoint, None);
+    assert_eq!(config.protocol, OtlpProtocol::HttpProtobuf);
+    assert_eq!(config.service_name, "agentyard");
+    config.check().expect("the default is valid");
+    assert_eq!(config.traces_url(), None, "the environment decides");
+}
+
+#[test]
+fn the_endpoint_is_a_base_url_unless_it_names_the_traces_path() {
+    let config = TracingConfig::otlp("http://127.0.0.1:4318");
+    assert!(config.is_enabled());
+    assert_eq!(
+        config.traces_url().as_deref(),
+        Some("http://127.0.0.1:4318/v1/traces")
+    );
+    let config = TracingConfig::otlp("https://otel.example.com/v1/traces/");
+    assert_eq!(
+        config.traces_url().as_deref(),
+        Some("https://otel.example.com/v1/traces")
+    );
+}
+
+#[test]
+fn bad_values_are_named() {
+    for (config, key) in [
+        (
+            TracingConfig::otlp("127.0.0.1:4318"),
+            "tracing.otlp_endpoint",
+        ),
+        (TracingConfig::otlp("http://"), "tracing.otlp_endpoint"),
+        (
+            TracingConfig::default().sampling_ratio(1.5),
+            "tracing.sampling_ratio",
+        ),
+        (
+            TracingConfig::default().sampling_ratio(f64::NAN),
+            "tracing.sampling_ratio",
+        ),
+        (
+            TracingConfig::default().service_name(" "),
+            "tracing.service_name",
+        ),
+    ] {
+        let error = config.check().expect_err("invalid");
+        assert!(error.to_string().contains(key), "{error} names {key}");
+    }
+}
+
+#[test]
+fn the_section_reads_both_protocols_and_refuses_others() {
+    let config: TracingConfig =
+        toml::from_str("otlp_endpoint = \"http://collector:4318\"\nprotocol = \"http/json\"\n")
+            .expect("valid");
+    assert_eq!(config.protocol, OtlpProtocol::HttpJson);
+    let error = toml::from_str::<TracingConfig>("protocol = \"grpc\"\n").expect_err("no gRPC");
+    assert!(error.to_string().contains("http/protobuf"), "{error}");
+}
