@@ -342,6 +342,8 @@ pub fn install(
     let traces = provider.as_ref().map(|provider| {
         tracing_opentelemetry::layer()
             .with_tracer(provider.tracer("agentyard"))
+            // A thread name per span is an allocation and tells nothing of a request.
+            .with_threads(false)
             .with_filter(Targets::new().with_target("agentyard", tracing::Level::INFO))
     });
     let lines = logs.map(|logs| {
