@@ -25,7 +25,9 @@
 //! - Loops and traces across processes: the hop count and the delegation chain
 //!   travel in the message's metadata ([`HOPS_METADATA_KEY`],
 //!   [`CHAIN_METADATA_KEY`]) and the W3C `traceparent` of the request that led here
-//!   goes out on every call (a new trace when there was none).
+//!   goes out on every call (a new trace when there was none). The calls run in a
+//!   client span `a2a.remote`; when OpenTelemetry records it, its id is the parent
+//!   id sent, so the peer's spans hang under it.
 
 use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;

@@ -18,8 +18,6 @@
 //! Log lines in the JSON format carry `trace_id` and `span_id` when traces are on and
 //! the line is written inside a span, to find a line's trace (and a trace's lines).
 
-use std::time::Duration;
-
 use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
 use opentelemetry_otlp::{Protocol, WithExportConfig as _};
 use opentelemetry_sdk::Resource;
@@ -190,8 +188,7 @@ impl TracingConfig {
         };
         let mut exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
-            .with_protocol(protocol)
-            .with_timeout(Duration::from_secs(10));
+            .with_protocol(protocol);
         if let Some(url) = self.traces_url() {
             exporter = exporter.with_endpoint(url);
         }
