@@ -221,3 +221,6 @@ impl Cause {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
