@@ -31,8 +31,7 @@ fn recorded(f: impl FnOnce()) -> Vec<SpanData> {
         .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")));
     tracing::subscriber::with_default(subscriber, f);
     provider.force_flush().expect("flushed");
-    let spans = kept.0.lock().expect("kept").clone();
-    spans
+    kept.0.lock().expect("kept").clone()
 }
 
 fn named<'a>(spans: &'a [SpanData], name: &str) -> &'a SpanData {
