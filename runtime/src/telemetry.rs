@@ -18,15 +18,20 @@
 //! Log lines in the JSON format carry `trace_id` and `span_id` when traces are on and
 //! the line is written inside a span, to find a line's trace (and a trace's lines).
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
 use opentelemetry_otlp::{Protocol, WithExportConfig as _};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
 use serde::Deserialize;
 use tracing::Subscriber;
-use tracing_subscriber::filter::{EnvFilter, Targets};
-use tracing_subscriber::fmt::format::{JsonFields, Writer};
-use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing::field::Field;
+use tracing_subscriber::field::{RecordFields, VisitOutput as _};
+use tracing_subscriber::filter::{EnvFilter, filter_fn};
+use tracing_subscriber::fmt::format::{DefaultVisitor, JsonFields, Writer};
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
 use tracing_subscriber::layer::SubscriberExt as _;
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt as _;
@@ -277,6 +282,9 @@ impl Logs {
 #[must_use = "dropping the guard stops the span export"]
 pub struct Telemetry {
     provider: Option<SdkTracerProvider>,
+    /// Whether the OpenTelemetry layer records spans now (see
+    /// [`set_recording`](Self::set_recording)).
+    recording: Arc<AtomicBool>,
 }
 
 impl Telemetry {
@@ -284,6 +292,18 @@ impl Telemetry {
     #[must_use]
     pub const fn is_exporting(&self) -> bool {
         self.provider.is_some()
+    }
+
+    /// Pauses (`false`) or resumes (`true`, as installed) recording spans, without
+    /// removing the layer: while paused, agentyard's spans cost what they cost with no
+    /// exporter at all. For a benchmark comparing tracing on and off in one process;
+    /// nothing happens when spans are not exported. Spans already open stay recorded.
+    pub fn set_recording(&self, on: bool) {
+        if self.provider.is_some() {
+            self.recording.store(on, Ordering::Relaxed);
+            // Whether a span is recorded at all is cached per call site: ask again.
+            tracing::callsite::rebuild_interest_cache();
+        }
     }
 
     /// Exports the spans ended so far now, waiting for the collector's answer.
@@ -318,12 +338,25 @@ impl Drop for Telemetry {
     }
 }
 
+/// What the OpenTelemetry layer records: agentyard's spans at `info` and above, and
+/// its warnings and errors as events of the span they happen in (the `info` lines,
+/// one or more per request, would cost more than the spans and say less).
+fn exported(meta: &tracing::Metadata<'_>) -> bool {
+    let level = if meta.is_span() {
+        tracing::Level::INFO
+    } else {
+        tracing::Level::WARN
+    };
+    meta.target().starts_with("agentyard") && *meta.level() <= level
+}
+
 /// Installs the global `tracing` subscriber: log lines as `logs` says (none when
 /// `None`), and the span export `tracing` configures (none when `None` or not
 /// enabled, see [`TracingConfig::is_enabled`]). What `agentyard serve` runs with.
 ///
-/// Exported spans are those of agentyard's crates at `info` and above, whatever the
-/// log filter: `RUST_LOG=warn` quiets the logs, not the traces.
+/// Exported spans are those of agentyard's crates at `info` and above, with their
+/// warnings and errors as span events, whatever the log filter: `RUST_LOG=warn`
+/// quiets the logs, not the traces.
 ///
 /// # Errors
 /// [`TelemetryError`]: a bad `[tracing]` value, an exporter that cannot be built, or
@@ -336,19 +369,29 @@ pub fn install(
         Some(config) => config.provider()?,
         None => None,
     };
+    let recording = Arc::new(AtomicBool::new(true));
     let traces = provider.as_ref().map(|provider| {
+        let recording = Arc::clone(&recording);
         tracing_opentelemetry::layer()
             .with_tracer(provider.tracer("agentyard"))
-            // A thread name per span is an allocation and tells nothing of a request.
+            // Each of these costs on every span, or on every poll of an instrumented
+            // future, and none is needed: a thread name per span is an allocation that
+            // tells nothing of a request; busy/idle times are two clock reads per
+            // poll; and agentyard parents its spans itself (`transport::trace`), never
+            // through OpenTelemetry's current context.
             .with_threads(false)
-            .with_filter(Targets::new().with_target("agentyard", tracing::Level::INFO))
+            .with_tracked_inactivity(false)
+            .with_context_activation(false)
+            .with_filter(filter_fn(move |meta| {
+                recording.load(Ordering::Relaxed) && exported(meta)
+            }))
     });
     let lines = logs.map(|logs| {
         let layer = fmt::layer()
             .with_writer(std::io::stderr)
             .with_ansi(logs.ansi);
         match logs.format {
-            LogFormat::Text => layer.with_filter(logs.filter).boxed(),
+            LogFormat::Text => layer.fmt_fields(Readable).with_filter(logs.filter).boxed(),
             LogFormat::Json => layer
                 .json()
                 .event_format(WithTraceIds(fmt::format().json()))
@@ -362,7 +405,10 @@ pub fn install(
         .with(lines)
         .try_init()
         .map_err(|error| TelemetryError::AlreadyInstalled(error.to_string()))?;
-    Ok(Telemetry { provider })
+    Ok(Telemetry {
+        provider,
+        recording,
+    })
 }
 
 /// Turns the span export on in this process, as `config` says, without log lines:
@@ -374,6 +420,57 @@ pub fn install(
 /// As [`install`].
 pub fn init(config: &TracingConfig) -> Result<Telemetry, TelemetryError> {
     install(Some(config), None)
+}
+
+/// The fields of text log lines without the `otel.*` ones, which tell the
+/// OpenTelemetry layer how to export a span (its kind, its status) and tell a person
+/// reading the line nothing. Otherwise as `tracing-subscriber`'s default.
+struct Readable;
+
+impl<'writer> FormatFields<'writer> for Readable {
+    fn format_fields<R: RecordFields>(
+        &self,
+        writer: Writer<'writer>,
+        fields: R,
+    ) -> std::fmt::Result {
+        let mut visitor = WithoutOtel(DefaultVisitor::new(writer, true));
+        fields.record(&mut visitor);
+        visitor.0.finish()
+    }
+
+    fn add_fields(
+        &self,
+        current: &'writer mut FormattedFields<Self>,
+        fields: &tracing::span::Record<'_>,
+    ) -> std::fmt::Result {
+        let empty = current.fields.is_empty();
+        let mut visitor = WithoutOtel(DefaultVisitor::new(current.as_writer(), empty));
+        fields.record(&mut visitor);
+        visitor.0.finish()
+    }
+}
+
+/// Passes every field but the `otel.*` ones on.
+struct WithoutOtel<'a>(DefaultVisitor<'a>);
+
+impl tracing::field::Visit for WithoutOtel<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if !field.name().starts_with("otel.") {
+            self.0.record_str(field, value);
+        }
+    }
+
+    fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
+        if !field.name().starts_with("otel.") {
+            self.0.record_error(field, value);
+        }
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if !field.name().starts_with("otel.") {
+            self.0.record_debug(field, value);
+        }
+    }
 }
 
 /// A JSON event format that adds the OpenTelemetry `trace_id` and `span_id` of the

@@ -60,3 +60,50 @@ fn the_section_reads_both_protocols_and_refuses_others() {
     let error = toml::from_str::<TracingConfig>("protocol = \"grpc\"\n").expect_err("no gRPC");
     assert!(error.to_string().contains("http/protobuf"), "{error}");
 }
+
+/// A log destination the test reads back.
+#[derive(Clone, Default)]
+struct Lines(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Lines {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("lines").extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn text_lines_leave_out_the_otel_fields_and_keep_the_rest() {
+    let lines = Lines::default();
+    let sink = lines.clone();
+    let subscriber = tracing_subscriber::registry().with(
+        fmt::layer()
+            .with_ansi(false)
+            .without_time()
+            .fmt_fields(Readable)
+            .with_writer(move || sink.clone()),
+    );
+    tracing::subscriber::with_default(subscriber, || {
+        let span = tracing::info_span!(
+            "request",
+            method = "POST",
+            "otel.kind" = "server",
+            status = tracing::field::Empty,
+            "otel.status_code" = tracing::field::Empty,
+        );
+        span.record("otel.status_code", "ERROR");
+        span.record("status", 500_u16);
+        span.in_scope(|| tracing::info!(agent = "echo", "answered"));
+    });
+    let text = String::from_utf8(lines.0.lock().expect("lines").clone()).expect("utf-8");
+    assert!(
+        text.contains("request{method=\"POST\" status=500}"),
+        "{text}"
+    );
+    assert!(text.contains("answered agent=\"echo\""), "{text}");
+    assert!(!text.contains("otel."), "{text}");
+}
