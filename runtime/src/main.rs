@@ -26,8 +26,9 @@ mod cli;
                   collector (also `[tracing] otlp_endpoint` in the config file)"
 )]
 struct Cli {
-    /// Log lines as human-readable text or as JSON objects, start-up errors included.
-    /// The level comes from `RUST_LOG` (default `info`).
+    /// Log lines as human-readable text or as JSON objects, start-up errors included;
+    /// JSON lines inside a span carry its `trace_id` and `span_id` when traces are
+    /// exported. The level comes from `RUST_LOG` (default `info`).
     #[arg(long, value_enum, default_value_t = LogFormat::Text, global = true)]
     log_format: LogFormat,
     #[command(subcommand)]
