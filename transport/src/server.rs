@@ -279,6 +279,7 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
                         rpc_method = tracing::field::Empty,
                         status = tracing::field::Empty,
                         "otel.kind" = "server",
+                        "otel.status_code" = tracing::field::Empty,
                     );
                     // The caller's trace is the parent of everything this request
                     // causes (a no-op unless OpenTelemetry records the span).
@@ -305,12 +306,6 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
 fn log_response(response: &axum::response::Response, latency: Duration, span: &tracing::Span) {
     let call = response.extensions().get::<rpc::RequestLog>();
     let error = response.extensions().get::<reply::ErrorCodeSent>();
-    if !span.is_disabled() {
-        if let Some(method) = call.and_then(|c| c.method) {
-            span.record("rpc_method", method);
-        }
-        span.record("status", response.status().as_u16());
-    }
     tracing::info!(
         agent = call.map(|c| c.agent.as_str()),
         rpc_method = call.and_then(|c| c.method),
@@ -319,6 +314,17 @@ fn log_response(response: &axum::response::Response, latency: Duration, span: &t
         duration_ms = latency.as_secs_f64() * 1000.0,
         "request"
     );
+    // Recorded for the trace after the line is written, which has them already: the
+    // line would say them twice.
+    if !span.is_disabled() {
+        if let Some(method) = call.and_then(|c| c.method) {
+            span.record("rpc_method", method);
+        }
+        span.record("status", response.status().as_u16());
+        if response.status().is_server_error() {
+            span.record("otel.status_code", "ERROR");
+        }
+    }
 }
 
 /// Serves `router` on `listener` with the connection limits of
