@@ -45,26 +45,7 @@ impl Traceparent {
     /// Reads a `traceparent` value; `None` when it is not a valid version-00 one.
     #[must_use]
     pub fn parse(value: &str) -> Option<Self> {
-        let mut fields = value.trim().split('-');
-        let (version, trace_id, parent_id, flags) = (
-            fields.next()?,
-            fields.next()?,
-            fields.next()?,
-            fields.next()?,
-        );
-        let hex = |text: &str, len: usize| {
-            text.len() == len
-                && text
-                    .bytes()
-                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-                && text.bytes().any(|b| b != b'0')
-        };
-        if version != "00" || fields.next().is_some() || !hex(trace_id, 32) || !hex(parent_id, 16) {
-            return None;
-        }
-        let flags = u8::from_str_radix(flags, 16)
-            .ok()
-            .filter(|_| flags.len() == 2)?;
+        let (trace_id, parent_id, flags) = fields(value)?;
         Some(Self {
             trace_id: trace_id.to_owned(),
             parent_id: parent_id.to_owned(),
@@ -150,16 +131,7 @@ impl Traceparent {
 
     /// This context as OpenTelemetry's, marked remote (it came from elsewhere).
     fn span_context(&self) -> Option<SpanContext> {
-        let trace_id = TraceId::from_hex(&self.trace_id).ok()?;
-        let span_id = SpanId::from_hex(&self.parent_id).ok()?;
-        let ids = SpanContext::new(
-            trace_id,
-            span_id,
-            TraceFlags::new(self.flags),
-            true,
-            TraceState::default(),
-        );
-        ids.is_valid().then_some(ids)
+        remote_context(&self.trace_id, &self.parent_id, self.flags)
     }
 }
 
@@ -182,9 +154,50 @@ pub fn adopt(span: &Span, traceparent: Option<&str>) {
     if span.is_disabled() {
         return;
     }
-    if let Some(parent) = Traceparent::parse(value) {
-        parent.adopt_by(span);
+    // Read in place: most requests come with none, and a span recorded only by the
+    // log lines must not pay for the strings of a `Traceparent`.
+    if let Some(ids) = fields(value)
+        .and_then(|(trace_id, parent_id, flags)| remote_context(trace_id, parent_id, flags))
+    {
+        let _ = span.set_parent(opentelemetry::Context::new().with_remote_span_context(ids));
     }
+}
+
+/// The fields of a valid version-00 `traceparent`: trace id, parent id, flags.
+fn fields(value: &str) -> Option<(&str, &str, u8)> {
+    let mut fields = value.trim().split('-');
+    let (version, trace_id, parent_id, flags) = (
+        fields.next()?,
+        fields.next()?,
+        fields.next()?,
+        fields.next()?,
+    );
+    let hex = |text: &str, len: usize| {
+        text.len() == len
+            && text
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            && text.bytes().any(|b| b != b'0')
+    };
+    if version != "00" || fields.next().is_some() || !hex(trace_id, 32) || !hex(parent_id, 16) {
+        return None;
+    }
+    let flags = u8::from_str_radix(flags, 16)
+        .ok()
+        .filter(|_| flags.len() == 2)?;
+    Some((trace_id, parent_id, flags))
+}
+
+/// Checked hex ids as an OpenTelemetry span context, marked remote.
+fn remote_context(trace_id: &str, parent_id: &str, flags: u8) -> Option<SpanContext> {
+    let ids = SpanContext::new(
+        TraceId::from_hex(trace_id).ok()?,
+        SpanId::from_hex(parent_id).ok()?,
+        TraceFlags::new(flags),
+        true,
+        TraceState::default(),
+    );
+    ids.is_valid().then_some(ids)
 }
 
 /// A random span id: 16 hex digits, never all zero.
