@@ -154,8 +154,8 @@ pub fn adopt(span: &Span, traceparent: Option<&str>) {
     if span.is_disabled() {
         return;
     }
-    // Read in place: most requests come with none, and a span recorded only by the
-    // log lines must not pay for the strings of a `Traceparent`.
+    // Read in place: a span only the log lines record (OpenTelemetry off) must not
+    // pay for the strings of a `Traceparent`.
     if let Some(ids) = fields(value)
         .and_then(|(trace_id, parent_id, flags)| remote_context(trace_id, parent_id, flags))
     {
