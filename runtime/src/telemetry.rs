@@ -375,10 +375,12 @@ pub fn install(
         tracing_opentelemetry::layer()
             .with_tracer(provider.tracer("agentyard"))
             // Each of these costs on every span, or on every poll of an instrumented
-            // future, and none is needed: a thread name per span is an allocation that
-            // tells nothing of a request; busy/idle times are two clock reads per
-            // poll; and agentyard parents its spans itself (`transport::trace`), never
-            // through OpenTelemetry's current context.
+            // future, and none is needed: the source location is three attributes per
+            // span whose name already says where it is; a thread name per span is an
+            // allocation that tells nothing of a request; busy/idle times are two
+            // clock reads per poll; and agentyard parents its spans itself
+            // (`transport::trace`), never through OpenTelemetry's current context.
+            .with_location(false)
             .with_threads(false)
             .with_tracked_inactivity(false)
             .with_context_activation(false)
