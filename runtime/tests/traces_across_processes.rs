@@ -4,7 +4,8 @@
 //! test checks that every span of the request is in the caller's trace, that they
 //! hang together (edge → send → agent → remote call → the other process's edge →
 //! its send → its agent), that the webhook got the trace, and that the JSON log lines
-//! written inside a span name it.
+//! written inside a span name it. And a server stopped by SIGTERM exports the spans it
+//! still held before it exits.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
@@ -51,6 +52,17 @@ impl Drop for Serving {
 /// Starts `agentyard serve --log-format json` with `config` on a free port in a
 /// scratch directory, and returns it once it says where it listens.
 fn serve(name: &str, config: &str, scratch: &std::path::Path) -> Serving {
+    // Export every 50 ms rather than every 5 s: the test waits for the spans.
+    serve_exporting_every(name, config, scratch, "50")
+}
+
+/// As [`serve`], the batched spans exported every `delay_ms`.
+fn serve_exporting_every(
+    name: &str,
+    config: &str,
+    scratch: &std::path::Path,
+    delay_ms: &str,
+) -> Serving {
     let dir = scratch.join(name);
     std::fs::create_dir_all(&dir).expect("scratch dir");
     let path = dir.join("agentyard.toml");
@@ -69,8 +81,7 @@ fn serve(name: &str, config: &str, scratch: &std::path::Path) -> Serving {
         .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
         .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
         .env("RUST_LOG", "info")
-        // Export every 50 ms rather than every 5 s: the test waits for the spans.
-        .env("OTEL_BSP_SCHEDULE_DELAY", "50")
+        .env("OTEL_BSP_SCHEDULE_DELAY", delay_ms)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -404,4 +415,68 @@ async fn a_traceparent_sent_in_spans_both_processes_and_the_webhook() {
         .find(|line| line["trace_id"] == TRACE);
     let line = in_trace.unwrap_or_else(|| panic!("no log line names the trace:\n{logs}"));
     assert_eq!(line["span_id"].as_str().map(str::len), Some(16), "{line}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spans_still_batched_are_exported_when_the_server_stops() {
+    let receiver = Receiver::default();
+    let at = receiver.clone().start().await;
+    let scratch = tempfile::tempdir().expect("a scratch directory");
+    // A batch would wait ten minutes: only the flush at shutdown sends it.
+    let mut serving = serve_exporting_every(
+        "stopping",
+        &tracing_section(&at, "stopping"),
+        scratch.path(),
+        "600000",
+    );
+    let incoming = format!("00-{TRACE}-{CALLER_SPAN}-01");
+    let answer: Value = reqwest::Client::new()
+        .post(format!("{}/agents/echo", serving.base))
+        .header("traceparent", &incoming)
+        .json(&json!({
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "message/send",
+            "params": {"message": {
+                "kind": "message",
+                "role": "user",
+                "messageId": "m-1",
+                "parts": [{"kind": "text", "text": "before stopping"}],
+            }},
+        }))
+        .timeout(PATIENCE)
+        .send()
+        .await
+        .expect("it answers")
+        .json()
+        .await
+        .expect("a JSON-RPC response");
+    assert!(answer.get("result").is_some(), "{answer:#}");
+    assert!(
+        receiver.spans().is_empty(),
+        "nothing is exported before the batch is due"
+    );
+
+    let status = Command::new("kill")
+        .args(["-TERM", &serving.child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+    let exit = eventually(
+        "the server's exit",
+        || serving.child.try_wait().expect("wait"),
+        || serving.stderr.lock().expect("lock").clone(),
+    )
+    .await;
+    assert!(exit.success(), "{exit}");
+    // Exported before the process exited: already at the collector.
+    let spans = receiver.spans();
+    for name in ["request", "a2a.jsonrpc", "a2a.send", "agent.handle"] {
+        assert!(
+            spans
+                .iter()
+                .any(|span| span.name == name && span.trace_id == TRACE),
+            "{name} was exported at shutdown: {spans:#?}"
+        );
+    }
 }
