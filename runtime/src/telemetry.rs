@@ -326,7 +326,7 @@ impl Telemetry {
         if let Some(provider) = self.provider.take()
             && let Err(error) = provider.shutdown()
         {
-            // Logged before the subscriber loses its exporter: it still writes lines.
+            // The log lines still go out: say what was lost.
             tracing::warn!(%error, "could not export the last spans at shutdown");
         }
     }
@@ -352,7 +352,8 @@ fn exported(meta: &tracing::Metadata<'_>) -> bool {
 
 /// Installs the global `tracing` subscriber: log lines as `logs` says (none when
 /// `None`), and the span export `tracing` configures (none when `None` or not
-/// enabled, see [`TracingConfig::is_enabled`]). What `agentyard serve` runs with.
+/// enabled, see [`TracingConfig::is_enabled`]); with neither, installs nothing. What
+/// `agentyard serve` runs with.
 ///
 /// Exported spans are those of agentyard's crates at `info` and above, with their
 /// warnings and errors as span events, whatever the log filter: `RUST_LOG=warn`
@@ -370,6 +371,13 @@ pub fn install(
         None => None,
     };
     let recording = Arc::new(AtomicBool::new(true));
+    if provider.is_none() && logs.is_none() {
+        // Nothing to record: no subscriber at all, so every span stays disabled.
+        return Ok(Telemetry {
+            provider,
+            recording,
+        });
+    }
     let traces = provider.as_ref().map(|provider| {
         let recording = Arc::clone(&recording);
         tracing_opentelemetry::layer()
@@ -416,7 +424,7 @@ pub fn install(
 /// Turns the span export on in this process, as `config` says, without log lines:
 /// for a program or benchmark of its own (`agentyard serve` uses [`install`]). Keep
 /// the guard until the end. With no endpoint configured (here or in the environment)
-/// the subscriber records nothing and nothing is exported.
+/// nothing is installed and nothing is exported.
 ///
 /// # Errors
 /// As [`install`].
