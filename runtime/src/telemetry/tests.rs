@@ -107,3 +107,17 @@ fn text_lines_leave_out_the_otel_fields_and_keep_the_rest() {
     assert!(text.contains("answered agent=\"echo\""), "{text}");
     assert!(!text.contains("otel."), "{text}");
 }
+
+#[test]
+fn without_an_endpoint_init_installs_nothing() {
+    // (The test environment names no OTLP endpoint.)
+    let telemetry = init(&TracingConfig::default()).expect("nothing can fail");
+    assert!(!telemetry.is_exporting());
+    // (Other tests set subscribers for their own thread only.)
+    assert!(
+        tracing::dispatcher::get_default(
+            |dispatch| dispatch.is::<tracing::subscriber::NoSubscriber>()
+        ),
+        "no global subscriber: every span stays disabled"
+    );
+}
