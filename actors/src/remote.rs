@@ -25,7 +25,9 @@
 //! - Loops and traces across processes: the hop count and the delegation chain
 //!   travel in the message's metadata ([`HOPS_METADATA_KEY`],
 //!   [`CHAIN_METADATA_KEY`]) and the W3C `traceparent` of the request that led here
-//!   goes out on every call (a new trace when there was none).
+//!   goes out on every call (a new trace when there was none). The calls run in a
+//!   client span `a2a.remote`; when OpenTelemetry records it, its id is the parent
+//!   id sent, so the peer's spans hang under it.
 
 use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
@@ -40,15 +42,15 @@ use agentyard_transport::{ContextId, MessageId, TaskId};
 use dashmap::DashMap;
 use futures::StreamExt as _;
 use serde_json::{Value, json};
+use tracing::Instrument as _;
 
 use crate::agent::{Agent, AgentDescriptor, AgentError, ArtifactChunk, TaskContext};
 use crate::supervisor::Registration;
 
 #[cfg(test)]
 mod tests;
-mod trace;
 
-pub use trace::{TRACEPARENT, Traceparent};
+pub use agentyard_transport::trace::{TRACEPARENT, Traceparent};
 
 /// The message metadata key the hop count travels under between runtimes.
 pub const HOPS_METADATA_KEY: &str = "agentyard.dev/hops";
@@ -477,7 +479,19 @@ impl Agent for RemoteAgent {
             (Some(handoff), true) => handoff,
             _ => &connected.client,
         };
-        let traceparent = Traceparent::continuing(
+        // The client span of the calls to the peer: with OpenTelemetry on, its ids are
+        // the parent the peer's spans hang under; without, the request's trace
+        // continues with a fresh parent id.
+        let span = tracing::info_span!(
+            "a2a.remote",
+            agent = %peer.name,
+            url = %peer.options.card_url,
+            task_id = %ctx.task_id(),
+            "otel.kind" = "client",
+            "otel.status_code" = tracing::field::Empty,
+        );
+        let traceparent = Traceparent::outgoing(
+            &span,
             ctx.request_metadata()
                 .and_then(|metadata| metadata.get(TRACEPARENT))
                 .and_then(Value::as_str),
@@ -492,14 +506,20 @@ impl Agent for RemoteAgent {
         };
         let work = mirror.run(ctx, message);
         let outcome = match peer.options.task_timeout {
-            Some(limit) => tokio::time::timeout(limit, work).await.unwrap_or_else(|_| {
-                Err(peer.failure(&format!(
-                    "did not finish the task within {}s",
-                    limit.as_secs_f64()
-                )))
-            }),
-            None => work.await,
+            Some(limit) => tokio::time::timeout(limit, work)
+                .instrument(span.clone())
+                .await
+                .unwrap_or_else(|_| {
+                    Err(peer.failure(&format!(
+                        "did not finish the task within {}s",
+                        limit.as_secs_f64()
+                    )))
+                }),
+            None => work.instrument(span.clone()).await,
         };
+        if outcome.is_err() {
+            span.record("otel.status_code", "ERROR");
+        }
         match outcome {
             Ok(()) => {}
             Err(reason) => {

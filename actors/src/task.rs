@@ -7,6 +7,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use agentyard_transport::a2a::{Message, Metadata, Part, Role, TaskState, TaskStatus};
+use agentyard_transport::trace::Cause;
 use futures::FutureExt;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::task_tracker::TaskTrackerToken;
@@ -56,6 +57,10 @@ pub(crate) struct Work {
     /// work sits in a mailbox, and without this the drain could see no running work
     /// and fail a task that was about to run.
     pub(crate) _tracked: TaskTrackerToken,
+    /// The send span's trace context: the agent's span runs in another task, later,
+    /// and is its child in the trace only through this (empty unless OpenTelemetry
+    /// records spans).
+    pub(crate) cause: Cause,
 }
 
 impl Work {
@@ -71,6 +76,7 @@ impl Work {
             context_id = %self.events.context_id,
             entry_point = %self.events.envelope.entry_point,
         );
+        self.cause.adopt_by(&span);
         async move {
             if self.cancel.is_cancelled() {
                 return;

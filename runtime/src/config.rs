@@ -121,6 +121,8 @@ pub struct Config {
     pub console: ConsoleSection,
     /// `[metrics]`: the runtime's metrics and where `/metrics` is served.
     pub metrics: MetricsSection,
+    /// `[tracing]`: exporting spans with OpenTelemetry (off by default).
+    pub tracing: crate::telemetry::TracingConfig,
 }
 
 /// `[metrics]`: see `docs/observability.md`.
@@ -563,6 +565,7 @@ impl Config {
         };
         self.workflows.check()?;
         self.console.check(&self.auth)?;
+        self.tracing.check()?;
         let l = &self.limits;
         for (key, value) in [
             ("limits.global", l.global),

@@ -25,6 +25,9 @@
 //!   and their contract.
 //! - [`serve`]: the server `agentyard serve` runs: the runtime with the built-in
 //!   agents behind the HTTP edge.
+//! - [`telemetry`]: the `[tracing]` section and the `tracing` subscriber: log lines
+//!   (text or JSON) and, when configured, spans exported with OpenTelemetry (OTLP);
+//!   [`telemetry::init`] turns the export on in a program of one's own.
 //! - [`workflows`]: workflow files loaded and registered as agent types; the
 //!   workflow crate itself is re-exported as [`workflow`].
 //! - The `agentyard` binary (`src/main.rs`): the command-line program.
@@ -35,6 +38,7 @@ pub mod console;
 mod http;
 mod runtime;
 pub mod serve;
+pub mod telemetry;
 pub mod workflows;
 
 pub use agentyard_actors::{

@@ -5,8 +5,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use agentyard::config::parse_bind;
+use agentyard::config::{Config, parse_bind};
 use agentyard::serve::Server;
+use agentyard::telemetry::{self, Logs, Telemetry, TelemetryError, TracingConfig};
 use clap::{Parser, Subcommand, ValueEnum};
 use tracing_subscriber::EnvFilter;
 
@@ -20,11 +21,14 @@ mod cli;
     about,
     after_help = "Environment:\n  RUST_LOG  which log lines to write, e.g. `info` (the default), `debug`, \
                   `agentyard=debug,info`\n  NO_COLOR  set to anything non-empty: no colour in \
-                  log lines (they have none anyway when stderr is not a terminal)"
+                  log lines (they have none anyway when stderr is not a terminal)\n  \
+                  OTEL_EXPORTER_OTLP_ENDPOINT  `serve`: export spans to this OTLP/HTTP \
+                  collector (also `[tracing] otlp_endpoint` in the config file)"
 )]
 struct Cli {
-    /// Log lines as human-readable text or as JSON objects, start-up errors included.
-    /// The level comes from `RUST_LOG` (default `info`).
+    /// Log lines as human-readable text or as JSON objects, start-up errors included;
+    /// JSON lines inside a span carry its `trace_id` and `span_id` when traces are
+    /// exported. The level comes from `RUST_LOG` (default `info`).
     #[arg(long, value_enum, default_value_t = LogFormat::Text, global = true)]
     log_format: LogFormat,
     #[command(subcommand)]
@@ -73,12 +77,29 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => return usage_error(&error),
     };
-    init_logs(cli.log_format);
+    // Only `serve` exports traces: its config file's `[tracing]` (or the OTLP
+    // environment variables). A file that cannot be read is reported by `serve` itself.
+    let tracing = match &cli.command {
+        Command::Serve { config, .. } => Some(match config {
+            Some(path) => Config::from_path(path)
+                .map(|config| config.tracing)
+                .unwrap_or_default(),
+            None => TracingConfig::default(),
+        }),
+        _ => None,
+    };
+    let telemetry = match init_logs(cli.log_format, tracing.as_ref()) {
+        Ok(telemetry) => telemetry,
+        Err(error) => {
+            let _logs_only = init_logs(cli.log_format, None);
+            return fail(cli.log_format, &error);
+        }
+    };
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => return fail(cli.log_format, &error),
     };
-    match cli.command {
+    let code = match cli.command {
         Command::Serve {
             config,
             bind,
@@ -86,7 +107,10 @@ fn main() -> ExitCode {
         } => runtime.block_on(serve(cli.log_format, config, bind, data_dir)),
         Command::Client(command) => runtime.block_on(cli::run(command)),
         Command::Run(args) => runtime.block_on(cli::run::run(args)),
-    }
+    };
+    // The spans still batched go out before the program ends.
+    drop(telemetry);
+    code
 }
 
 async fn serve(
@@ -243,8 +267,11 @@ const KNOWN_TARGETS: &[&str] = &[
 
 /// Logs to stderr, in the chosen format, with colour only for a person at a terminal:
 /// never when stderr is piped or redirected, and never when `NO_COLOR` is set
-/// (<https://no-color.org>).
-fn init_logs(format: LogFormat) {
+/// (<https://no-color.org>); and exports spans when `tracing` says so.
+fn init_logs(
+    format: LogFormat,
+    tracing: Option<&TracingConfig>,
+) -> Result<Telemetry, TelemetryError> {
     let env = std::env::var("RUST_LOG").ok();
     let (filter, warning) = log_filter(env.as_deref());
     let color = std::io::stderr().is_terminal()
@@ -261,14 +288,11 @@ fn init_logs(format: LogFormat) {
             LogFormat::Json => tracing::subscriber::with_default(builder.json().finish(), warn),
         }
     }
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(color);
-    match format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
-    }
+    let format = match format {
+        LogFormat::Text => telemetry::LogFormat::Text,
+        LogFormat::Json => telemetry::LogFormat::Json,
+    };
+    telemetry::install(tracing, Some(Logs::new(format, filter).ansi(color)))
 }
 
 /// The filter `RUST_LOG` asks for, and a warning when it is malformed (the default is
@@ -354,7 +378,7 @@ fn usage_error(error: &clap::Error) -> ExitCode {
     if !asked_json || informational {
         error.exit();
     }
-    init_logs(LogFormat::Json);
+    let _logs = init_logs(LogFormat::Json, None);
     let text = error.render().to_string();
     tracing::error!(error = %text.trim(), "agentyard could not start");
     ExitCode::from(2)

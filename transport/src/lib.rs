@@ -41,6 +41,9 @@
 //! - [`client`]: [`A2aClient`](client::A2aClient), a typed client for any A2A
 //!   0.3.0 JSON-RPC agent: card resolution, every method, streams read from SSE
 //!   as they arrive, extension and credential headers.
+//! - [`trace`]: the W3C `traceparent` calls carry in and out, and how it becomes
+//!   the OpenTelemetry parent of a `tracing` span (when an OpenTelemetry layer is
+//!   installed; nothing happens otherwise).
 
 pub mod a2a;
 pub mod client;
@@ -49,6 +52,7 @@ pub mod ids;
 pub mod jsonrpc;
 pub mod server;
 pub mod service;
+pub mod trace;
 
 #[doc(inline)]
 pub use ids::{ContextId, MessageId, TaskId};

@@ -111,7 +111,9 @@
 //! # Logs
 //!
 //! Every request gets one line at info, from tower-http's `TraceLayer`: the span
-//! `request` (HTTP `method`, `path`) and the event `request` with `agent` and
+//! `request` (HTTP `method`, `path`, and once answered `rpc_method` and `status`;
+//! its OpenTelemetry parent is the request's `traceparent`, see [`crate::trace`])
+//! and the event `request` with `agent` and
 //! `rpc_method` (for JSON-RPC calls), `rpc_error` (the code, when the answer is a
 //! JSON-RPC error), `status` and `duration_ms`. Inside it, each
 //! JSON-RPC request runs in a span `a2a.jsonrpc` with the fields `agent`, `method`
@@ -271,11 +273,25 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(|request: &axum::http::Request<axum::body::Body>| {
-                    tracing::info_span!(
+                    let span = tracing::info_span!(
                         "request",
                         method = %request.method(),
                         path = %request.uri().path(),
-                    )
+                        rpc_method = tracing::field::Empty,
+                        status = tracing::field::Empty,
+                        "otel.kind" = "server",
+                        "otel.status_code" = tracing::field::Empty,
+                    );
+                    // The caller's trace is the parent of everything this request
+                    // causes (a no-op unless OpenTelemetry records the span).
+                    crate::trace::adopt(
+                        &span,
+                        request
+                            .headers()
+                            .get(crate::trace::TRACEPARENT)
+                            .and_then(|value| value.to_str().ok()),
+                    );
+                    span
                 })
                 .on_request(())
                 .on_response(log_response)
@@ -288,7 +304,7 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
 /// path; this adds the agent and JSON-RPC method (for calls), the code of the
 /// JSON-RPC error when the answer is one, the status and how long the answer took
 /// (for a stream, until it started).
-fn log_response(response: &axum::response::Response, latency: Duration, _span: &tracing::Span) {
+fn log_response(response: &axum::response::Response, latency: Duration, span: &tracing::Span) {
     let call = response.extensions().get::<rpc::RequestLog>();
     let error = response.extensions().get::<reply::ErrorCodeSent>();
     tracing::info!(
@@ -299,6 +315,17 @@ fn log_response(response: &axum::response::Response, latency: Duration, _span: &
         duration_ms = latency.as_secs_f64() * 1000.0,
         "request"
     );
+    // Recorded for the trace after the line is written, which has them already: the
+    // line would say them twice.
+    if !span.is_disabled() {
+        if let Some(method) = call.and_then(|c| c.method) {
+            span.record("rpc_method", method);
+        }
+        span.record("status", response.status().as_u16());
+        if response.status().is_server_error() {
+            span.record("otel.status_code", "ERROR");
+        }
+    }
 }
 
 /// Serves `router` on `listener` with the connection limits of

@@ -31,6 +31,14 @@
 //!   addresses it checked.
 //! - **Lifetime.** A task's webhooks are kept for `retention` after the task ends (so
 //!   get and list still answer), then forgotten.
+//! - **Traces.** Each delivery attempt runs in a span `a2a.push` and sends a W3C
+//!   `traceparent` in the trace of the request that set the task's webhook (a send
+//!   with a push config, or `tasks/pushNotificationConfig/set`): kept with the
+//!   webhooks, so a status change long after that request still carries it. With
+//!   OpenTelemetry on, the attempt's span is the parent id sent; without, a fresh
+//!   one in the same trace. A webhook with no such request (reloaded after a
+//!   restart, or set without a `traceparent` while OpenTelemetry is off) gets a new
+//!   trace.
 //! - **Durable.** Configs are written through to the task store (a set answers after
 //!   the store has it), and reloaded from it when the notifier starts: after a
 //!   restart, each task with webhooks is notified of its current status again, so a
@@ -51,12 +59,14 @@ use agentyard_transport::a2a::v1::{self, ProtocolVersion};
 use agentyard_transport::a2a::{
     PushNotificationConfig, Task, TaskPushNotificationConfig, TaskStatus,
 };
+use agentyard_transport::trace::{TRACEPARENT, Traceparent};
 use dashmap::DashMap;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use tracing::Instrument as _;
 
 use self::ssrf::{GuardedResolver, Refused, WebhookGuard};
 use super::{EdgeError, PushConfig};
@@ -100,6 +110,9 @@ struct TaskWebhooks {
     /// The task's latest status event: whom a failed delivery's event is about (its
     /// agent, entry point, conversation).
     origin: Option<Arc<Event>>,
+    /// The trace of the request that last set a webhook of the task: deliveries
+    /// continue it.
+    trace: Option<Arc<Traceparent>>,
 }
 
 /// One status change to notify.
@@ -108,6 +121,7 @@ struct Job {
     task_id: TaskId,
     status: TaskStatus,
     origin: Option<Arc<Event>>,
+    trace: Option<Arc<Traceparent>>,
 }
 
 #[derive(Debug, Default)]
@@ -273,9 +287,24 @@ impl PushNotifier {
     /// As [`set`](Self::set).
     pub async fn set_for(
         &self,
+        config: TaskPushNotificationConfig,
+        task_ended: bool,
+        version: ProtocolVersion,
+    ) -> Result<TaskPushNotificationConfig, EdgeError> {
+        self.set_traced(config, task_ended, version, None).await
+    }
+
+    /// [`set_for`](Self::set_for) on behalf of a request in the trace `trace`: the
+    /// task's deliveries from now on carry that trace (see the [module](self) docs).
+    ///
+    /// # Errors
+    /// As [`set`](Self::set).
+    pub async fn set_traced(
+        &self,
         mut config: TaskPushNotificationConfig,
         task_ended: bool,
         version: ProtocolVersion,
+        trace: Option<Traceparent>,
     ) -> Result<TaskPushNotificationConfig, EdgeError> {
         self.validate(&config.push_notification_config).await?;
         let webhook = &mut config.push_notification_config;
@@ -317,6 +346,9 @@ impl PushNotifier {
             .or_default();
         if task_ended && entry.ended_at.is_none() {
             entry.ended_at = Some(Instant::now());
+        }
+        if let Some(trace) = trace {
+            entry.trace = Some(Arc::new(trace));
         }
         match entry.configs.iter().position(|c| c.id == webhook.id) {
             Some(index) => entry.configs[index] = webhook.clone(),
@@ -427,7 +459,7 @@ impl Inner {
     /// Queues a job for this status change if the task has webhooks and the status is
     /// not the one queued last.
     fn offer(&self, task_id: &TaskId, status: &TaskStatus, origin: Option<&Arc<Event>>) {
-        let origin = {
+        let (origin, trace) = {
             let Some(mut entry) = self.webhooks.get_mut(task_id) else {
                 return;
             };
@@ -445,12 +477,13 @@ impl Inner {
             if let Some(origin) = origin {
                 entry.origin = Some(Arc::clone(origin));
             }
-            entry.origin.clone()
+            (entry.origin.clone(), entry.trace.clone())
         };
         let job = Job {
             task_id: task_id.clone(),
             status: status.clone(),
             origin,
+            trace,
         };
         let queue = &self.queues[shard(task_id, self.queues.len())];
         if let Err(error) = queue.try_send(job) {
@@ -527,6 +560,7 @@ impl Inner {
             }
         };
         let origin = job.origin.as_ref();
+        let trace = job.trace.as_deref();
         futures::future::join_all(webhooks.iter().map(|webhook| {
             let v1 = webhook.id.as_ref().is_some_and(|id| v1_ids.contains(id));
             let (body, media) = if v1 {
@@ -534,7 +568,7 @@ impl Inner {
             } else {
                 (body.as_slice(), "application/json")
             };
-            self.deliver_to(&task_id, origin, webhook, body, media)
+            self.deliver_to(&task_id, origin, trace, webhook, body, media)
         }))
         .await;
     }
@@ -586,6 +620,7 @@ impl Inner {
         &self,
         task_id: &TaskId,
         origin: Option<&Arc<Event>>,
+        trace: Option<&Traceparent>,
         webhook: &PushNotificationConfig,
         body: &[u8],
         media: &'static str,
@@ -593,7 +628,28 @@ impl Inner {
         let attempts = self.config.attempts.max(1);
         let mut backoff = self.config.initial_backoff;
         for attempt in 1..=attempts {
-            let reason = match self.attempt(webhook, body, media).await {
+            let span = tracing::info_span!(
+                "a2a.push",
+                %task_id,
+                url = %webhook.url,
+                attempt,
+                status = tracing::field::Empty,
+                "otel.kind" = "client",
+                "otel.status_code" = tracing::field::Empty,
+            );
+            if let Some(trace) = trace {
+                trace.adopt_by(&span);
+            }
+            let traceparent = Traceparent::outgoing_from(&span, trace);
+            let outcome = self
+                .attempt(webhook, body, media, &traceparent, &span)
+                .instrument(span.clone())
+                .await;
+            if outcome.is_err() {
+                span.record("otel.status_code", "ERROR");
+            }
+            drop(span);
+            let reason = match outcome {
                 Ok(()) => {
                     self.counters.delivered.fetch_add(1, Ordering::Relaxed);
                     self.count(PushOutcome::Delivered);
@@ -630,6 +686,8 @@ impl Inner {
         webhook: &PushNotificationConfig,
         body: &[u8],
         media: &'static str,
+        traceparent: &Traceparent,
+        span: &tracing::Span,
     ) -> Result<(), AttemptError> {
         // Checked again at every delivery: an IP-literal URL never reaches the guarded
         // resolver, and the operator's rules may have changed with a restart.
@@ -641,6 +699,7 @@ impl Inner {
             .client
             .post(url)
             .header(CONTENT_TYPE, media)
+            .header(TRACEPARENT, traceparent.to_string())
             .body(body.to_vec());
         if let Some(token) = &webhook.token {
             request = request.header(NOTIFICATION_TOKEN_HEADER, token);
@@ -658,6 +717,7 @@ impl Inner {
             }
         })?;
         let status = response.status();
+        span.record("status", status.as_u16());
         if status.is_success() {
             Ok(())
         } else if status.is_server_error() || status.as_u16() == 408 || status.as_u16() == 429 {

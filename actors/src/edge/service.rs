@@ -16,6 +16,7 @@ use agentyard_transport::service::{
     A2aResult, A2aService, CallContext, NoExtendedCard, NumberedEventStream, Principal, Reply,
     no_extended_card,
 };
+use agentyard_transport::trace::Traceparent;
 use agentyard_transport::{TaskId, a2a};
 use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
@@ -251,7 +252,12 @@ impl SupervisorService {
                 self.check_owner(&context, &config.task_id).await?;
                 let task = self.task_summary(&config.task_id).await?;
                 let stored = push
-                    .set_for(config, task.status.state.is_terminal(), context.version)
+                    .set_traced(
+                        config,
+                        task.status.state.is_terminal(),
+                        context.version,
+                        request_trace(&context),
+                    )
                     .await
                     .map_err(JsonRpcError::from)?;
                 Ok(Reply::Result(stored.into()))
@@ -501,6 +507,7 @@ impl SupervisorService {
             }
             None => None,
         };
+        let webhook = webhook.map(|(webhook, version)| (webhook, version, request_trace(context)));
         // What the client sent reaches the agent: `params.metadata` and the activated
         // extensions (the message keeps its own metadata).
         let across = crate::remote::Across::read(&message, context.traceparent.as_deref());
@@ -555,13 +562,17 @@ impl SupervisorService {
 
     /// Stores a webhook given with a send and notifies the task's current status, so
     /// that changes made before the webhook was stored are not lost.
-    async fn register(&self, task: &Task, (webhook, version): Webhook) -> Result<(), JsonRpcError> {
+    async fn register(
+        &self,
+        task: &Task,
+        (webhook, version, trace): Webhook,
+    ) -> Result<(), JsonRpcError> {
         let push = self.push_or_unsupported()?;
         let config = a2a::TaskPushNotificationConfig {
             task_id: task.id.clone(),
             push_notification_config: webhook,
         };
-        push.set_for(config, false, version)
+        push.set_traced(config, false, version, trace)
             .await
             .map_err(JsonRpcError::from)?;
         if let Ok(current) = self.inner.supervisor.get_task(&task.id, Some(0)).await {
@@ -935,9 +946,17 @@ fn strip_handoff_markers(message: &mut Message) {
     }
 }
 
-/// A webhook given with a send, and the protocol version of that send (what its
-/// notifications are written in).
-type Webhook = (PushNotificationConfig, ProtocolVersion);
+/// A webhook given with a send, the protocol version of that send (what its
+/// notifications are written in) and its trace (what they continue).
+type Webhook = (PushNotificationConfig, ProtocolVersion, Option<Traceparent>);
+
+/// The trace a request belongs to, for what it causes later (push deliveries): the
+/// current span's ids when OpenTelemetry records it (the edge's span, itself in the
+/// caller's trace), else the request's own `traceparent`.
+fn request_trace(context: &CallContext) -> Option<Traceparent> {
+    Traceparent::of_span(&tracing::Span::current())
+        .or_else(|| context.traceparent.as_deref().and_then(Traceparent::parse))
+}
 
 /// The page size of `ListTasks` when the request names none (the proto's default).
 const DEFAULT_PAGE_SIZE: i32 = 50;

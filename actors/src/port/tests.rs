@@ -163,6 +163,7 @@ impl Opened {
             key: self.key,
             session: self.session,
             _tracked: tracker.token(),
+            cause: agentyard_transport::trace::Cause::default(),
         }
     }
 }

@@ -142,6 +142,7 @@ impl Supervisor {
             payload_type = payload_type.map(|t| t.as_str()),
             task_id = tracing::field::Empty,
             context_id = tracing::field::Empty,
+            "otel.status_code" = tracing::field::Empty,
         );
         core.events
             .emit(|| envelope.event(EventKind::SendInitiated, EventDetail::None));
@@ -180,6 +181,9 @@ impl Supervisor {
                     );
                 }
             }
+        }
+        if result.is_err() {
+            span.record("otel.status_code", "ERROR");
         }
         match &result {
             Ok((submitted, _)) => {
@@ -300,6 +304,8 @@ impl Supervisor {
             key: key.clone(),
             session,
             _tracked: core.tracker.token(),
+            // Inside the send's span (`route` runs instrumented with it).
+            cause: agentyard_transport::trace::Cause::current(),
         };
         self.deliver_in_turn(registered, actor, ticket, work)?;
         Ok((

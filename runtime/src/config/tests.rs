@@ -175,6 +175,10 @@ fn the_example_file_names_every_key_of_the_embedded_default() {
         ("metrics", &["enabled"][..]),
         ("store", &["path", "max_age_secs"][..]),
         (
+            "tracing",
+            &["protocol", "service_name", "sampling_ratio"][..],
+        ),
+        (
             "policy",
             &["default", "hop_limit", "max_tracked_senders"][..],
         ),

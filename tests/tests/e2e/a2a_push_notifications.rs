@@ -1,7 +1,8 @@
 //! Push notifications to a local webhook: the task JSON on every status change with
 //! the config's token and credentials, a retry after a failing attempt, several
-//! webhooks per task, and the SSRF guard refusing addresses the operator did not
-//! allow (refused at set time: no request is ever sent to them).
+//! webhooks per task, the trace of the request that set the webhook, and the SSRF
+//! guard refusing addresses the operator did not allow (refused at set time: no
+//! request is ever sent to them).
 
 use agentyard::a2a::{
     DeleteTaskPushNotificationConfigParams, GetTaskPushNotificationConfigParams,
@@ -9,8 +10,9 @@ use agentyard::a2a::{
     PushNotificationAuthenticationInfo, PushNotificationConfig, SendMessageResult, Task,
     TaskPushNotificationConfig,
 };
-use agentyard::client::A2aClient;
+use agentyard::client::{A2aClient, ClientOptions};
 use agentyard::edge::{EdgeConfig, NOTIFICATION_TOKEN_HEADER, PushConfig};
+use agentyard::remote::Traceparent;
 use agentyard_tests::http::{Delivery, TestEdge, WebhookReceiver, text_message};
 use serde_json::json;
 
@@ -293,5 +295,78 @@ async fn the_final_status_is_notified_even_when_the_event_bus_overflows() {
             .map(Vec::len),
         Some(3)
     );
+    edge.stop().await;
+}
+
+#[tokio::test]
+async fn the_traceparent_of_the_send_comes_back_on_every_notification() {
+    let receiver = WebhookReceiver::start(&[]).await;
+    let edge = TestEdge::start().await;
+    let trace = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let incoming = format!("00-{trace}-00f067aa0ba902b7-01");
+    let client = edge
+        .client_with(
+            "gated",
+            ClientOptions::new().header("traceparent", incoming.clone()),
+        )
+        .await;
+    start_gated(&client, Some(webhook(&receiver.url(), None))).await;
+    receiver
+        .wait_for("a working notification", |d| state(d) == "working")
+        .await;
+    // The send has been answered; the task goes on and ends later, and its
+    // notification still belongs to the send's trace.
+    edge.open_gate(1);
+    let deliveries = receiver
+        .wait_for("the completed notification", |d| state(d) == "completed")
+        .await;
+    let mut parents = Vec::new();
+    for delivery in &deliveries {
+        let sent = header(delivery, "traceparent").expect("a traceparent on every delivery");
+        let sent = Traceparent::parse(sent).expect("a valid traceparent");
+        assert_eq!(sent.trace_id, trace, "{sent}");
+        assert_ne!(
+            sent.parent_id, "00f067aa0ba902b7",
+            "a span of our own: {sent}"
+        );
+        assert_eq!(sent.flags, 1, "the caller's sampling decision stands");
+        parents.push(sent.parent_id);
+    }
+    parents.dedup();
+    assert_eq!(
+        parents.len(),
+        deliveries.len(),
+        "each delivery is its own span: {parents:?}"
+    );
+    edge.stop().await;
+}
+
+#[tokio::test]
+async fn a_webhook_set_later_carries_the_trace_of_the_request_that_set_it() {
+    let receiver = WebhookReceiver::start(&[]).await;
+    let edge = TestEdge::start().await;
+    let task = start_gated(&edge.client("gated").await, None).await;
+    let trace = "0af7651916cd43dd8448eb211c80319c";
+    let setter = edge
+        .client_with(
+            "gated",
+            ClientOptions::new().header("traceparent", format!("00-{trace}-b7ad6b7169203331-01")),
+        )
+        .await;
+    setter
+        .set_push_config(TaskPushNotificationConfig {
+            task_id: task.id.clone(),
+            push_notification_config: webhook(&receiver.url(), None),
+        })
+        .await
+        .expect("set");
+    edge.open_gate(1);
+    let deliveries = receiver
+        .wait_for("the completed notification", |d| state(d) == "completed")
+        .await;
+    for delivery in &deliveries {
+        let sent = header(delivery, "traceparent").expect("a traceparent");
+        assert!(sent.starts_with(&format!("00-{trace}-")), "{sent}");
+    }
     edge.stop().await;
 }

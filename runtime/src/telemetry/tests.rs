@@ -1,0 +1,123 @@
+use super::*;
+
+#[test]
+fn the_default_exports_nothing_and_checks() {
+    let config = TracingConfig::default();
+    assert_eq!(config.otlp_endpoint, None);
+    assert_eq!(config.protocol, OtlpProtocol::HttpProtobuf);
+    assert_eq!(config.service_name, "agentyard");
+    config.check().expect("the default is valid");
+    assert_eq!(config.traces_url(), None, "the environment decides");
+}
+
+#[test]
+fn the_endpoint_is_a_base_url_unless_it_names_the_traces_path() {
+    let config = TracingConfig::otlp("http://127.0.0.1:4318");
+    assert!(config.is_enabled());
+    assert_eq!(
+        config.traces_url().as_deref(),
+        Some("http://127.0.0.1:4318/v1/traces")
+    );
+    let config = TracingConfig::otlp("https://otel.example.com/v1/traces/");
+    assert_eq!(
+        config.traces_url().as_deref(),
+        Some("https://otel.example.com/v1/traces")
+    );
+}
+
+#[test]
+fn bad_values_are_named() {
+    for (config, key) in [
+        (
+            TracingConfig::otlp("127.0.0.1:4318"),
+            "tracing.otlp_endpoint",
+        ),
+        (TracingConfig::otlp("http://"), "tracing.otlp_endpoint"),
+        (
+            TracingConfig::default().sampling_ratio(1.5),
+            "tracing.sampling_ratio",
+        ),
+        (
+            TracingConfig::default().sampling_ratio(f64::NAN),
+            "tracing.sampling_ratio",
+        ),
+        (
+            TracingConfig::default().service_name(" "),
+            "tracing.service_name",
+        ),
+    ] {
+        let error = config.check().expect_err("invalid");
+        assert!(error.to_string().contains(key), "{error} names {key}");
+    }
+}
+
+#[test]
+fn the_section_reads_both_protocols_and_refuses_others() {
+    let config: TracingConfig =
+        toml::from_str("otlp_endpoint = \"http://collector:4318\"\nprotocol = \"http/json\"\n")
+            .expect("valid");
+    assert_eq!(config.protocol, OtlpProtocol::HttpJson);
+    let error = toml::from_str::<TracingConfig>("protocol = \"grpc\"\n").expect_err("no gRPC");
+    assert!(error.to_string().contains("http/protobuf"), "{error}");
+}
+
+/// A log destination the test reads back.
+#[derive(Clone, Default)]
+struct Lines(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Lines {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().expect("lines").extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn text_lines_leave_out_the_otel_fields_and_keep_the_rest() {
+    let lines = Lines::default();
+    let sink = lines.clone();
+    let subscriber = tracing_subscriber::registry().with(
+        fmt::layer()
+            .with_ansi(false)
+            .without_time()
+            .fmt_fields(Readable)
+            .with_writer(move || sink.clone()),
+    );
+    tracing::subscriber::with_default(subscriber, || {
+        let span = tracing::info_span!(
+            "request",
+            method = "POST",
+            "otel.kind" = "server",
+            status = tracing::field::Empty,
+            "otel.status_code" = tracing::field::Empty,
+        );
+        span.record("otel.status_code", "ERROR");
+        span.record("status", 500_u16);
+        span.in_scope(|| tracing::info!(agent = "echo", "answered"));
+    });
+    let text = String::from_utf8(lines.0.lock().expect("lines").clone()).expect("utf-8");
+    assert!(
+        text.contains("request{method=\"POST\" status=500}"),
+        "{text}"
+    );
+    assert!(text.contains("answered agent=\"echo\""), "{text}");
+    assert!(!text.contains("otel."), "{text}");
+}
+
+#[test]
+fn without_an_endpoint_init_installs_nothing() {
+    // (The test environment names no OTLP endpoint.)
+    let telemetry = init(&TracingConfig::default()).expect("nothing can fail");
+    assert!(!telemetry.is_exporting());
+    // (Other tests set subscribers for their own thread only.)
+    assert!(
+        tracing::dispatcher::get_default(
+            |dispatch| dispatch.is::<tracing::subscriber::NoSubscriber>()
+        ),
+        "no global subscriber: every span stays disabled"
+    );
+}
