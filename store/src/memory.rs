@@ -64,7 +64,7 @@ pub struct InMemoryTaskStore {
     owners: DashMap<TaskId, TaskOwner>,
     /// Tasks kept for idempotency keys.
     kept: DashMap<TaskId, Kept>,
-    contexts: DashMap<ContextId, VecDeque<TaskId>>,
+    contexts: DashMap<ContextId, Conversation>,
     context_task_limit: usize,
     /// Ended tasks in the order they ended, oldest first, with when they ended.
     finished: Mutex<VecDeque<(TaskId, SystemTime)>>,
@@ -169,16 +169,40 @@ impl InMemoryTaskStore {
         self.events.remove(id);
         self.push_configs.remove(id);
         self.order().remove(id);
-        if let Some(mut ids) = self.contexts.get_mut(&task.context_id) {
-            // Usually the conversation's oldest task, so usually the front.
-            if ids.front() == Some(id) {
-                ids.pop_front();
-            } else {
-                ids.retain(|other| other != id);
-            }
+        if let Some(mut conversation) = self.contexts.get_mut(&task.context_id) {
+            conversation.remove(id);
         }
         self.contexts
-            .remove_if(&task.context_id, |_, ids| ids.is_empty());
+            .remove_if(&task.context_id, |_, conversation| conversation.is_empty());
+    }
+
+    /// Stores a new task, with its owner when it has one. The owner is in place
+    /// before the task joins its conversation, so a send naming the conversation
+    /// never finds the task without the principal it belongs to.
+    fn insert_with(&self, task: Task, owner: Option<TaskOwner>) -> Result<(), StoreError> {
+        let context_id = task.context_id.clone();
+        let task_id = task.id.clone();
+        let ended = task.status.state.is_terminal();
+        let principal = owner.as_ref().and_then(|owner| owner.principal.clone());
+        match self.tasks.entry(task_id.clone()) {
+            Entry::Occupied(_) => return Err(StoreError::AlreadyExists(task_id)),
+            Entry::Vacant(slot) => {
+                slot.insert(task);
+            }
+        }
+        if let Some(owner) = owner {
+            self.owners.insert(task_id.clone(), owner);
+        }
+        self.contexts.entry(context_id).or_default().push(
+            task_id.clone(),
+            principal,
+            self.context_task_limit,
+        );
+        self.order().touch(&task_id);
+        if ended {
+            self.retire(&task_id);
+        }
+        Ok(())
     }
 
     fn order(&self) -> std::sync::MutexGuard<'_, StatusOrder> {
@@ -232,39 +256,11 @@ fn trim_history(task: &mut Task, n: usize) {
 #[async_trait]
 impl TaskStore for InMemoryTaskStore {
     async fn insert(&self, task: Task) -> Result<(), StoreError> {
-        let context_id = task.context_id.clone();
-        let task_id = task.id.clone();
-        let ended = task.status.state.is_terminal();
-        match self.tasks.entry(task_id.clone()) {
-            Entry::Occupied(_) => return Err(StoreError::AlreadyExists(task_id)),
-            Entry::Vacant(slot) => {
-                slot.insert(task);
-            }
-        }
-        {
-            let mut ids = self.contexts.entry(context_id).or_default();
-            ids.push_back(task_id.clone());
-            if ids.len() > self.context_task_limit {
-                ids.pop_front();
-            }
-        }
-        self.order().touch(&task_id);
-        if ended {
-            self.retire(&task_id);
-        }
-        Ok(())
+        self.insert_with(task, None)
     }
 
     async fn insert_owned(&self, task: Task, owner: TaskOwner) -> Result<(), StoreError> {
-        let id = task.id.clone();
-        self.insert(task).await?;
-        // Nobody outside knows the id before this returns, so the owner coming second
-        // is never seen missing. A task stored already ended may be gone again at once.
-        self.owners.insert(id.clone(), owner);
-        if !self.tasks.contains_key(&id) {
-            self.owners.remove(&id);
-        }
-        Ok(())
+        self.insert_with(task, Some(owner))
     }
 
     async fn owner(&self, id: &TaskId) -> Result<Option<TaskOwner>, StoreError> {
@@ -275,15 +271,10 @@ impl TaskStore for InMemoryTaskStore {
         &self,
         context_id: &ContextId,
     ) -> Result<Option<Arc<str>>, StoreError> {
-        // An `owners` lock inside a `contexts` one: no path takes them the other way.
-        let Some(ids) = self.contexts.get(context_id) else {
-            return Ok(None);
-        };
-        Ok(ids.iter().rev().find_map(|id| {
-            self.owners
-                .get(id)
-                .and_then(|owner| owner.principal.clone())
-        }))
+        Ok(self
+            .contexts
+            .get(context_id)
+            .and_then(|conversation| conversation.principal()))
     }
 
     fn keep(&self, id: &TaskId) {
@@ -416,13 +407,14 @@ impl TaskStore for InMemoryTaskStore {
         // Reads a task's shard while holding the conversation's: deadlock-free because
         // no code path takes a `contexts` lock while it holds a `tasks` one. Walking
         // the ids in place, newest first, copies only the messages returned.
-        let Some(ids) = self.contexts.get(context_id) else {
+        let Some(conversation) = self.contexts.get(context_id) else {
             return Ok(Vec::new());
         };
+        let ids = conversation.ids();
         let mut newest_first = Vec::with_capacity(limit.min(64));
         let mut skipped = Vec::new();
         let mut seen_before = before.is_none();
-        'tasks: for id in ids.iter().rev() {
+        'tasks: for id in ids.rev() {
             let Some(task) = self.tasks.get(id) else {
                 continue;
             };
@@ -636,5 +628,58 @@ impl TaskStore for InMemoryTaskStore {
             .records
             .remove(&(namespace.to_owned(), key.to_owned()))
             .is_some())
+    }
+}
+
+/// One conversation's tasks, oldest first (at most the store's context task limit),
+/// each with the principal that created it, and how many have one: a conversation
+/// nobody authenticated in (every conversation of a public server) answers "whose is
+/// it" at once instead of walking its tasks on every send.
+#[derive(Debug, Default)]
+struct Conversation {
+    tasks: VecDeque<(TaskId, Option<Arc<str>>)>,
+    with_principal: usize,
+}
+
+impl Conversation {
+    fn push(&mut self, id: TaskId, principal: Option<Arc<str>>, limit: usize) {
+        self.with_principal += usize::from(principal.is_some());
+        self.tasks.push_back((id, principal));
+        if self.tasks.len() > limit
+            && let Some((_, dropped)) = self.tasks.pop_front()
+        {
+            self.with_principal -= usize::from(dropped.is_some());
+        }
+    }
+
+    fn remove(&mut self, id: &TaskId) {
+        // Usually the conversation's oldest task, so usually the front.
+        let at = if self.tasks.front().is_some_and(|(front, _)| front == id) {
+            Some(0)
+        } else {
+            self.tasks.iter().position(|(other, _)| other == id)
+        };
+        if let Some((_, principal)) = at.and_then(|at| self.tasks.remove(at)) {
+            self.with_principal -= usize::from(principal.is_some());
+        }
+    }
+
+    /// The principal of the newest task that has one.
+    fn principal(&self) -> Option<Arc<str>> {
+        if self.with_principal == 0 {
+            return None;
+        }
+        self.tasks
+            .iter()
+            .rev()
+            .find_map(|(_, principal)| principal.clone())
+    }
+
+    fn ids(&self) -> impl DoubleEndedIterator<Item = &TaskId> {
+        self.tasks.iter().map(|(id, _)| id)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.tasks.is_empty()
     }
 }

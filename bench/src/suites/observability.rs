@@ -12,13 +12,23 @@
 //! their order alternating between rounds, so drift on a shared machine falls on both.
 //! The ratio is each side's throughput over the `Off` side's in the same round.
 //!
-//! **Tracing.** The hook for a third side is [`Side`]: add a variant (`Tracing`, with
-//! OpenTelemetry export configured) to [`Side::ALL`] and say in [`Side::start`] how it
-//! is configured; its rows and its target follow from the same loop.
+//! [`Side::Traced`] is the metrics side with traces on as well: every request's spans
+//! (the HTTP request, the JSON-RPC call, the send, the agent's turn) recorded and
+//! exported with OpenTelemetry over OTLP/HTTP, every trace sampled, to a sink in this
+//! process that answers 200 (so the exporter's whole path runs, the collector's does
+//! not).
+//!
+//! **Tracing is process-wide.** The OpenTelemetry layer is a global subscriber,
+//! installed once ([`agentyard::telemetry::init`]) and then switched on only while the
+//! traced side runs ([`agentyard::telemetry::Telemetry::set_recording`]), so the other
+//! sides, and the suites that run after this one, record nothing. A process that
+//! already has a global subscriber cannot measure the traced side: the suite says so
+//! and fails.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use agentyard::telemetry::{Telemetry, TracingConfig};
 use agentyard::{AgentDescriptor, AgentSettings, HttpConfig, HttpServer, PushConfig, Runtime};
 use reqwest::StatusCode;
 use reqwest::header::CONTENT_TYPE;
@@ -44,16 +54,19 @@ enum Side {
     Off,
     /// Metrics on (`GET /metrics`), as `agentyard serve` runs by default.
     Metrics,
+    /// Metrics on and every trace exported over OTLP, as with `[tracing] otlp_endpoint`.
+    Traced,
 }
 
 impl Side {
-    /// Every side, the floor first. (The tracing helper's side goes here.)
-    const ALL: [Self; 2] = [Self::Off, Self::Metrics];
+    /// Every side, the floor first.
+    const ALL: [Self; 3] = [Self::Off, Self::Metrics, Self::Traced];
 
     fn id(self) -> &'static str {
         match self {
             Self::Off => "off",
             Self::Metrics => "metrics",
+            Self::Traced => "traced",
         }
     }
 
@@ -61,6 +74,20 @@ impl Side {
         match self {
             Self::Off => "observability off",
             Self::Metrics => "metrics on",
+            Self::Traced => "metrics and OTLP traces on",
+        }
+    }
+
+    /// What the side must keep of the unwatched server's throughput.
+    fn target(self) -> &'static str {
+        match self {
+            Self::Off => "the floor",
+            Self::Metrics => {
+                "HTTP message/send with metrics on >= 95% of the throughput with them off (16 and 64 conn)"
+            }
+            Self::Traced => {
+                "HTTP message/send with metrics and OTLP traces on >= 95% of the throughput with both off (16 and 64 conn)"
+            }
         }
     }
 
@@ -161,15 +188,46 @@ impl Requester for Send {
     }
 }
 
+/// The process's OpenTelemetry export to a sink of its own, made the first time the
+/// suite runs (a global subscriber can be installed once).
+static TELEMETRY: OnceLock<Telemetry> = OnceLock::new();
+
+/// Installs the export (recording off until the traced side runs).
+async fn telemetry() -> Result<&'static Telemetry> {
+    if let Some(telemetry) = TELEMETRY.get() {
+        return Ok(telemetry);
+    }
+    let sink_failed = |error: std::io::Error| {
+        Error::Unexpected(format!("the OTLP sink could not listen: {error}"))
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(sink_failed)?;
+    let sink = listener.local_addr().map_err(sink_failed)?;
+    // Accepts every export as a collector would and keeps nothing.
+    let app = axum::Router::new().fallback(|| async { axum::http::StatusCode::OK });
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let telemetry = agentyard::telemetry::init(&TracingConfig::otlp(format!("http://{sink}")))
+        .map_err(|error| {
+            Error::Unexpected(format!(
+                "traces cannot be measured in this process (is a global subscriber installed?): {error}"
+            ))
+        })?;
+    telemetry.set_recording(false);
+    Ok(TELEMETRY.get_or_init(|| telemetry))
+}
+
 /// Runs the suite.
 ///
 /// # Errors
-/// A server that cannot start, or a request that fails.
+/// A server that cannot start, a request that fails, or traces that cannot be
+/// installed.
 pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
     let client = reqwest::Client::builder()
         .no_proxy()
         .build()
         .map_err(Error::from)?;
+    let telemetry = telemetry().await?;
     // [side][concurrency] → throughput of each measured round.
     let mut runs = vec![vec![Vec::<f64>::new(); CONCURRENCY.len()]; Side::ALL.len()];
     for round in 0..options.rounds() {
@@ -192,8 +250,13 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
                     client: client.clone(),
                     url: watched[s].server.agent_url(ECHO),
                 });
-                let result: LoadResult =
-                    closed_loop(sender, concurrency, options.run_time()).await?;
+                let traced = watched[s].side == Side::Traced;
+                telemetry.set_recording(traced);
+                let result = closed_loop(sender, concurrency, options.run_time()).await;
+                if traced {
+                    telemetry.set_recording(false);
+                }
+                let result: LoadResult = result?;
                 watched[s].scrape(&client).await?;
                 if options.measured(round) {
                     runs[s][c].push(result.throughput());
@@ -205,8 +268,8 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
         }
     }
 
-    let mut costs = Vec::new();
     for (s, side) in Side::ALL.iter().enumerate().skip(1) {
+        let mut costs = Vec::new();
         for (c, concurrency) in CONCURRENCY.iter().enumerate() {
             let row = Figure::new(
                 SUITE,
@@ -220,22 +283,21 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
             costs.push((format!("{}.{concurrency}", side.id()), row.ratio.median));
             report.rows.push(row);
         }
+        let measured = costs
+            .iter()
+            .map(|(id, ratio)| format!("{id}: {}", crate::report::fmt_ratio(*ratio)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let met = costs.iter().all(|(_, ratio)| *ratio >= 1.0 - MAX_COST);
+        report
+            .targets
+            .push(Target::new(side.target(), measured, met));
     }
     report.notes.push(format!(
-        "{SUITE}: the same echo server with and without metrics, loopback, reqwest with \
-         keep-alive, one contextId per connection; sides alternate order each round; \
-         the metrics side is scraped once per run"
-    ));
-    let measured = costs
-        .iter()
-        .map(|(id, ratio)| format!("{id}: {}", crate::report::fmt_ratio(*ratio)))
-        .collect::<Vec<_>>()
-        .join(", ");
-    let met = costs.iter().all(|(_, ratio)| *ratio >= 1.0 - MAX_COST);
-    report.targets.push(Target::new(
-        "HTTP message/send with observability on >= 95% of the throughput with it off (16 and 64 conn)",
-        measured,
-        met,
+        "{SUITE}: the same echo server without metrics, with metrics, and with metrics and \
+         every trace exported over OTLP/HTTP to an in-process sink; loopback, reqwest with \
+         keep-alive, one contextId per connection; sides alternate order each round; the \
+         metrics sides are scraped once per run"
     ));
     Ok(())
 }

@@ -383,3 +383,25 @@ async fn list_pages_by_the_last_status_change_and_forgets_what_the_store_forgets
     let none = store.list(&only_b, 10, None).await.expect("listed");
     assert_eq!((none.tasks.len(), none.total), (0, 0));
 }
+
+#[test]
+fn a_conversation_counts_its_principals_through_pushes_evictions_and_removals() {
+    let id = |n: u32| TaskId::new(format!("t{n}"));
+    let alice: Option<Arc<str>> = Some(Arc::from("alice"));
+    let mut conversation = Conversation::default();
+    conversation.push(id(1), alice.clone(), 3);
+    conversation.push(id(2), None, 3);
+    assert_eq!(conversation.principal().as_deref(), Some("alice"));
+    conversation.push(id(3), None, 3);
+    // Past the limit the oldest task, alice's, leaves, and her claim with it.
+    conversation.push(id(4), None, 3);
+    assert_eq!(conversation.with_principal, 0);
+    assert_eq!(conversation.principal(), None);
+    conversation.push(id(5), Some(Arc::from("bob")), 3);
+    conversation.push(id(6), None, 3);
+    assert_eq!(conversation.principal().as_deref(), Some("bob"));
+    conversation.remove(&id(5));
+    assert_eq!(conversation.principal(), None);
+    conversation.remove(&id(99));
+    assert_eq!(conversation.ids().count(), 2);
+}
