@@ -240,7 +240,7 @@ impl Console {
         match viewer {
             Viewer::Operator(_) => true,
             Viewer::Caller(principal) => owner.is_some_and(|owner| {
-                self.is_exposed(&owner.agent) && owner.principal.as_deref() == principal.as_deref()
+                self.is_exposed(&owner.agent) && owner.created_by(principal.as_deref())
             }),
         }
     }

@@ -184,8 +184,9 @@ impl Server {
             );
         }
 
-        let api = crate::workflows::api_options(&config);
-        let mut edge_settings = edge_config(&config).routes(agentyard_workflow::http::router(
+        let edge_settings = edge_config(&config);
+        let api = crate::workflows::api_options(&edge_settings);
+        let mut edge_settings = edge_settings.routes(agentyard_workflow::http::router(
             workflows.clone(),
             api.clone(),
         ));

@@ -11,7 +11,7 @@ use agentyard_workflow::{DefinitionStore, Workflow, Workflows};
 
 use agentyard_transport::client::ClientOptions;
 use agentyard_workflow::client::{NodeClient, OverHttp};
-use agentyard_workflow::http::{ApiAuth, ApiOptions};
+use agentyard_workflow::http::ApiOptions;
 
 use crate::config::{Config, ConfigError};
 use crate::{Runtime, RuntimeBuilder};
@@ -202,16 +202,11 @@ pub async fn bind(
     Ok(loaded)
 }
 
-/// The workflow API's settings: the same credentials as the A2A routes.
+/// The workflow API's settings: the same credentials as the A2A routes (`edge`'s).
 #[must_use]
-pub fn api_options(config: &Config) -> ApiOptions {
-    let auth = &config.auth;
+pub fn api_options(edge: &agentyard_actors::edge::EdgeConfig) -> ApiOptions {
     ApiOptions {
-        auth: ApiAuth {
-            api_key_header: auth.api_key_header.clone(),
-            api_keys: auth.api_keys.iter().map(|k| k.key.clone()).collect(),
-            bearer_tokens: auth.bearer_tokens.iter().map(|t| t.token.clone()).collect(),
-        },
+        auth: edge.auth.clone(),
         ..ApiOptions::default()
     }
 }

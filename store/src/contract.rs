@@ -93,6 +93,14 @@ impl TaskOwner {
             principal,
         }
     }
+
+    /// Whether `principal` created the task: the same name, or both unauthenticated.
+    /// The isolation rule every outside entry point applies (docs/semantics.md,
+    /// "Isolation"), beside its own check that the task's agent is the one asked.
+    #[must_use]
+    pub fn created_by(&self, principal: Option<&str>) -> bool {
+        self.principal.as_deref() == principal
+    }
 }
 
 /// Storage for tasks, their history and artifacts.

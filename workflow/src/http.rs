@@ -18,10 +18,10 @@
 //! (an API key in the configured header, or a bearer token); cards included, since
 //! they list what the server runs.
 
-use std::collections::HashSet;
 use std::convert::Infallible;
 use std::sync::{Arc, OnceLock};
 
+use agentyard_actors::edge::EdgeAuth;
 use agentyard_transport::a2a::{AgentCapabilities, AgentCard, AgentSkill};
 use axum::Router;
 use axum::body::Bytes;
@@ -42,42 +42,12 @@ use crate::runner::{RunControl, RunEvent};
 #[cfg(test)]
 mod tests;
 
-/// Who may call the API: open when no key and no token is set.
-#[derive(Debug, Clone, Default)]
-pub struct ApiAuth {
-    /// The header an API key comes in (e.g. `X-API-Key`).
-    pub api_key_header: String,
-    /// Accepted API keys.
-    pub api_keys: HashSet<String>,
-    /// Accepted bearer tokens.
-    pub bearer_tokens: HashSet<String>,
-}
-
-impl ApiAuth {
-    fn allows(&self, headers: &HeaderMap) -> bool {
-        if self.api_keys.is_empty() && self.bearer_tokens.is_empty() {
-            return true;
-        }
-        let key = (!self.api_key_header.is_empty())
-            .then(|| headers.get(self.api_key_header.as_str()))
-            .flatten()
-            .and_then(|v| v.to_str().ok());
-        if key.is_some_and(|k| self.api_keys.contains(k)) {
-            return true;
-        }
-        headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .is_some_and(|token| self.bearer_tokens.contains(token.trim()))
-    }
-}
-
 /// The API's settings.
 #[derive(Debug, Clone, Default)]
 pub struct ApiOptions {
-    /// Who may call it.
-    pub auth: ApiAuth,
+    /// Who may call it: the edge's credentials, checked as for every route beside
+    /// A2A ([`EdgeAuth::authenticate`]).
+    pub auth: EdgeAuth,
     /// The server's base URL for cards, once known (set after the edge binds);
     /// until then the request's `Host` is used.
     pub base_url: Arc<OnceLock<String>>,
@@ -118,27 +88,14 @@ fn error(status: StatusCode, message: impl Into<String>, node: Option<&str>) -> 
         .into_response()
 }
 
-fn unauthorized() -> Response {
-    let mut response = error(
-        StatusCode::UNAUTHORIZED,
-        "Unauthorized: this server's workflow API needs an API key or a bearer token",
-        None,
-    );
-    response.headers_mut().insert(
-        header::WWW_AUTHENTICATE,
-        header::HeaderValue::from_static("Bearer realm=\"agentyard\""),
-    );
-    response
-}
-
 fn internal(problem: &dyn std::fmt::Display) -> Response {
     tracing::error!(error = %problem, "workflow API");
     error(StatusCode::INTERNAL_SERVER_ERROR, problem.to_string(), None)
 }
 
 async fn list(State(api): State<Api>, headers: HeaderMap) -> Response {
-    if !api.options.auth.allows(&headers) {
-        return unauthorized();
+    if let Err(refused) = api.options.auth.authenticate(&headers) {
+        return refused.into_response();
     }
     match api.workflows.names().await {
         Ok(names) => axum::Json(json!({ "workflows": names })).into_response(),
@@ -147,8 +104,8 @@ async fn list(State(api): State<Api>, headers: HeaderMap) -> Response {
 }
 
 async fn get_one(State(api): State<Api>, Path(name): Path<String>, headers: HeaderMap) -> Response {
-    if !api.options.auth.allows(&headers) {
-        return unauthorized();
+    if let Err(refused) = api.options.auth.authenticate(&headers) {
+        return refused.into_response();
     }
     match api.workflows.get(&name).await {
         Ok(Some(workflow)) => axum::Json(workflow.spec().clone()).into_response(),
@@ -171,8 +128,8 @@ async fn put_one(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if !api.options.auth.allows(&headers) {
-        return unauthorized();
+    if let Err(refused) = api.options.auth.authenticate(&headers) {
+        return refused.into_response();
     }
     let Ok(text) = std::str::from_utf8(&body) else {
         return error(StatusCode::BAD_REQUEST, "the body is not UTF-8", None);
@@ -210,8 +167,8 @@ async fn delete_one(
     Path(name): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    if !api.options.auth.allows(&headers) {
-        return unauthorized();
+    if let Err(refused) = api.options.auth.authenticate(&headers) {
+        return refused.into_response();
     }
     match api.workflows.delete(&name).await {
         Ok(true) => StatusCode::NO_CONTENT.into_response(),
@@ -241,8 +198,8 @@ async fn run(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if !api.options.auth.allows(&headers) {
-        return unauthorized();
+    if let Err(refused) = api.options.auth.authenticate(&headers) {
+        return refused.into_response();
     }
     let input = match run_input(&body) {
         Ok(input) => input,
@@ -316,8 +273,8 @@ async fn node_card(
     Path((name, id)): Path<(String, String)>,
     headers: HeaderMap,
 ) -> Response {
-    if !api.options.auth.allows(&headers) {
-        return unauthorized();
+    if let Err(refused) = api.options.auth.authenticate(&headers) {
+        return refused.into_response();
     }
     let workflow = match api.workflows.get(&name).await {
         Ok(Some(workflow)) => workflow,
@@ -378,8 +335,8 @@ async fn node_card(
 }
 
 async fn aggregate_card(State(api): State<Api>, headers: HeaderMap) -> Response {
-    if !api.options.auth.allows(&headers) {
-        return unauthorized();
+    if let Err(refused) = api.options.auth.authenticate(&headers) {
+        return refused.into_response();
     }
     let base = base_url(&api, &headers);
     let mut card = AgentCard::new(

@@ -321,11 +321,7 @@ impl SupervisorService {
             .map_err(JsonRpcError::from)?;
         let principal = context.principal.as_ref().map(|p| p.name.as_str());
         match owner {
-            Some(owner)
-                if *owner.agent == *context.agent && owner.principal.as_deref() == principal =>
-            {
-                Ok(())
-            }
+            Some(owner) if *owner.agent == *context.agent && owner.created_by(principal) => Ok(()),
             _ => Err(rpc_error::from_runtime(&Error::TaskNotFound(
                 task_id.clone(),
             ))),
@@ -381,9 +377,8 @@ impl SupervisorService {
         let principal = context.principal.as_ref().map(|p| p.name.as_str());
         let context_id = params.context_id.as_str();
         let filter = |task: &Task, owner: Option<&TaskOwner>| {
-            owner.is_some_and(|owner| {
-                *owner.agent == *agent && owner.principal.as_deref() == principal
-            }) && (context_id.is_empty() || task.context_id.as_str() == context_id)
+            owner.is_some_and(|owner| *owner.agent == *agent && owner.created_by(principal))
+                && (context_id.is_empty() || task.context_id.as_str() == context_id)
                 && state.is_none_or(|state| task.status.state == state)
                 && after.is_none_or(|after| {
                     task.status

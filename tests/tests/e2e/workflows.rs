@@ -669,3 +669,45 @@ async fn a_workflow_put_through_the_api_outlives_a_restart() {
     );
     second.stop().await;
 }
+
+#[tokio::test]
+async fn the_workflow_api_takes_the_servers_credentials() {
+    use agentyard::config::{Config, StoreKind};
+
+    let mut config = Config::from_toml(
+        "[server]\nbind = \"127.0.0.1:0\"\n\n\
+         [[auth.api_keys]]\nname = \"ops\"\nkey = \"key-ops\"\n\n\
+         [[auth.bearer_tokens]]\nname = \"ci\"\ntoken = \"token-ci\"\n",
+    )
+    .expect("valid config");
+    config.store.kind = Some(StoreKind::Memory);
+    let server = Server::from_config(config)
+        .await
+        .expect("the server starts");
+    let url = format!("http://{}/api/workflows", server.local_addr());
+    let client = reqwest::Client::new();
+
+    let anonymous = client.get(&url).send().await.expect("an answer");
+    assert_eq!(anonymous.status(), 401);
+    assert!(anonymous.headers().contains_key("www-authenticate"));
+    let wrong = client
+        .get(&url)
+        .header("X-API-Key", "key-nobody")
+        .send()
+        .await
+        .expect("an answer");
+    assert_eq!(wrong.status(), 401);
+    for (header, value) in [
+        ("X-API-Key", "key-ops"),
+        ("Authorization", "Bearer token-ci"),
+    ] {
+        let allowed = client
+            .get(&url)
+            .header(header, value)
+            .send()
+            .await
+            .expect("an answer");
+        assert_eq!(allowed.status(), 200, "{header}");
+    }
+    server.stop().await;
+}

@@ -21,7 +21,7 @@ impl Agent for Echo {
     }
 }
 
-async fn api(auth: ApiAuth) -> Router {
+async fn api(auth: EdgeAuth) -> Router {
     let supervisor = Supervisor::start(
         SupervisorConfig::default(),
         vec![Registration::new(
@@ -83,7 +83,7 @@ from = ["greet"]
 
 #[tokio::test]
 async fn definitions_are_validated_on_put_and_managed_by_name() {
-    let router = api(ApiAuth::default()).await;
+    let router = api(EdgeAuth::default()).await;
     let bad = HELLO.replace("{{in}}", "{{nobody}}");
     let (status, body) = call(&router, "PUT", "/api/workflows/hello", &bad).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
@@ -137,7 +137,7 @@ async fn definitions_are_validated_on_put_and_managed_by_name() {
 
 #[tokio::test]
 async fn a_run_streams_its_node_events_as_sse() {
-    let router = api(ApiAuth::default()).await;
+    let router = api(EdgeAuth::default()).await;
     call(&router, "PUT", "/api/workflows/hello", HELLO).await;
     let (status, body) = call(
         &router,
@@ -178,7 +178,7 @@ async fn a_run_streams_its_node_events_as_sse() {
 
 #[tokio::test]
 async fn node_and_aggregate_cards_describe_what_runs() {
-    let router = api(ApiAuth::default()).await;
+    let router = api(EdgeAuth::default()).await;
     call(&router, "PUT", "/api/workflows/hello", HELLO).await;
     let (status, body) = call(
         &router,
@@ -212,12 +212,7 @@ async fn node_and_aggregate_cards_describe_what_runs() {
 
 #[tokio::test]
 async fn with_credentials_configured_the_api_refuses_anonymous_callers() {
-    let mut auth = ApiAuth {
-        api_key_header: String::from("X-API-Key"),
-        ..ApiAuth::default()
-    };
-    auth.api_keys.insert(String::from("k1"));
-    let router = api(auth).await;
+    let router = api(EdgeAuth::default().api_key("k1", "alice")).await;
     assert_eq!(
         call(&router, "GET", "/api/workflows", "").await.0,
         StatusCode::UNAUTHORIZED
