@@ -18,6 +18,9 @@
 //!   can assert on order and content after the fact.
 //! - [`http`]: the one edge fixture, [`http::TestEdge`] (a runtime behind a real
 //!   HTTP edge on 127.0.0.1), raw JSON-RPC and SSE, and a local webhook receiver.
+//! - [`process`]: the built `agentyard` program run as `agentyard serve`
+//!   ([`process::ServeProcess`]), for the suites that drive it from outside
+//!   (interop with the official SDKs, the browser test).
 //!
 //! Time: tests whose subject is a timeout (idle passivation, cancel grace, shutdown
 //! deadline) run on paused tokio time (`#[tokio::test(start_paused = true)]`), which
@@ -27,6 +30,7 @@
 pub mod agents;
 pub mod events;
 pub mod http;
+pub mod process;
 pub mod wait;
 
 pub use agents::{

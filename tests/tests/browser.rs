@@ -20,48 +20,17 @@
 //! after the other, so the browser does not compete for the CPU with the e2e tests.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write as _};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use agentyard_tests::process::{ServeProcess, binary, root, target_dir};
 
 /// The key of the console's operator in the test server.
 const API_KEY: &str = "browser-key-7d2e";
 /// How long the script may run before it is killed (it takes ~5 s).
 const SCRIPT_DEADLINE: Duration = Duration::from_secs(90);
-
-/// The workspace root.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the tests crate sits in the workspace")
-        .to_path_buf()
-}
-
-/// `$CARGO_TARGET_DIR` (default `target/`), from the workspace root.
-fn target_dir() -> PathBuf {
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| "target".into(), PathBuf::from);
-    root().join(target)
-}
-
-/// The `agentyard` binary `cargo test --workspace` built beside this test binary.
-fn binary() -> Result<PathBuf, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("no current exe: {e}"))?;
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .ok_or("the test binary is not in target/<profile>/deps")?;
-    let bin = profile_dir.join(format!("agentyard{}", std::env::consts::EXE_SUFFIX));
-    if bin.is_file() {
-        Ok(bin)
-    } else {
-        Err(format!(
-            "{} is not built (run `cargo test --workspace`, or `cargo build -p agentyard` first)",
-            bin.display()
-        ))
-    }
-}
 
 /// Says why the test cannot run: a failure when CI requires it, else a skip.
 fn unavailable(why: &str) {
@@ -70,68 +39,6 @@ fn unavailable(why: &str) {
     assert!(!required, "{message} [AGENTYARD_BROWSER=require]");
     // Past the harness's capture: a skip must be seen in a plain `cargo test` run.
     let _ = writeln!(std::io::stderr(), "skipped: {message}");
-}
-
-/// A running `agentyard serve`, killed when dropped so no server outlives the test.
-struct Server {
-    child: Child,
-    base: String,
-    log: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    /// Starts the binary on a free loopback port with `config` and a data directory
-    /// in `dir`, and reads the base URL from the first line it prints.
-    fn start(bin: &Path, dir: &Path, config: &str) -> Self {
-        let path = dir.join("console.toml");
-        std::fs::write(&path, config).expect("write the config");
-        let log = dir.join("server.log");
-        let mut child = Command::new(bin)
-            .args(["serve", "--bind", "127.0.0.1:0", "--config"])
-            .arg(&path)
-            .arg("--data-dir")
-            .arg(dir.join("data"))
-            .stdout(Stdio::piped())
-            .stderr(File::create(&log).expect("create the server log"))
-            .spawn()
-            .expect("the binary starts");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let mut server = Self {
-            child,
-            base: String::new(),
-            log,
-        };
-        let mut stdout = BufReader::new(stdout);
-        let mut first = String::new();
-        let read = stdout.read_line(&mut first);
-        // Keep reading what it prints: with the pipe closed its next line would fail.
-        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-        assert!(
-            read.is_ok_and(|n| n > 0),
-            "`agentyard serve` printed nothing: {}",
-            server.log_tail()
-        );
-        server.base = first.trim_end().rsplit(' ').next().unwrap_or("").to_owned();
-        assert!(
-            server.base.starts_with("http://127.0.0.1:"),
-            "unexpected banner: {first}"
-        );
-        server
-    }
-
-    /// The end of the server's log, to show beside a failure.
-    fn log_tail(&self) -> String {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(30)..].join("\n")
-    }
 }
 
 /// Whether `program --version` runs.
@@ -171,9 +78,10 @@ fn the_console_signs_in_sends_a_message_and_shows_the_reply_streaming() {
 
     let dir = tempfile::tempdir().expect("a scratch directory");
     let review = root().join("examples/workflows/review.toml");
-    let server = Server::start(
+    let server = ServeProcess::start(
         &bin,
         dir.path(),
+        "console",
         &format!(
             "[[auth.api_keys]]\nname = \"operator\"\nkey = \"{API_KEY}\"\n\n\
              [console]\noperators = [\"operator\"]\n\n\

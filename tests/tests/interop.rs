@@ -30,47 +30,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use agentyard_tests::process::{ServeProcess, binary, root, target_dir};
+
 /// The API key of the server that wants one.
 const API_KEY: &str = "interop-key-4f1c";
 /// How long one client script may run before it is killed (the cases take ~15 s).
 const SCRIPT_DEADLINE: Duration = Duration::from_secs(120);
 
-/// The workspace root: the scripts and the setup's installs are found from it.
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the tests crate sits in the workspace")
-        .to_path_buf()
-}
-
 /// Where the setup put the Python venv: `$CARGO_TARGET_DIR/interop`, a relative one
 /// taken from the workspace root, as setup.sh does.
 fn interop_dir() -> PathBuf {
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| "target".into(), PathBuf::from);
-    // `join` keeps an absolute path as it is.
-    root().join(target).join("interop")
-}
-
-/// The `agentyard` binary `cargo test --workspace` built beside this test binary
-/// (`target/debug/deps/interop-…` → `target/debug/agentyard`). Another package's
-/// binary has no `CARGO_BIN_EXE_…`, and building it from here would fight cargo for
-/// the target directory's lock.
-fn binary() -> Result<PathBuf, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("no current exe: {e}"))?;
-    let profile_dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .ok_or("the test binary is not in target/<profile>/deps")?;
-    let bin = profile_dir.join(format!("agentyard{}", std::env::consts::EXE_SUFFIX));
-    if bin.is_file() {
-        Ok(bin)
-    } else {
-        Err(format!(
-            "{} is not built (run `cargo test --workspace`, or `cargo build -p agentyard` first)",
-            bin.display()
-        ))
-    }
+    target_dir().join("interop")
 }
 
 /// The remedy for a missing SDK install.
@@ -85,69 +55,6 @@ fn unavailable(client: &str, why: &str) {
     // Straight to stderr, past the test harness's capture: a skip must be seen in a
     // plain `cargo test` run, where a passing test's output is hidden.
     let _ = writeln!(std::io::stderr(), "skipped: {message}");
-}
-
-/// A running `agentyard serve`, killed when dropped so no server outlives a test.
-struct Server {
-    child: Child,
-    base: String,
-    log: PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    /// Starts the binary on a free loopback port with `config`, and reads the base
-    /// URL from the first line it prints.
-    fn start(bin: &Path, dir: &Path, name: &str, config: &str) -> Self {
-        let path = dir.join(format!("{name}.toml"));
-        std::fs::write(&path, config).expect("write the config");
-        let log = dir.join(format!("{name}.log"));
-        let mut child = Command::new(bin)
-            .args(["serve", "--bind", "127.0.0.1:0", "--config"])
-            .arg(&path)
-            .arg("--data-dir")
-            .arg(dir.join(format!("{name}-data")))
-            .stdout(Stdio::piped())
-            .stderr(File::create(&log).expect("create the server log"))
-            .spawn()
-            .expect("the binary starts");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let mut server = Self {
-            child,
-            base: String::new(),
-            log,
-        };
-        let mut stdout = BufReader::new(stdout);
-        let mut first = String::new();
-        let read = stdout.read_line(&mut first);
-        // Keep reading what it prints: with the pipe closed, the server's next
-        // `println!` would fail (it panics on a broken pipe).
-        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-        assert!(
-            read.is_ok_and(|n| n > 0),
-            "`agentyard serve` printed nothing: {}",
-            server.log_tail()
-        );
-        server.base = first.trim_end().rsplit(' ').next().unwrap_or("").to_owned();
-        assert!(
-            server.base.starts_with("http://127.0.0.1:"),
-            "unexpected banner: {first}"
-        );
-        server
-    }
-
-    /// The end of the server's log, to show beside a failure.
-    fn log_tail(&self) -> String {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(30)..].join("\n")
-    }
 }
 
 /// A scratch directory of this test process for configs and logs.
@@ -165,13 +72,13 @@ fn drive(client: &str, program: &Path, args: &[PathBuf], bin: &Path) {
     let dir = scratch(client);
     // Webhooks go to the script's receiver on 127.0.0.1, which the SSRF guard refuses
     // unless told otherwise.
-    let open = Server::start(
+    let open = ServeProcess::start(
         bin,
         &dir,
         "open",
         "[push]\nallow_private_addresses = true\n",
     );
-    let keyed = Server::start(
+    let keyed = ServeProcess::start(
         bin,
         &dir,
         "auth",
