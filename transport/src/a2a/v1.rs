@@ -96,9 +96,9 @@ pub use agent_card::{
 };
 pub use convert::ConversionError;
 pub use error::{
-    BAD_REQUEST_TYPE, ERROR_DOMAIN, ERROR_INFO_TYPE, EXTENSION_SUPPORT_REQUIRED, ErrorInfo,
-    VERSION_NOT_SUPPORTED, error_reason, extension_support_required, to_v1_error,
-    version_not_supported,
+    BAD_REQUEST_TYPE, BindingStatus, ERROR_DOMAIN, ERROR_INFO_TYPE, EXTENSION_SUPPORT_REQUIRED,
+    ErrorInfo, RpcCode, VERSION_NOT_SUPPORTED, binding_status, error_reason,
+    extension_support_required, to_v1_error, version_not_supported,
 };
 pub use message::{DATA_VALUE_WRAPPED, Message, Part, PartContent, Role};
 pub use params::{

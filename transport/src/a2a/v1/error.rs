@@ -246,3 +246,249 @@ pub fn version_not_supported(requested: &str, supported: &[&str]) -> JsonRpcErro
     )
     .with_data(Value::Array(vec![error_info_value(info)]))
 }
+
+/// A `google.rpc.Code`: the status of a gRPC call, and the `status` word of an
+/// HTTP+JSON error body. Named here, without a gRPC stack, because the HTTP+JSON
+/// and gRPC bindings map an error the same way (spec §5.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+#[repr(i32)]
+pub enum RpcCode {
+    /// 1: the caller went away.
+    Cancelled = 1,
+    /// 2: an error nothing else names.
+    Unknown = 2,
+    /// 3: the request is malformed or names something invalid.
+    InvalidArgument = 3,
+    /// 4: the call ran out of time.
+    DeadlineExceeded = 4,
+    /// 5: no such task (or config).
+    NotFound = 5,
+    /// 7: the caller may not do this.
+    PermissionDenied = 7,
+    /// 8: a rate or quota limit refused the call; retry later.
+    ResourceExhausted = 8,
+    /// 9: the thing asked for is in a state that does not allow it.
+    FailedPrecondition = 9,
+    /// 12: the agent or server does not do this.
+    Unimplemented = 12,
+    /// 13: the server (or an agent) failed.
+    Internal = 13,
+    /// 14: the server cannot take the call now; retry later.
+    Unavailable = 14,
+    /// 16: no valid credentials.
+    Unauthenticated = 16,
+}
+
+impl RpcCode {
+    /// The code's number.
+    #[must_use]
+    pub const fn number(self) -> i32 {
+        self as i32
+    }
+
+    /// The code's name, as `google.rpc.Status` JSON writes it (`"NOT_FOUND"`).
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Cancelled => "CANCELLED",
+            Self::Unknown => "UNKNOWN",
+            Self::InvalidArgument => "INVALID_ARGUMENT",
+            Self::DeadlineExceeded => "DEADLINE_EXCEEDED",
+            Self::NotFound => "NOT_FOUND",
+            Self::PermissionDenied => "PERMISSION_DENIED",
+            Self::ResourceExhausted => "RESOURCE_EXHAUSTED",
+            Self::FailedPrecondition => "FAILED_PRECONDITION",
+            Self::Unimplemented => "UNIMPLEMENTED",
+            Self::Internal => "INTERNAL",
+            Self::Unavailable => "UNAVAILABLE",
+            Self::Unauthenticated => "UNAUTHENTICATED",
+        }
+    }
+
+    /// The code with this number, if it is one of ours.
+    #[must_use]
+    pub const fn from_number(number: i32) -> Option<Self> {
+        Some(match number {
+            1 => Self::Cancelled,
+            2 => Self::Unknown,
+            3 => Self::InvalidArgument,
+            4 => Self::DeadlineExceeded,
+            5 => Self::NotFound,
+            7 => Self::PermissionDenied,
+            8 => Self::ResourceExhausted,
+            9 => Self::FailedPrecondition,
+            12 => Self::Unimplemented,
+            13 => Self::Internal,
+            14 => Self::Unavailable,
+            16 => Self::Unauthenticated,
+            _ => return None,
+        })
+    }
+}
+
+/// How an error travels on the HTTP+JSON and gRPC bindings: its gRPC code and its
+/// HTTP status.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BindingStatus {
+    /// The gRPC status code, also the `status` of the HTTP+JSON error body.
+    pub code: RpcCode,
+    /// The HTTP status of the HTTP+JSON answer.
+    pub http: u16,
+}
+
+/// The one mapping of JSON-RPC error codes to gRPC codes and HTTP statuses.
+///
+/// The A2A errors follow the spec's table (§5.4, v1.0.1: VersionNotSupported is
+/// FAILED_PRECONDITION, HTTP 400); the JSON-RPC framing errors are the caller's
+/// fault (INVALID_ARGUMENT, 400) except an unknown method (UNIMPLEMENTED, 404);
+/// agentyard's own codes say what a client should do: -32010 (policy) is
+/// RESOURCE_EXHAUSTED/429 when a rate limit refused the send and
+/// PERMISSION_DENIED/403 otherwise, -32011 (busy, shutting down) is
+/// UNAVAILABLE/503. Anything else is INTERNAL/500.
+///
+/// ```
+/// use agentyard_transport::a2a::v1::{RpcCode, binding_status};
+/// use agentyard_transport::jsonrpc::JsonRpcError;
+///
+/// let status = binding_status(&JsonRpcError::task_not_found());
+/// assert_eq!((status.code, status.http), (RpcCode::NotFound, 404));
+/// ```
+#[must_use]
+pub fn binding_status(error: &JsonRpcError) -> BindingStatus {
+    let (code, http) = match error.code {
+        -32700 | -32600 | -32602 => (RpcCode::InvalidArgument, 400),
+        -32601 => (RpcCode::Unimplemented, 404),
+        -32603 => (RpcCode::Internal, 500),
+        -32001 => (RpcCode::NotFound, 404),
+        -32002 => (RpcCode::FailedPrecondition, 409),
+        -32003 | -32004 => (RpcCode::Unimplemented, 400),
+        -32005 => (RpcCode::InvalidArgument, 415),
+        -32006 => (RpcCode::Internal, 502),
+        -32007 | EXTENSION_SUPPORT_REQUIRED | VERSION_NOT_SUPPORTED => {
+            (RpcCode::FailedPrecondition, 400)
+        }
+        -32010 if detail(error, "policy") == Some("rate_limited") => {
+            (RpcCode::ResourceExhausted, 429)
+        }
+        -32010 => (RpcCode::PermissionDenied, 403),
+        -32011 => (RpcCode::Unavailable, 503),
+        _ => (RpcCode::Internal, 500),
+    };
+    BindingStatus { code, http }
+}
+
+/// A string member of an error's data, in its internal form (`data.key`) or its
+/// 1.0 form (the `ErrorInfo` metadata).
+fn detail<'a>(error: &'a JsonRpcError, key: &str) -> Option<&'a str> {
+    match error.data.as_ref()? {
+        Value::Object(members) => members.get(key)?.as_str(),
+        Value::Array(details) => details
+            .iter()
+            .find(|detail| detail.get("@type").and_then(Value::as_str) == Some(ERROR_INFO_TYPE))?
+            .get("metadata")?
+            .get(key)?
+            .as_str(),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod status_tests {
+    use super::*;
+
+    #[test]
+    fn every_a2a_error_has_the_specs_status() {
+        let cases = [
+            (JsonRpcError::task_not_found(), RpcCode::NotFound, 404),
+            (
+                JsonRpcError::task_not_cancelable(),
+                RpcCode::FailedPrecondition,
+                409,
+            ),
+            (
+                JsonRpcError::push_notification_not_supported(),
+                RpcCode::Unimplemented,
+                400,
+            ),
+            (
+                JsonRpcError::unsupported_operation(),
+                RpcCode::Unimplemented,
+                400,
+            ),
+            (
+                JsonRpcError::content_type_not_supported(),
+                RpcCode::InvalidArgument,
+                415,
+            ),
+            (
+                JsonRpcError::invalid_agent_response(),
+                RpcCode::Internal,
+                502,
+            ),
+            (
+                JsonRpcError::authenticated_extended_card_not_configured(),
+                RpcCode::FailedPrecondition,
+                400,
+            ),
+            (
+                extension_support_required(&["urn:x"]),
+                RpcCode::FailedPrecondition,
+                400,
+            ),
+            (
+                version_not_supported("9.0", &["1.0"]),
+                RpcCode::FailedPrecondition,
+                400,
+            ),
+            (
+                JsonRpcError::invalid_params(),
+                RpcCode::InvalidArgument,
+                400,
+            ),
+            (
+                JsonRpcError::method_not_found(),
+                RpcCode::Unimplemented,
+                404,
+            ),
+            (JsonRpcError::internal_error(), RpcCode::Internal, 500),
+        ];
+        for (error, code, http) in cases {
+            assert_eq!(
+                binding_status(&error),
+                BindingStatus { code, http },
+                "{error:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_rate_limit_is_told_apart_from_a_denial_in_either_form() {
+        let limited = JsonRpcError::new(-32010, "slow down")
+            .with_data(serde_json::json!({"reason": "policy_rejected", "policy": "rate_limited"}));
+        let denied = JsonRpcError::new(-32010, "no")
+            .with_data(serde_json::json!({"reason": "policy_rejected", "policy": "rule_denied"}));
+        assert_eq!(binding_status(&limited).code, RpcCode::ResourceExhausted);
+        assert_eq!(binding_status(&to_v1_error(limited)).http, 429);
+        assert_eq!(binding_status(&denied).code, RpcCode::PermissionDenied);
+        assert_eq!(binding_status(&to_v1_error(denied)).http, 403);
+        let busy = JsonRpcError::new(-32011, "busy");
+        assert_eq!(binding_status(&busy).code, RpcCode::Unavailable);
+        assert_eq!(binding_status(&busy).http, 503);
+    }
+
+    #[test]
+    fn code_numbers_and_names_round_trip() {
+        for number in 0..20 {
+            if let Some(code) = RpcCode::from_number(number) {
+                assert_eq!(code.number(), number);
+                assert!(
+                    code.name()
+                        .chars()
+                        .all(|c| c.is_ascii_uppercase() || c == '_')
+                );
+            }
+        }
+        assert_eq!(RpcCode::from_number(9), Some(RpcCode::FailedPrecondition));
+    }
+}
