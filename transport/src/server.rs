@@ -1,5 +1,5 @@
-//! The HTTP server: A2A JSON-RPC over HTTP, versions 1.0 and 0.3.0 side by side, for
-//! the agents an [`A2aService`] exposes.
+//! The HTTP server: A2A over JSON-RPC and HTTP+JSON (REST), versions 1.0 and 0.3.0
+//! side by side, for the agents an [`A2aService`] exposes.
 //!
 //! [`app`] builds an axum [`Router`] around any [`A2aService`]; [`serve_with`] runs it
 //! on a listener until a shutdown signal, with the connection limits of a
@@ -16,6 +16,57 @@
 //! | `GET /.well-known/agent-card.json` (and `agent.json`) | the default agent's card |
 //! | `GET /agents` | a JSON array of every exposed agent's card |
 //! | `GET /a2a-1.0/.well-known/agent-card.json`, `GET /a2a-1.0/agents/{name}/.well-known/agent-card.json` | the strict 1.0 cards alone, for conformance tools ([`ServerConfig::strict_card_prefix`]) |
+//! | `/agents/{name}/<resource>`, `/<resource>` | HTTP+JSON for the agent `name`, or the default agent (see below) |
+//!
+//! [`ServerConfig::bindings`] turns each binding on or off: with JSON-RPC off its
+//! `POST` routes answer 404, with HTTP+JSON off its resources do (cards are served
+//! either way).
+//!
+//! # HTTP+JSON
+//!
+//! The resources are those of the protos' `google.api.http` annotations, under an
+//! agent's base URL (`/agents/{name}`, or the root for the default agent):
+//!
+//! | resource | 1.0 method |
+//! |---|---|
+//! | `POST /message:send` | `SendMessage` |
+//! | `POST /message:stream` | `SendStreamingMessage` (SSE) |
+//! | `GET /tasks/{id}` (`?historyLength=`) | `GetTask` |
+//! | `GET /tasks` (`?contextId=&status=&pageSize=&pageToken=&historyLength=&statusTimestampAfter=&includeArtifacts=`) | `ListTasks` |
+//! | `POST /tasks/{id}:cancel` | `CancelTask` |
+//! | `GET` or `POST /tasks/{id}:subscribe` | `SubscribeToTask` (SSE) |
+//! | `POST` / `GET /tasks/{taskId}/pushNotificationConfigs` | `CreateTaskPushNotificationConfig` / `ListTaskPushNotificationConfigs` |
+//! | `GET` / `DELETE /tasks/{taskId}/pushNotificationConfigs/{id}` | `GetTaskPushNotificationConfig` / `DeleteTaskPushNotificationConfig` |
+//! | `GET /extendedAgentCard` | `GetExtendedAgentCard` |
+//!
+//! Each is also served as `/{tenant}/<resource>`. The **tenant** must name the agent
+//! the URL serves (`/agents/echo/echo/message:send`; at the root, the default
+//! agent): agentyard has one agent per base URL, so a tenant is at most a
+//! restatement of it, and any other tenant gets 404 rather than a call to an agent
+//! the URL does not name. A `tenant` member in a request body is ignored, as on
+//! JSON-RPC. A first segment `v1` starts the 0.3 paths, so no tenant is called that.
+//!
+//! Bodies are the 1.0 ProtoJSON messages ([`crate::a2a::v1`]) as
+//! `application/a2a+json`; requests may also be `application/json` (any other media
+//! type gets 415, -32005 ContentTypeNotSupported). Path ids and query parameters
+//! fill the same params a JSON-RPC call carries, the path winning. A stream is SSE
+//! whose every `data:` is a bare `StreamResponse`, with the `id:` and
+//! `Last-Event-ID` resumption of the JSON-RPC streams. An error is a
+//! `google.rpc.Status`, `{"error": {"code": <http>, "status": "NOT_FOUND", "message":
+//! ..., "details": [ErrorInfo, ...]}}` as `application/json`, under the HTTP status
+//! [`v1::binding_status`](crate::a2a::v1::binding_status) maps its code to (a task
+//! not found is 404, a bad body 400 naming what is wrong); a stream that fails once
+//! started sends that body as its last event. The refusals made before a call
+//! (401, 404, 405 with `Allow`, 408, 413) use the same body, their `ErrorInfo`
+//! reason the gRPC code's name.
+//!
+//! **Version:** the path decides, as the method name does on JSON-RPC: the 1.0
+//! resources answer 1.0 without an `A2A-Version` header too (the draft conformance
+//! case VER-NEG-002; the Python SDK refuses it with FAILED_PRECONDITION, which
+//! helps no client), and with a header naming 0.3. A header naming a version not
+//! served gets 400 FAILED_PRECONDITION (-32009). Authentication, extensions
+//! (`A2A-Extensions`, echoed), `Idempotency-Key`, `traceparent`, the call limit and
+//! the request timeout are the JSON-RPC routes' own layers.
 //!
 //! Cards are public. Without an `A2A-Version` header a card is the *hybrid* one: the
 //! 1.0 card (`supportedInterfaces` listing each interface as 1.0, then 0.3) with the
@@ -124,10 +175,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::routing::{get, post};
+use axum::handler::Handler as _;
+use axum::routing::{any, get, post};
 use tokio_util::sync::CancellationToken;
 use tower_http::trace::TraceLayer;
 
+use crate::a2a::TransportProtocol;
 use crate::service::A2aService;
 #[cfg(doc)]
 use crate::service::CallContext;
@@ -138,9 +191,11 @@ mod config;
 mod conn;
 mod extensions;
 mod reply;
+mod rest;
 mod rpc;
 
 pub use config::{AuthConfig, ServerConfig, ServerConfigBuilder};
+pub use rest::A2A_JSON;
 pub use rpc::RequestLog;
 
 /// The header that carries extension URIs in A2A 0.3: requested by the client,
@@ -222,6 +277,22 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
             state.clone(),
             rpc::read_whole_body::<S>,
         ));
+    // The HTTP+JSON routes: the same layers behind their own outermost one, which
+    // reads the path instead of a route's parameters.
+    let rest_layers = tower::ServiceBuilder::new()
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            rest::resolve::<S>,
+        ))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            rpc::authenticate::<S>,
+        ))
+        .option_layer(calls.map(tower::limit::GlobalConcurrencyLimitLayer::new))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            rpc::read_whole_body::<S>,
+        ));
     let mut router = Router::new();
     if let Some(prefix) = strict {
         router = router
@@ -234,32 +305,46 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
                 get(cards::strict_agent_card::<S>),
             );
     }
+    if state.config.serves(&TransportProtocol::JsonRpc) {
+        router = router
+            .route(
+                "/",
+                post(rpc::call::<S>)
+                    .route_layer(rpc_layers.clone())
+                    .fallback(cards::default_wrong_method::<S>),
+            )
+            .route(
+                "/agents/{name}",
+                post(rpc::call::<S>)
+                    .route_layer(rpc_layers.clone())
+                    .fallback(cards::agent_wrong_method::<S>),
+            )
+            // Some clients append a slash to an interface URL.
+            .route(
+                "/agents/{name}/",
+                post(rpc::call::<S>)
+                    .route_layer(rpc_layers)
+                    .fallback(cards::agent_wrong_method::<S>),
+            );
+    }
+    if state.config.serves(&TransportProtocol::HttpJson) {
+        // Every other path under an agent's base URL, or the root, is read by the
+        // HTTP+JSON layer (its resources put verbs inside segments, `{id}:cancel`,
+        // which no route pattern matches); a path it cannot read gets the 404.
+        router = router
+            .route(
+                "/agents/{name}/{*resource}",
+                any(rest::call::<S>.layer(rest_layers.clone())),
+            )
+            .route("/{*resource}", any(rest::call::<S>.layer(rest_layers)));
+    }
     router
-        .route(
-            "/",
-            post(rpc::call::<S>)
-                .route_layer(rpc_layers.clone())
-                .fallback(cards::default_wrong_method::<S>),
-        )
         .route(
             "/.well-known/agent-card.json",
             get(cards::default_card::<S>),
         )
         .route("/.well-known/agent.json", get(cards::default_card::<S>))
         .route("/agents", get(cards::list::<S>))
-        .route(
-            "/agents/{name}",
-            post(rpc::call::<S>)
-                .route_layer(rpc_layers.clone())
-                .fallback(cards::agent_wrong_method::<S>),
-        )
-        // Some clients append a slash to an interface URL.
-        .route(
-            "/agents/{name}/",
-            post(rpc::call::<S>)
-                .route_layer(rpc_layers)
-                .fallback(cards::agent_wrong_method::<S>),
-        )
         .route(
             "/agents/{name}/.well-known/agent-card.json",
             get(cards::agent_card::<S>),

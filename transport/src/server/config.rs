@@ -1,7 +1,10 @@
-//! Server options: limits, timeouts, streaming keep-alive and credentials.
+//! Server options: limits, timeouts, streaming keep-alive, credentials and the
+//! bindings served.
 
 use std::fmt;
 use std::time::Duration;
+
+use crate::a2a::TransportProtocol;
 
 /// How the server treats requests. Build one with [`ServerConfig::builder`]; every
 /// option has a default:
@@ -15,6 +18,7 @@ use std::time::Duration;
 /// | [`idle_timeout`](ServerConfigBuilder::idle_timeout) | 75 s | a kept-alive connection with no request in flight, and a client that reads nothing the server writes |
 /// | [`max_connections`](ServerConfigBuilder::max_connections) | 4,096 | connections open at once; more get HTTP 503 or wait (see [`serve_with`](super::serve_with)) |
 /// | [`auth`](ServerConfigBuilder::auth) | no credentials | who can call agents whose card requires authentication (nobody, by default) |
+/// | [`bindings`](ServerConfigBuilder::bindings) | `JSONRPC`, `HTTP+JSON`, `GRPC` | which bindings are on, in the order cards list them; one not listed is off (its routes answer 404) |
 ///
 /// ```
 /// use std::time::Duration;
@@ -40,6 +44,7 @@ pub struct ServerConfig {
     max_calls: Option<usize>,
     auth: AuthConfig,
     strict_card_prefix: Option<String>,
+    bindings: Vec<TransportProtocol>,
 }
 
 impl ServerConfig {
@@ -67,6 +72,13 @@ impl ServerConfig {
     /// (`/a2a-1.0/.well-known/agent-card.json`,
     /// `/a2a-1.0/agents/{name}/.well-known/agent-card.json`).
     pub const DEFAULT_STRICT_CARD_PREFIX: &str = "/a2a-1.0";
+    /// Every binding A2A defines, JSON-RPC first (the one every client speaks),
+    /// then HTTP+JSON, then gRPC (served on a listener of its own).
+    pub const DEFAULT_BINDINGS: [TransportProtocol; 3] = [
+        TransportProtocol::JsonRpc,
+        TransportProtocol::HttpJson,
+        TransportProtocol::Grpc,
+    ];
 
     /// A builder starting from the defaults.
     pub fn builder() -> ServerConfigBuilder {
@@ -138,6 +150,18 @@ impl ServerConfig {
     pub fn strict_card_prefix(&self) -> Option<&str> {
         self.strict_card_prefix.as_deref()
     }
+
+    /// The bindings on, in preference order (the order cards list them in).
+    #[must_use]
+    pub fn bindings(&self) -> &[TransportProtocol] {
+        &self.bindings
+    }
+
+    /// Whether `binding` is on.
+    #[must_use]
+    pub fn serves(&self, binding: &TransportProtocol) -> bool {
+        self.bindings.contains(binding)
+    }
 }
 
 impl Default for ServerConfig {
@@ -152,6 +176,7 @@ impl Default for ServerConfig {
             max_calls: None,
             auth: AuthConfig::new(),
             strict_card_prefix: Some(Self::DEFAULT_STRICT_CARD_PREFIX.to_owned()),
+            bindings: Self::DEFAULT_BINDINGS.to_vec(),
         }
     }
 }
@@ -225,6 +250,20 @@ impl ServerConfigBuilder {
             .map(|prefix| prefix.trim_end_matches('/'))
             .filter(|prefix| valid_prefix(prefix))
             .map(str::to_owned);
+        self
+    }
+
+    /// The bindings to serve, in preference order (default
+    /// [`DEFAULT_BINDINGS`](ServerConfig::DEFAULT_BINDINGS)); one not listed is off,
+    /// and a repeated one counts once, where it first appears.
+    pub fn bindings(mut self, bindings: impl IntoIterator<Item = TransportProtocol>) -> Self {
+        let mut chosen: Vec<TransportProtocol> = Vec::new();
+        for binding in bindings {
+            if !chosen.contains(&binding) {
+                chosen.push(binding);
+            }
+        }
+        self.config.bindings = chosen;
         self
     }
 

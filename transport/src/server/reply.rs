@@ -1,4 +1,5 @@
-//! Building HTTP responses that carry JSON-RPC bodies.
+//! Building HTTP responses: JSON-RPC bodies, and the refusals every binding makes
+//! before a call reaches its handler, in that binding's error form.
 
 use axum::http::header::{CONTENT_TYPE, WWW_AUTHENTICATE};
 use axum::http::{HeaderValue, StatusCode};
@@ -7,7 +8,34 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::auth::{Challenge, Unauthorized, quote};
+use super::rest;
+use crate::a2a::v1::{ProtocolVersion, RpcCode};
 use crate::jsonrpc::{JsonRpcError, JsonRpcResponse, RequestId};
+
+/// The binding a request came in by, which decides how a refusal made before its
+/// handler (401, 413, 415, ...) is written: a JSON-RPC error response, or an
+/// HTTP+JSON error body of the path's protocol version.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Binding {
+    /// JSON-RPC: the version is known once the body names its method.
+    JsonRpc,
+    /// HTTP+JSON: the path names the version (`/v1/...` is 0.3).
+    Rest(ProtocolVersion),
+}
+
+/// A refusal of `binding` with HTTP status `status`: the JSON-RPC error response
+/// (id `null`), or the HTTP+JSON error body with gRPC code `code`.
+pub(super) fn refusal(
+    binding: Binding,
+    status: StatusCode,
+    code: RpcCode,
+    error: JsonRpcError,
+) -> Response {
+    match binding {
+        Binding::JsonRpc => http_error(status, RequestId::Null, error),
+        Binding::Rest(version) => rest::refusal(version, status, code, error),
+    }
+}
 
 /// A body serialized as JSON with status `status`.
 pub(super) fn json_body(status: StatusCode, body: &impl Serialize) -> Response {
@@ -89,8 +117,14 @@ pub(super) fn not_found(detail: impl std::fmt::Display) -> Response {
     )
 }
 
-/// HTTP 401 with a `WWW-Authenticate` challenge for every acceptable scheme.
-pub(super) fn unauthorized(agent: &str, id: RequestId, rejected: &Unauthorized) -> Response {
+/// HTTP 401 with a `WWW-Authenticate` challenge for every acceptable scheme, its
+/// body in `binding`'s error form.
+pub(super) fn unauthorized(
+    binding: Binding,
+    agent: &str,
+    id: RequestId,
+    rejected: &Unauthorized,
+) -> Response {
     let options = rejected
         .challenges
         .iter()
@@ -112,7 +146,15 @@ pub(super) fn unauthorized(agent: &str, id: RequestId, rejected: &Unauthorized) 
     let schemes: Vec<&str> = rejected.challenges.iter().map(Challenge::scheme).collect();
     let error =
         http_problem(StatusCode::UNAUTHORIZED, detail).with_data(json!({ "schemes": schemes }));
-    let mut response = http_error(StatusCode::UNAUTHORIZED, id, error);
+    let mut response = match binding {
+        Binding::JsonRpc => http_error(StatusCode::UNAUTHORIZED, id, error),
+        Binding::Rest(version) => rest::refusal(
+            version,
+            StatusCode::UNAUTHORIZED,
+            RpcCode::Unauthenticated,
+            error,
+        ),
+    };
     let headers = response.headers_mut();
     if rejected.challenges.is_empty() {
         // RFC 9110 requires at least one challenge on a 401.

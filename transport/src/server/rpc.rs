@@ -18,9 +18,9 @@ use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use serde_json::{Value, json};
 use tracing::{Instrument as _, Span, field};
 
-use super::reply::{self, invalid_request};
+use super::reply::{self, Binding, invalid_request};
 use super::{AppState, EXTENSIONS_HEADER, ShutdownSignal, V1_EXTENSIONS_HEADER, auth, extensions};
-use crate::a2a::v1::{self, ProtocolVersion, UnsupportedVersion, VERSION_HEADER};
+use crate::a2a::v1::{self, ProtocolVersion, RpcCode, UnsupportedVersion, VERSION_HEADER};
 use crate::a2a::{AgentCard, StreamEvent};
 use crate::jsonrpc::{
     A2aCall, A2aRequest, JsonRpcError, JsonRpcRequest, JsonRpcResponse, RequestError, RequestId,
@@ -30,29 +30,99 @@ use crate::service::{A2aResult, A2aService, CallContext, NumberedEventStream, Pr
 
 /// What the outermost layer resolved about a call, for the layers inside it and the
 /// handler: the agent, its card, the extensions the request activates, the form
-/// errors take before the body names its method, and the call's span.
+/// errors take before the body names its method, and the call's span. Both
+/// bindings' outermost layers make one ([`Resolved::new`]), so the layers inside
+/// (authentication, the body) are the same for both.
 #[derive(Clone)]
 pub(super) struct Resolved {
-    agent: String,
-    card: AgentCard,
-    activated: Activated,
+    pub(super) agent: String,
+    pub(super) card: AgentCard,
+    pub(super) activated: Activated,
     /// The version the request's header asks for, if it is one served.
-    asked: Result<ProtocolVersion, UnsupportedVersion>,
-    span: Span,
+    pub(super) asked: Result<ProtocolVersion, UnsupportedVersion>,
+    /// The binding the request came in by: the form of refusals.
+    pub(super) binding: Binding,
+    pub(super) span: Span,
 }
 
 impl Resolved {
+    /// What is known of a call to `agent` (whose card is `card`) from its head: the
+    /// extensions it activates and the version its header asks for; its span is
+    /// `span`.
+    pub(super) fn new(
+        agent: String,
+        card: AgentCard,
+        headers: &HeaderMap,
+        uri: &Uri,
+        binding: Binding,
+        span: Span,
+    ) -> Self {
+        // 0.3 requests may name extensions under either spelling (what the Python
+        // SDK's compat layer accepts); 1.0 requests under `A2A-Extensions` only.
+        let legacy_names = [EXTENSIONS_HEADER, V1_EXTENSIONS_HEADER];
+        let activated = Activated {
+            v0_3: extensions::activate(&card, extensions::requested(headers, &legacy_names)),
+            v1_0: extensions::activate(
+                &card,
+                extensions::requested(headers, &[V1_EXTENSIONS_HEADER]),
+            ),
+            // The 0.3 echo uses the spelling the request used: `A2A-Extensions` only
+            // when it sent that one alone.
+            v0_3_echo: if headers.contains_key(V1_EXTENSIONS_HEADER)
+                && !headers.contains_key(EXTENSIONS_HEADER)
+            {
+                V1_EXTENSIONS_HEADER
+            } else {
+                EXTENSIONS_HEADER
+            },
+        };
+        Self {
+            asked: requested_version(headers, uri),
+            agent,
+            card,
+            activated,
+            binding,
+            span,
+        }
+    }
+
     /// The form of errors found before the body names its method: the one the
-    /// header asks for, 0.3 when it names no version served.
-    fn header_form(&self) -> ProtocolVersion {
-        self.asked.clone().unwrap_or(ProtocolVersion::V0_3)
+    /// path names on HTTP+JSON; on JSON-RPC the one the header asks for, 0.3 when it
+    /// names no version served.
+    pub(super) fn header_form(&self) -> ProtocolVersion {
+        match self.binding {
+            Binding::Rest(version) => version,
+            Binding::JsonRpc => self.asked.clone().unwrap_or(ProtocolVersion::V0_3),
+        }
+    }
+
+    /// Finishes an answer on its way out: echoes the extensions activated for
+    /// answers in `version` and names the call for the log line.
+    pub(super) fn finish(
+        &self,
+        mut response: Response,
+        version: ProtocolVersion,
+        method: Option<&'static str>,
+    ) -> Response {
+        let (echo_name, echoed) = self.activated.of(version);
+        response.extensions_mut().insert(RequestLog {
+            agent: self.agent.clone(),
+            method,
+        });
+        let echo = echoed.join(", ");
+        if !echo.is_empty()
+            && let Ok(value) = HeaderValue::from_str(&echo)
+        {
+            response.headers_mut().insert(echo_name, value);
+        }
+        response
     }
 }
 
 /// Who the authentication layer found the caller to be (`None`: anonymous, and the
 /// agent allows it).
 #[derive(Clone)]
-pub(super) struct Authenticated(Option<Principal>);
+pub(super) struct Authenticated(pub(super) Option<Principal>);
 
 /// How the handler answered, for the outermost layer's echo and log line.
 #[derive(Clone, Copy)]
@@ -81,26 +151,6 @@ pub(super) async fn resolve<S: A2aService>(
     let Some(card) = state.service.card(&agent) else {
         return reply::agent_not_found(&agent);
     };
-    let headers = request.headers();
-    // 0.3 requests may name extensions under either spelling (what the Python SDK's
-    // compat layer accepts); 1.0 requests under `A2A-Extensions` only.
-    let legacy_names = [EXTENSIONS_HEADER, V1_EXTENSIONS_HEADER];
-    let activated = Activated {
-        v0_3: extensions::activate(&card, extensions::requested(headers, &legacy_names)),
-        v1_0: extensions::activate(
-            &card,
-            extensions::requested(headers, &[V1_EXTENSIONS_HEADER]),
-        ),
-        // The 0.3 echo uses the spelling the request used: `A2A-Extensions` only when
-        // it sent that one alone.
-        v0_3_echo: if headers.contains_key(V1_EXTENSIONS_HEADER)
-            && !headers.contains_key(EXTENSIONS_HEADER)
-        {
-            V1_EXTENSIONS_HEADER
-        } else {
-            EXTENSIONS_HEADER
-        },
-    };
     let span = tracing::info_span!(
         "a2a.jsonrpc",
         agent = %agent,
@@ -108,29 +158,20 @@ pub(super) async fn resolve<S: A2aService>(
         rpc_id = field::Empty,
         version = field::Empty,
     );
-    let resolved = Resolved {
-        asked: requested_version(headers, request.uri()),
-        agent: agent.clone(),
+    let resolved = Resolved::new(
+        agent,
         card,
-        activated: activated.clone(),
-        span: span.clone(),
-    };
+        request.headers(),
+        request.uri(),
+        Binding::JsonRpc,
+        span.clone(),
+    );
     let header_form = resolved.header_form();
-    request.extensions_mut().insert(resolved);
-    let mut response = next.run(request).instrument(span).await;
+    request.extensions_mut().insert(resolved.clone());
+    let response = next.run(request).instrument(span).await;
     let answered = response.extensions().get::<Answered>().copied();
     let (method, version) = answered.map_or((None, header_form), |a| (a.method, a.version));
-    let (echo_name, echoed) = activated.of(version);
-    response
-        .extensions_mut()
-        .insert(RequestLog { agent, method });
-    let echo = echoed.join(", ");
-    if !echo.is_empty()
-        && let Ok(value) = HeaderValue::from_str(&echo)
-    {
-        response.headers_mut().insert(echo_name, value);
-    }
-    response
+    resolved.finish(response, version, method)
 }
 
 /// (The layers inside `resolve` run in the call's span: it instruments them.)
@@ -150,29 +191,41 @@ pub(super) async fn authenticate<S: A2aService>(
         }
         Err(rejected) => {
             tracing::debug!(bad_credential = rejected.bad_credential, "unauthenticated");
-            reply::unauthorized(&resolved.agent, RequestId::Null, &rejected)
+            reply::unauthorized(
+                resolved.binding,
+                &resolved.agent,
+                RequestId::Null,
+                &rejected,
+            )
         }
     }
 }
 
 /// Layer 4 (after the optional concurrency limit): the body must be JSON, at most
 /// the body limit, and arrive within the request timeout; it reaches the handler
-/// read whole.
+/// read whole. On HTTP+JSON a request without a body (a `GET`, a `DELETE`, a
+/// `POST` with neither `Content-Type` nor a body) needs no content type.
 pub(super) async fn read_whole_body<S: A2aService>(
     State(state): State<AppState<S>>,
     Extension(resolved): Extension<Resolved>,
     request: Request,
     next: Next,
 ) -> Response {
-    if let Err(detail) = check_content_type(request.headers()) {
-        return unsupported_media_type(&detail, &resolved.header_form());
+    let bodiless = resolved.binding != Binding::JsonRpc
+        && !request.headers().contains_key(CONTENT_TYPE)
+        && request
+            .headers()
+            .get(CONTENT_LENGTH)
+            .is_none_or(|length| length.as_bytes() == b"0");
+    if !bodiless && let Err(detail) = check_content_type(request.headers(), resolved.binding) {
+        return unsupported_media_type(&detail, resolved.binding, &resolved.header_form());
     }
     let config = &state.config;
     let (limit, timeout) = (config.body_limit(), config.request_timeout());
     let (parts, body) = request.into_parts();
     match read_body(body, &parts.headers, limit, timeout).await {
         Ok(body) => next.run(Request::from_parts(parts, Body::from(body))).await,
-        Err(error) => error.into_response(limit, timeout),
+        Err(error) => error.into_response(resolved.binding, limit, timeout),
     }
 }
 
@@ -190,16 +243,10 @@ pub(super) async fn call<S: A2aService>(
         .await
         .unwrap_or_default();
     let span = resolved.span.clone();
-    let call = Call {
-        shutdown: parts.extensions.get::<ShutdownSignal>().cloned(),
-        state,
-        agent: resolved.agent,
-        card: resolved.card,
-        activated: resolved.activated,
-        span: resolved.span,
-    };
+    let asked = resolved.asked.clone();
+    let call = Call::new(state, resolved, &parts);
     let outcome = call
-        .run(&parts, resolved.asked, principal, body)
+        .run(&parts, asked, principal, body)
         .instrument(span)
         .await;
     let mut response = outcome.response;
@@ -213,7 +260,7 @@ pub(super) async fn call<S: A2aService>(
 /// The extensions a request activates, per wire form (the form is known only once
 /// the body names its method).
 #[derive(Clone, Debug)]
-struct Activated {
+pub(super) struct Activated {
     v0_3: Vec<String>,
     v1_0: Vec<String>,
     /// The header the 0.3 answer echoes them in.
@@ -222,7 +269,7 @@ struct Activated {
 
 impl Activated {
     /// The header to echo in and the activated URIs, for answers in `version`.
-    fn of(&self, version: ProtocolVersion) -> (&'static str, &[String]) {
+    pub(super) fn of(&self, version: ProtocolVersion) -> (&'static str, &[String]) {
         match version {
             ProtocolVersion::V0_3 => (self.v0_3_echo, &self.v0_3),
             ProtocolVersion::V1_0 => (V1_EXTENSIONS_HEADER, &self.v1_0),
@@ -238,17 +285,29 @@ struct Outcome {
     response: Response,
 }
 
-/// One JSON-RPC request to one agent, with what the server knows so far.
-struct Call<S> {
-    state: AppState<S>,
-    agent: String,
-    card: AgentCard,
+/// One request to one agent (on either binding), with what the server knows so far.
+pub(super) struct Call<S> {
+    pub(super) state: AppState<S>,
+    pub(super) agent: String,
+    pub(super) card: AgentCard,
     /// The extensions the request activated.
-    activated: Activated,
+    pub(super) activated: Activated,
     /// The request's span; streams carry it past the handler's return.
-    span: Span,
+    pub(super) span: Span,
     /// Set when running under [`serve`](super::serve): ends streams at shutdown.
-    shutdown: Option<ShutdownSignal>,
+    pub(super) shutdown: Option<ShutdownSignal>,
+}
+
+/// What a service call answered, once checked to be the kind its method expects.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one answer per call, moved once, as `Reply` is"
+)]
+pub(super) enum Answer {
+    /// A unary result.
+    Unary(A2aResult),
+    /// A stream of events, each with its number in the task's log when it has one.
+    Stream(NumberedEventStream),
 }
 
 /// The version a request asks for with the `A2A-Version` header, else the
@@ -384,45 +443,77 @@ impl<S: A2aService> Call<S> {
         if matches!(call.request, A2aRequest::GetAuthenticatedExtendedCard) {
             return outcome(self.extended_card(version, call.id, principal.as_ref()));
         }
-        let mut context = CallContext::new(self.agent.clone(), call.id.clone());
+        let context = match self.context(&parts.headers, version, principal, call.id.clone()) {
+            Ok(context) => context,
+            Err(error) => {
+                return outcome(answer_error(
+                    version,
+                    call.request.is_streaming(),
+                    call.id,
+                    error,
+                ));
+            }
+        };
+        outcome(self.dispatch(version, method, context, call).await)
+    }
+
+    /// Starts a call's [`Call`]: the state, what the outer layers resolved, and the
+    /// shutdown signal from the request's extensions.
+    pub(super) fn new(state: AppState<S>, resolved: Resolved, parts: &Parts) -> Self {
+        Self {
+            shutdown: parts.extensions.get::<ShutdownSignal>().cloned(),
+            state,
+            agent: resolved.agent,
+            card: resolved.card,
+            activated: resolved.activated,
+            span: resolved.span,
+        }
+    }
+
+    /// The [`CallContext`] of a call in `version` by `principal`, from the request's
+    /// headers: the activated extensions, `Idempotency-Key`, `traceparent` and
+    /// `Last-Event-ID`.
+    ///
+    /// # Errors
+    ///
+    /// -32602 for a `Last-Event-ID` that is not an event number.
+    pub(super) fn context(
+        &self,
+        headers: &HeaderMap,
+        version: ProtocolVersion,
+        principal: Option<Principal>,
+        id: RequestId,
+    ) -> Result<CallContext, JsonRpcError> {
+        let mut context = CallContext::new(self.agent.clone(), id);
         context.principal = principal;
         context.extensions = self.activated.of(version).1.to_vec();
         context.version = version;
-        context.idempotency_key = parts
-            .headers
+        context.idempotency_key = headers
             .get("idempotency-key")
             .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned());
-        context.traceparent = parts
-            .headers
+        context.traceparent = headers
             .get("traceparent")
             .and_then(|value| value.to_str().ok())
             .map(str::to_owned);
-        if let Some(value) = parts.headers.get("last-event-id") {
-            match value
+        if let Some(value) = headers.get("last-event-id") {
+            let after = value
                 .to_str()
                 .ok()
                 .and_then(|v| v.trim().parse::<u64>().ok())
-            {
-                Some(after) => context.last_event_id = Some(after),
-                None => {
-                    return outcome(answer_error(
-                        version,
-                        call.request.is_streaming(),
-                        call.id,
-                        JsonRpcError::invalid_params().with_message(
-                            "Invalid params: the Last-Event-ID header must be the number of a \
-                             task event (the `id:` of an event this server sent)",
-                        ),
-                    ));
-                }
-            }
+                .ok_or_else(|| {
+                    JsonRpcError::invalid_params().with_message(
+                        "Invalid params: the Last-Event-ID header must be the number of a \
+                         task event (the `id:` of an event this server sent)",
+                    )
+                })?;
+            context.last_event_id = Some(after);
         }
-        outcome(self.dispatch(version, method, context, call).await)
+        Ok(context)
     }
 
     /// What the card demands of every call: required extensions, and the optional
     /// capabilities a method needs.
-    fn check_call(
+    pub(super) fn check_call(
         &self,
         version: ProtocolVersion,
         method: &str,
@@ -488,30 +579,45 @@ impl<S: A2aService> Call<S> {
         id: RequestId,
         principal: Option<&Principal>,
     ) -> Response {
-        let Some(principal) = principal else {
-            let rejected = auth::Unauthorized {
-                challenges: auth::declared_challenges(&self.card),
-                bad_credential: false,
-            };
-            tracing::debug!("extended card asked for without credentials");
-            return reply::unauthorized(&self.agent, id, &rejected);
-        };
-        match self.state.service.extended_card(&self.agent, principal) {
-            Some(card) => encode_result(version, id, card.into()),
-            None => reply::error(
-                id,
-                in_form(
-                    version,
-                    crate::service::no_extended_card(
-                        &self.agent,
-                        crate::service::NoExtendedCard::NotConfigured,
-                    ),
-                ),
-            ),
+        match self.extended(principal) {
+            Ok(card) => encode_result(version, id, card.into()),
+            Err(None) => self.unauthenticated(Binding::JsonRpc, id),
+            Err(Some(error)) => reply::error(id, in_form(version, error)),
         }
     }
 
-    /// Hands the call to the service and frames its reply.
+    /// The extended card for `principal`: `Err(None)` for an anonymous caller (401),
+    /// the -32007 error when the agent has none.
+    pub(super) fn extended(
+        &self,
+        principal: Option<&Principal>,
+    ) -> Result<AgentCard, Option<JsonRpcError>> {
+        let Some(principal) = principal else {
+            tracing::debug!("extended card asked for without credentials");
+            return Err(None);
+        };
+        self.state
+            .service
+            .extended_card(&self.agent, principal)
+            .ok_or_else(|| {
+                Some(crate::service::no_extended_card(
+                    &self.agent,
+                    crate::service::NoExtendedCard::NotConfigured,
+                ))
+            })
+    }
+
+    /// HTTP 401 for a method that needs a principal, in `binding`'s form, with the
+    /// card's challenges.
+    pub(super) fn unauthenticated(&self, binding: Binding, id: RequestId) -> Response {
+        let rejected = auth::Unauthorized {
+            challenges: auth::declared_challenges(&self.card),
+            bad_credential: false,
+        };
+        reply::unauthorized(binding, &self.agent, id, &rejected)
+    }
+
+    /// Hands the call to the service and frames its reply as JSON-RPC.
     async fn dispatch(
         self,
         version: ProtocolVersion,
@@ -519,23 +625,56 @@ impl<S: A2aService> Call<S> {
         context: CallContext,
         call: A2aCall,
     ) -> Response {
-        let timeout = self.state.config.request_timeout();
         let streaming = call.request.is_streaming();
         let id = call.id;
-        let reply =
-            tokio::time::timeout(timeout, self.state.service.call(context, call.request)).await;
+        match self.invoke(method, context, call.request).await {
+            Err(error) => answer_error(version, streaming, id, error),
+            Ok(Answer::Unary(result)) => encode_result(version, id, result),
+            Ok(Answer::Stream(events)) => {
+                let keep_alive = self.state.config.sse_keep_alive();
+                let write = move |event: Result<StreamEvent, JsonRpcError>| match event {
+                    Ok(event) => match version {
+                        ProtocolVersion::V0_3 => {
+                            frame(&JsonRpcResponse::success(id.clone(), event))
+                        }
+                        ProtocolVersion::V1_0 => frame(&JsonRpcResponse::success(
+                            id.clone(),
+                            v1::StreamResponse::from(event),
+                        )),
+                    },
+                    Err(error) => frame(&JsonRpcResponse::<Value>::error(
+                        id.clone(),
+                        in_form(version, error),
+                    )),
+                };
+                sse(version, events, self.span, keep_alive, self.shutdown, write)
+            }
+        }
+    }
+
+    /// Hands `request` to the service within the request timeout, and checks that
+    /// the reply is the kind `method` expects (a stream for the streaming methods).
+    ///
+    /// # Errors
+    ///
+    /// The service's error; -32603 naming the call when it took too long or
+    /// answered with the wrong kind of reply.
+    pub(super) async fn invoke(
+        &self,
+        method: &'static str,
+        context: CallContext,
+        request: A2aRequest,
+    ) -> Result<Answer, JsonRpcError> {
+        let timeout = self.state.config.request_timeout();
+        let streaming = request.is_streaming();
+        let reply = tokio::time::timeout(timeout, self.state.service.call(context, request)).await;
         match reply {
             Err(_elapsed) => {
                 tracing::warn!(?timeout, "the agent did not answer in time");
-                answer_error(
-                    version,
-                    streaming,
-                    id,
-                    JsonRpcError::internal_error().with_message(format!(
-                        "agent `{}` did not answer `{method}` within {timeout:?}",
-                        self.agent
-                    )),
-                )
+                Err(JsonRpcError::internal_error().with_message(format!(
+                    "agent `{}` did not answer `{method}` within {timeout:?}",
+                    self.agent
+                )))
             }
             Ok(Err(error)) => {
                 tracing::debug!(
@@ -543,18 +682,13 @@ impl<S: A2aService> Call<S> {
                     message = %error.message,
                     "the service answered with an error"
                 );
-                answer_error(version, streaming, id, error)
+                Err(error)
             }
-            Ok(Ok(Reply::Result(result))) if !streaming => encode_result(version, id, result),
-            Ok(Ok(Reply::Stream(events))) if streaming => {
-                let keep_alive = self.state.config.sse_keep_alive();
-                let events = Box::pin(events.map(|event| event.map(|event| (None, event))));
-                sse(version, events, id, self.span, keep_alive, self.shutdown)
-            }
-            Ok(Ok(Reply::NumberedStream(events))) if streaming => {
-                let keep_alive = self.state.config.sse_keep_alive();
-                sse(version, events, id, self.span, keep_alive, self.shutdown)
-            }
+            Ok(Ok(Reply::Result(result))) if !streaming => Ok(Answer::Unary(result)),
+            Ok(Ok(Reply::Stream(events))) if streaming => Ok(Answer::Stream(Box::pin(
+                events.map(|event| event.map(|event| (None, event))),
+            ))),
+            Ok(Ok(Reply::NumberedStream(events))) if streaming => Ok(Answer::Stream(events)),
             Ok(Ok(reply)) => {
                 tracing::error!(
                     ?reply,
@@ -566,16 +700,11 @@ impl<S: A2aService> Call<S> {
                 } else {
                     "a single result"
                 };
-                answer_error(
-                    version,
-                    streaming,
-                    id,
-                    JsonRpcError::internal_error().with_message(format!(
-                        "agent `{}` answered `{method}` with the wrong kind of reply \
-                         (expected {expected})",
-                        self.agent
-                    )),
-                )
+                Err(JsonRpcError::internal_error().with_message(format!(
+                    "agent `{}` answered `{method}` with the wrong kind of reply \
+                     (expected {expected})",
+                    self.agent
+                )))
             }
         }
     }
@@ -607,25 +736,41 @@ fn decode_v1(value: Value) -> Result<A2aCall, RequestError> {
 
 /// A result in the wire form of `version`, as a JSON-RPC response.
 fn encode_result(version: ProtocolVersion, id: RequestId, result: A2aResult) -> Response {
-    if version == ProtocolVersion::V0_3 {
-        return reply::success(id, &result);
+    match version {
+        ProtocolVersion::V0_3 => reply::success(id, &result),
+        ProtocolVersion::V1_0 => reply::success(id, &V1Result::from(result)),
     }
-    match result {
-        A2aResult::Send(result) => reply::success(id, &v1::SendMessageResponse::from(result)),
-        A2aResult::Task(task) => reply::success(id, &v1::Task::from(task)),
-        A2aResult::PushConfig(config) => {
-            reply::success(id, &v1::TaskPushNotificationConfig::from(config))
+}
+
+/// A unary result in its 1.0 form, as both bindings write it: the JSON-RPC
+/// `result`, or the whole HTTP+JSON body.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+pub(super) enum V1Result {
+    Send(v1::SendMessageResponse),
+    Task(v1::Task),
+    PushConfig(v1::TaskPushNotificationConfig),
+    PushConfigs(v1::ListTaskPushNotificationConfigsResponse),
+    Deleted(v1::Empty),
+    TaskList(v1::ListTasksResponse),
+    Card(Box<v1::AgentCard>),
+}
+
+impl From<A2aResult> for V1Result {
+    /// An extended card is declared in every version served, as the public one.
+    fn from(result: A2aResult) -> Self {
+        match result {
+            A2aResult::Send(result) => Self::Send(result.into()),
+            A2aResult::Task(task) => Self::Task(task.into()),
+            A2aResult::PushConfig(config) => Self::PushConfig(config.into()),
+            A2aResult::PushConfigs(configs) => Self::PushConfigs(configs.into()),
+            A2aResult::Deleted => Self::Deleted(v1::Empty {}),
+            A2aResult::TaskList(list) => Self::TaskList(list),
+            A2aResult::Card(card) => Self::Card(Box::new(v1::AgentCard::for_versions(
+                *card,
+                &ProtocolVersion::ALL,
+            ))),
         }
-        A2aResult::PushConfigs(configs) => reply::success(
-            id,
-            &v1::ListTaskPushNotificationConfigsResponse::from(configs),
-        ),
-        A2aResult::Deleted => reply::success(id, &v1::Empty {}),
-        A2aResult::TaskList(list) => reply::success(id, &list),
-        A2aResult::Card(card) => reply::success(
-            id,
-            &v1::AgentCard::for_versions(*card, &ProtocolVersion::ALL),
-        ),
     }
 }
 
@@ -679,17 +824,19 @@ fn answer_error(
     .into_response()
 }
 
-/// Accepts `application/json` and `+json` media types, with any parameters.
+/// Accepts `application/json` and `+json` media types (`application/a2a+json`,
+/// HTTP+JSON's own, among them), with any parameters.
 ///
 /// # Errors
 ///
 /// What is wrong with the content type, for the 415 response.
-fn check_content_type(headers: &HeaderMap) -> Result<(), String> {
+fn check_content_type(headers: &HeaderMap, binding: Binding) -> Result<(), String> {
+    let expected = match binding {
+        Binding::JsonRpc => "send the JSON-RPC request as application/json",
+        Binding::Rest(_) => "send the request body as application/a2a+json or application/json",
+    };
     let Some(value) = headers.get(CONTENT_TYPE) else {
-        return Err(
-            "the request has no Content-Type; send the JSON-RPC request as application/json"
-                .to_owned(),
-        );
+        return Err(format!("the request has no Content-Type; {expected}"));
     };
     let essence = value
         .to_str()
@@ -703,7 +850,7 @@ fn check_content_type(headers: &HeaderMap) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "Content-Type `{}` is not supported; send the JSON-RPC request as application/json",
+            "Content-Type `{}` is not supported; {expected}",
             String::from_utf8_lossy(value.as_bytes())
         ))
     }
@@ -712,9 +859,17 @@ fn check_content_type(headers: &HeaderMap) -> Result<(), String> {
 /// HTTP 415 with the JSON-RPC error each version gives a body that is not JSON: 1.0
 /// names it -32005 ContentTypeNotSupported (with its `ErrorInfo`), as the 1.0 error
 /// table reads. The official Python server answers a parse error instead; that hides
-/// the cause, so it is not copied. 0.3 keeps -32600, as it always answered.
-fn unsupported_media_type(detail: &str, version: &ProtocolVersion) -> Response {
+/// the cause, so it is not copied. 0.3 keeps -32600, as it always answered. On
+/// HTTP+JSON it is -32005 in either version, in that version's error body.
+fn unsupported_media_type(detail: &str, binding: Binding, version: &ProtocolVersion) -> Response {
     tracing::debug!(detail, "unsupported media type");
+    if let Binding::Rest(version) = binding {
+        return super::rest::error(
+            version,
+            JsonRpcError::content_type_not_supported()
+                .with_message(format!("Unsupported Media Type: {detail}")),
+        );
+    }
     let error = match version {
         ProtocolVersion::V1_0 => v1::to_v1_error(
             JsonRpcError::content_type_not_supported()
@@ -737,11 +892,12 @@ enum BodyError {
 }
 
 impl BodyError {
-    fn into_response(self, limit: usize, timeout: Duration) -> Response {
+    fn into_response(self, binding: Binding, limit: usize, timeout: Duration) -> Response {
         tracing::debug!(error = ?self, "the request body was not read");
-        let (status, error) = match self {
+        let (status, code, error) = match self {
             Self::TooLarge => (
                 StatusCode::PAYLOAD_TOO_LARGE,
+                RpcCode::InvalidArgument,
                 reply::http_problem(
                     StatusCode::PAYLOAD_TOO_LARGE,
                     format!("the request body exceeds the limit of {limit} bytes"),
@@ -750,6 +906,7 @@ impl BodyError {
             ),
             Self::TooSlow => (
                 StatusCode::REQUEST_TIMEOUT,
+                RpcCode::DeadlineExceeded,
                 reply::http_problem(
                     StatusCode::REQUEST_TIMEOUT,
                     format!("the request body did not arrive within {timeout:?}"),
@@ -757,13 +914,14 @@ impl BodyError {
             ),
             Self::Read(error) => (
                 StatusCode::BAD_REQUEST,
+                RpcCode::InvalidArgument,
                 reply::http_problem(
                     StatusCode::BAD_REQUEST,
                     format!("the request body could not be read: {error}"),
                 ),
             ),
         };
-        reply::http_error(status, RequestId::Null, error)
+        reply::refusal(binding, status, code, error)
     }
 }
 
@@ -792,23 +950,28 @@ async fn read_body(
     }
 }
 
-/// Frames a service's event stream as SSE: one whole JSON-RPC response per event
-/// (in 1.0 its result a `StreamResponse`), with the event's number in the task's log
-/// as its `id:` when it has one, ending after an error, after a final
-/// event, when the service's stream ends, or when the server shuts down. A 1.0
-/// stream also closes after a task that stands in a terminal or interrupted state
-/// (spec §3.2: 1.0 has no `final` flag, the stream's end is the signal).
-fn sse(
+/// Frames a service's event stream as SSE, each item written by `write` (a whole
+/// JSON-RPC response on JSON-RPC, the bare `StreamResponse` on HTTP+JSON), with the
+/// event's number in the task's log as its `id:` when it has one, ending after an
+/// error, after a final event, when the service's stream ends, or when the server
+/// shuts down. A 1.0 stream also closes after a task that stands in a terminal or
+/// interrupted state (spec §3.2: 1.0 has no `final` flag, the stream's end is the
+/// signal).
+pub(super) fn sse<W>(
     version: ProtocolVersion,
     events: NumberedEventStream,
-    id: RequestId,
     span: Span,
     keep_alive: Duration,
     shutdown: Option<ShutdownSignal>,
-) -> Response {
+    write: W,
+) -> Response
+where
+    W: Fn(Result<StreamEvent, JsonRpcError>) -> Event + Send + Sync + 'static,
+{
+    let write = std::sync::Arc::new(write);
     let frames = futures::stream::unfold(Some(events), move |events| {
-        let id = id.clone();
         let span = span.clone();
+        let write = std::sync::Arc::clone(&write);
         async move {
             // `None` means the stream already ended; dropping the service's stream
             // there (rather than when the connection closes) releases it at once.
@@ -817,13 +980,7 @@ fn sse(
                 Ok((seq, event)) => {
                     let last =
                         event.is_final() || (version == ProtocolVersion::V1_0 && settles(&event));
-                    let frame = match version {
-                        ProtocolVersion::V0_3 => frame(&JsonRpcResponse::success(id, event)),
-                        ProtocolVersion::V1_0 => frame(&JsonRpcResponse::success(
-                            id,
-                            v1::StreamResponse::from(event),
-                        )),
-                    };
+                    let frame = write(Ok(event));
                     let frame = match seq {
                         Some(seq) => frame.id(seq.to_string()),
                         None => frame,
@@ -836,8 +993,7 @@ fn sse(
                         message = %error.message,
                         "stream ended by an error"
                     );
-                    let error = in_form(version, error);
-                    (frame(&JsonRpcResponse::<Value>::error(id, error)), false)
+                    (write(Err(error)), false)
                 }
             };
             if !more {

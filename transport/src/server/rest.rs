@@ -1,0 +1,439 @@
+//! The HTTP+JSON (REST) binding: the resources of the protos' `google.api.http`
+//! annotations under each agent's base URL, decoded into the same
+//! [`A2aRequest`]s the JSON-RPC endpoint makes and handed to the same
+//! [`A2aService::call`].
+//!
+//! The layers in front of the handler are the JSON-RPC routes' own (authentication,
+//! the call limit, the body), behind this binding's outermost one, [`resolve`],
+//! which reads the path: which agent, which tenant, which protocol version, which
+//! resource, and whether the HTTP method fits it.
+
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::{Query, Request, State};
+use axum::http::header::{ALLOW, CONTENT_TYPE};
+use axum::http::{HeaderValue, Method, StatusCode, Uri};
+use axum::middleware::Next;
+use axum::response::sse::Event;
+use axum::response::{IntoResponse as _, Response};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use tracing::Instrument as _;
+
+use super::reply::{self, Binding, ErrorCodeSent};
+use super::rpc::{Answer, Authenticated, Call, Resolved, V1Result};
+use super::{AppState, cards};
+use crate::a2a::StreamEvent;
+use crate::a2a::v1::{self, ProtocolVersion, RpcCode, binding_status};
+use crate::jsonrpc::{A2aRequest, JsonRpcError, RequestId};
+use crate::service::{A2aResult, A2aService};
+
+mod path;
+
+pub(super) use path::{Resource, parse};
+
+/// The media type of HTTP+JSON bodies (requests may also use `application/json`).
+pub const A2A_JSON: &str = "application/a2a+json";
+
+/// The resource and the A2A method a request was routed to, for the handler.
+#[derive(Clone, Debug)]
+pub(super) struct Routed {
+    resource: Resource,
+    method: &'static str,
+}
+
+/// Layer 1 (outermost) of the HTTP+JSON routes: reads the path into its agent,
+/// tenant, version and resource — 404 for a path that names none, an agent not
+/// served, or a tenant other than the agent the URL serves; 405 with `Allow` for a
+/// method the resource does not take — and, on the way out, echoes the activated
+/// extensions and names the call for the log line.
+pub(super) async fn resolve<S: A2aService>(
+    State(state): State<AppState<S>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let Some(target) = parse(request.uri().path()) else {
+        return cards::no_route(request.uri().clone()).await;
+    };
+    let version = target.version;
+    let agent = match target.agent {
+        Some(agent) => agent,
+        None => match state.service.default_agent() {
+            Some(agent) => agent,
+            None => {
+                return not_found(
+                    version,
+                    "this server has no default agent; agents are at /agents/{name}",
+                );
+            }
+        },
+    };
+    let Some(card) = state.service.card(&agent) else {
+        return not_found(
+            version,
+            format!("no agent `{agent}` is served here; GET /agents lists the agents"),
+        );
+    };
+    if let Some(tenant) = &target.tenant
+        && *tenant != agent
+    {
+        return not_found(
+            version,
+            format!(
+                "tenant `{tenant}` is not served at this URL: it serves agent `{agent}`, \
+                 whose tenant is `{agent}` (or none); agents are at /agents/{{name}}"
+            ),
+        );
+    }
+    let Some(method) = target.resource.method(request.method()) else {
+        return wrong_method(
+            version,
+            &target.resource,
+            request.method(),
+            request.uri().path(),
+        );
+    };
+    let span = tracing::info_span!(
+        "a2a.rest",
+        agent = %agent,
+        method,
+        version = version.as_str(),
+    );
+    let resolved = Resolved::new(
+        agent,
+        card,
+        request.headers(),
+        request.uri(),
+        Binding::Rest(version),
+        span.clone(),
+    );
+    request.extensions_mut().insert(resolved.clone());
+    request.extensions_mut().insert(Routed {
+        resource: target.resource,
+        method,
+    });
+    let response = next.run(request).instrument(span).await;
+    resolved.finish(response, version, Some(method))
+}
+
+/// The HTTP+JSON handler, inside the layers: decodes the call from the path, the
+/// query and the body, checks what the card demands, and hands it to the service.
+pub(super) async fn call<S: A2aService>(
+    State(state): State<AppState<S>>,
+    Extension(resolved): Extension<Resolved>,
+    Extension(Authenticated(principal)): Extension<Authenticated>,
+    Extension(routed): Extension<Routed>,
+    request: Request,
+) -> Response {
+    let (parts, body) = request.into_parts();
+    // Read whole by the body layer already: this only takes the buffer.
+    let body = axum::body::to_bytes(body, usize::MAX)
+        .await
+        .unwrap_or_default();
+    let version = resolved.header_form();
+    let asked = resolved.asked.clone();
+    let call = Call::new(state, resolved, &parts);
+    let span = call.span.clone();
+    async move {
+        if let Err(unsupported) = asked {
+            let supported = ProtocolVersion::ALL.map(ProtocolVersion::as_str);
+            let error = v1::version_not_supported(unsupported.requested(), &supported);
+            let message = format!("{} (supported: {})", error.message, supported.join(", "));
+            return self::error(version, error.with_message(message));
+        }
+        let request = match decode(version, &routed, &parts.uri, &body) {
+            Ok(request) => request,
+            Err(error) => {
+                tracing::debug!(code = error.code, message = %error.message, "request rejected");
+                return self::error(version, error);
+            }
+        };
+        if let Err(error) = call.check_call(version, routed.method, &request) {
+            tracing::debug!(code = error.code, message = %error.message, "request rejected");
+            return self::error(version, error);
+        }
+        if matches!(request, A2aRequest::GetAuthenticatedExtendedCard) {
+            return match call.extended(principal.as_ref()) {
+                Ok(card) => success(version, card.into()),
+                Err(None) => call.unauthenticated(Binding::Rest(version), RequestId::Null),
+                Err(Some(error)) => self::error(version, error),
+            };
+        }
+        // HTTP+JSON has no request id; the service gets one of its own per call.
+        let id = RequestId::String(format!("rest-{}", uuid::Uuid::new_v4()));
+        let context = match call.context(&parts.headers, version, principal, id) {
+            Ok(context) => context,
+            Err(error) => return self::error(version, error),
+        };
+        match call.invoke(routed.method, context, request).await {
+            Err(error) => self::error(version, error),
+            Ok(Answer::Unary(result)) => success(version, result),
+            Ok(Answer::Stream(events)) => {
+                let keep_alive = call.state.config.sse_keep_alive();
+                let span = call.span.clone();
+                super::rpc::sse(
+                    version,
+                    events,
+                    span,
+                    keep_alive,
+                    call.shutdown,
+                    move |event| stream_frame(version, event),
+                )
+            }
+        }
+    }
+    .instrument(span)
+    .await
+}
+
+/// The call a request makes: its params from the body (a JSON object; none is `{}`),
+/// the query (`historyLength`, the `ListTasks` filters, ...; `A2A-Version` is not a
+/// param) and the path (`id`, `taskId`), which wins over both, typed as the
+/// JSON-RPC params of the same method are.
+fn decode(
+    version: ProtocolVersion,
+    routed: &Routed,
+    uri: &Uri,
+    body: &Bytes,
+) -> Result<A2aRequest, JsonRpcError> {
+    let mut params = if body.is_empty() {
+        Map::new()
+    } else {
+        match serde_json::from_slice::<Value>(body) {
+            Ok(Value::Object(members)) => members,
+            Ok(_) => {
+                return Err(JsonRpcError::invalid_params()
+                    .with_message("Invalid params: the request body must be a JSON object"));
+            }
+            Err(error) => {
+                return Err(JsonRpcError::parse_error()
+                    .with_message(format!("Invalid JSON payload: {error}")));
+            }
+        }
+    };
+    let Query(query) = Query::<Vec<(String, String)>>::try_from_uri(uri).map_err(|error| {
+        JsonRpcError::invalid_params().with_message(format!(
+            "Invalid params: the query string could not be read: {error}"
+        ))
+    })?;
+    for (key, value) in query {
+        if key.eq_ignore_ascii_case(v1::VERSION_HEADER) {
+            continue;
+        }
+        // The one boolean a query carries; ProtoJSON reads every other scalar
+        // from a string.
+        let value = match (key.as_str(), value.as_str()) {
+            ("includeArtifacts" | "include_artifacts", "true") => Value::Bool(true),
+            ("includeArtifacts" | "include_artifacts", "false") => Value::Bool(false),
+            _ => Value::String(value),
+        };
+        params.insert(key, value);
+    }
+    routed.resource.path_params(&mut params);
+    match version {
+        ProtocolVersion::V1_0 => {
+            let typed = v1::Request::from_jsonrpc(routed.method, Some(Value::Object(params)))?;
+            Ok(A2aRequest::try_from(typed)?)
+        }
+        ProtocolVersion::V0_3 => Err(JsonRpcError::unsupported_operation()
+            .with_message("A2A 0.3 is not served over HTTP+JSON by this server")),
+    }
+}
+
+/// A unary result as the body of a 200 answer: its 1.0 form, as
+/// `application/a2a+json`.
+fn success(version: ProtocolVersion, result: A2aResult) -> Response {
+    match version {
+        ProtocolVersion::V1_0 | ProtocolVersion::V0_3 => {
+            json(StatusCode::OK, A2A_JSON, &V1Result::from(result))
+        }
+    }
+}
+
+/// One stream item as an SSE event: each event's `data:` is its `StreamResponse`;
+/// an error is the error body the binding gives (`{"error": {...}}` in 1.0), after
+/// which the stream ends.
+fn stream_frame(version: ProtocolVersion, event: Result<StreamEvent, JsonRpcError>) -> Event {
+    let data = match event {
+        Ok(event) => serde_json::to_string(&v1::StreamResponse::from(event)),
+        Err(error) => serde_json::to_string(&error_body(version, None, error).1),
+    };
+    match data {
+        Ok(data) => Event::default().data(data),
+        Err(error) => {
+            tracing::error!(%error, "a stream event failed to serialize");
+            Event::default()
+                .data(r#"{"error":{"code":500,"status":"INTERNAL","message":"Internal error"}}"#)
+        }
+    }
+}
+
+/// An A2A error as an HTTP+JSON answer, under the status the binding maps its code
+/// to ([`binding_status`]).
+pub(super) fn error(version: ProtocolVersion, error: JsonRpcError) -> Response {
+    let (status, body) = error_body(version, None, error);
+    let code = ErrorCodeSent(body.code());
+    let mut response = json(status, "application/json", &body);
+    response.extensions_mut().insert(code);
+    response
+}
+
+/// A refusal made before the handler (401, 404, 405, 408, 413) as an HTTP+JSON
+/// answer with `status` and the gRPC `code` given, its `ErrorInfo` reason the
+/// code's name.
+pub(super) fn refusal(
+    version: ProtocolVersion,
+    status: StatusCode,
+    code: RpcCode,
+    error: JsonRpcError,
+) -> Response {
+    let (status, body) = error_body(version, Some((status, code)), error);
+    let sent = ErrorCodeSent(body.code());
+    let mut response = json(status, "application/json", &body);
+    response.extensions_mut().insert(sent);
+    response
+}
+
+/// HTTP 404 naming what was not found.
+fn not_found(version: ProtocolVersion, detail: impl std::fmt::Display) -> Response {
+    refusal(
+        version,
+        StatusCode::NOT_FOUND,
+        RpcCode::NotFound,
+        reply::http_problem(StatusCode::NOT_FOUND, detail),
+    )
+}
+
+/// HTTP 405 with `Allow` naming the methods the resource takes.
+fn wrong_method(
+    version: ProtocolVersion,
+    resource: &Resource,
+    method: &Method,
+    path: &str,
+) -> Response {
+    let allowed: Vec<&str> = resource.allowed().iter().map(Method::as_str).collect();
+    let error = reply::http_problem(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!(
+            "`{method} {path}` is not served: this resource takes {}",
+            allowed.join(", ")
+        ),
+    )
+    .with_data(json!({ "allow": allowed.join(", ") }));
+    let mut response = refusal(
+        version,
+        StatusCode::METHOD_NOT_ALLOWED,
+        RpcCode::Unimplemented,
+        error,
+    );
+    if let Ok(value) = HeaderValue::from_str(&allowed.join(", ")) {
+        response.headers_mut().insert(ALLOW, value);
+    }
+    response
+}
+
+/// The body of an HTTP+JSON error, with its status.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum ErrorBody {
+    /// 1.0: a `google.rpc.Status` under `error`.
+    V1 { error: Status },
+    /// 0.3: the JSON-RPC error object itself (code, message, data), as the 0.3
+    /// JS SDK's REST server writes it; the Python one writes `message` alone, which
+    /// this carries too.
+    V0_3(JsonRpcError),
+}
+
+impl ErrorBody {
+    /// The A2A (JSON-RPC) code, for the log line: for a 1.0 body the one its
+    /// `ErrorInfo` reason names is not kept, so the HTTP status stands in.
+    fn code(&self) -> i64 {
+        match self {
+            Self::V1 { error } => i64::from(error.code),
+            Self::V0_3(error) => error.code,
+        }
+    }
+}
+
+/// `google.rpc.Status` as JSON.
+#[derive(Serialize)]
+struct Status {
+    /// The HTTP status (grpc-gateway writes the HTTP status here, and the A2A
+    /// SDKs' HTTP+JSON servers do the same).
+    code: u16,
+    /// The gRPC code's name (`"NOT_FOUND"`).
+    status: &'static str,
+    message: String,
+    /// `google.rpc` details: the `ErrorInfo` (and for bad params a `BadRequest`).
+    details: Value,
+}
+
+/// `error` as the body of its version, with the HTTP status: `given` for a
+/// refusal, else the one [`binding_status`] maps its code to.
+fn error_body(
+    version: ProtocolVersion,
+    given: Option<(StatusCode, RpcCode)>,
+    error: JsonRpcError,
+) -> (StatusCode, ErrorBody) {
+    let (status, code) = given.unwrap_or_else(|| {
+        let mapped = binding_status(&error);
+        (
+            StatusCode::from_u16(mapped.http).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+            mapped.code,
+        )
+    });
+    match version {
+        ProtocolVersion::V0_3 => (status, ErrorBody::V0_3(error)),
+        ProtocolVersion::V1_0 => {
+            let error = match given {
+                // A refusal's reason is its gRPC code's name, with its data beside it.
+                Some(_) => {
+                    let mut data = match error.data {
+                        Some(Value::Object(members)) => members,
+                        Some(other) => Map::from_iter([("data".to_owned(), other)]),
+                        None => Map::new(),
+                    };
+                    data.insert("reason".to_owned(), Value::String(code.name().to_owned()));
+                    // Code 0 is no A2A error: the reason comes from the data.
+                    v1::to_v1_error(
+                        JsonRpcError::new(0, error.message).with_data(Value::Object(data)),
+                    )
+                }
+                None => v1::to_v1_error(error),
+            };
+            let body = ErrorBody::V1 {
+                error: Status {
+                    code: status.as_u16(),
+                    status: code.name(),
+                    message: error.message,
+                    details: error.data.unwrap_or_else(|| Value::Array(Vec::new())),
+                },
+            };
+            (status, body)
+        }
+    }
+}
+
+/// `body` as JSON with `status` and `content_type`.
+fn json(status: StatusCode, content_type: &'static str, body: &impl Serialize) -> Response {
+    match serde_json::to_vec(body) {
+        Ok(bytes) => (
+            status,
+            [(CONTENT_TYPE, HeaderValue::from_static(content_type))],
+            bytes,
+        )
+            .into_response(),
+        Err(error) => {
+            tracing::error!(%error, "a response body failed to serialize");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+                r#"{"error":{"code":500,"status":"INTERNAL","message":"Internal error"}}"#,
+            )
+                .into_response()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
