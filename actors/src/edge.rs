@@ -148,7 +148,9 @@ mod rpc_error;
 mod service;
 
 pub use actor::{Edge, EdgeActor, EdgeArgs, EdgeInfo, EdgeMsg, EdgeState};
-pub use card::{agent_url, extended_card, handoff_extension, public_card, security};
+pub use card::{
+    agent_url, extended_card, handoff_extension, interfaces, public_card, security, set_interfaces,
+};
 pub use config::{Access, AgentSettings, EdgeAuth, EdgeConfig, PushConfig, Unauthorized};
 pub use error::EdgeError;
 pub use push::{NOTIFICATION_TOKEN_HEADER, PushNotifier, PushStats};

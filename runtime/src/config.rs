@@ -30,7 +30,7 @@ use std::sync::Arc;
 use agentyard_actors::store::{Retention, SqlTaskStore, StoreError, StoreLocation, TaskStore};
 use agentyard_actors::{InMemoryTaskStore, SupervisorConfig};
 use agentyard_policy::PolicyConfig;
-use agentyard_transport::a2a::AgentSkill;
+use agentyard_transport::a2a::{AgentSkill, TransportProtocol};
 use serde::{Deserialize, Deserializer};
 
 mod console;
@@ -177,6 +177,11 @@ pub struct ServerSection {
     pub idle_timeout_secs: u64,
     /// How many connections may be open at once (default 4096).
     pub max_connections: usize,
+    /// The A2A bindings served, in preference order, by their card names
+    /// (default `["JSONRPC", "HTTP+JSON", "GRPC"]`): the agent cards list their
+    /// interfaces in this order, and a binding left out is off (its routes answer
+    /// 404, no card names it). One of `JSONRPC` and `HTTP+JSON` must be on.
+    pub bindings: Vec<TransportProtocol>,
 }
 
 impl Default for ServerSection {
@@ -190,6 +195,7 @@ impl Default for ServerSection {
             header_read_timeout_secs: 10,
             idle_timeout_secs: 75,
             max_connections: 4096,
+            bindings: agentyard_transport::server::ServerConfig::DEFAULT_BINDINGS.to_vec(),
         }
     }
 }
@@ -628,6 +634,9 @@ impl Config {
         if self.server.max_connections == 0 {
             return Err(invalid("server.max_connections", "must be at least 1"));
         }
+        if let Err(problem) = check_bindings(&self.server.bindings) {
+            return Err(invalid("server.bindings", &problem));
+        }
         if let Some(url) = &self.server.public_url
             && !(url.starts_with("http://") || url.starts_with("https://"))
         {
@@ -803,5 +812,32 @@ impl Config {
             .unwrap_or_else(|| format!("http://{bound}"))
             .trim_end_matches('/')
             .to_owned()
+    }
+}
+
+/// What is wrong with `server.bindings`, if anything: it must name A2A's bindings,
+/// each once, one of them served over HTTP.
+fn check_bindings(bindings: &[TransportProtocol]) -> Result<(), String> {
+    for (at, binding) in bindings.iter().enumerate() {
+        if let TransportProtocol::Other(name) = binding {
+            return Err(format!(
+                "names `{name}`; the bindings are \"JSONRPC\", \"HTTP+JSON\" and \"GRPC\""
+            ));
+        }
+        if bindings[..at].contains(binding) {
+            return Err(format!("names `{binding}` twice"));
+        }
+    }
+    if bindings
+        .iter()
+        .any(|b| matches!(b, TransportProtocol::JsonRpc | TransportProtocol::HttpJson))
+    {
+        Ok(())
+    } else {
+        Err(
+            "must include \"JSONRPC\" or \"HTTP+JSON\": the agents' cards and HTTP endpoints \
+             need one"
+                .to_owned(),
+        )
     }
 }

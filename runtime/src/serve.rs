@@ -432,6 +432,7 @@ fn edge_config(config: &Config) -> EdgeConfig {
         .header_read_timeout(Duration::from_secs(config.server.header_read_timeout_secs))
         .idle_timeout(Duration::from_secs(config.server.idle_timeout_secs))
         .max_connections(config.server.max_connections)
+        .bindings(config.server.bindings.iter().cloned())
         .push(push);
     for agent in &config.exposed_agents() {
         let mut settings = AgentSettings::default();

@@ -4,6 +4,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use agentyard_transport::a2a::TransportProtocol;
 use agentyard_transport::server::{self, ServerConfig};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SpawnErr};
 use tokio::net::TcpListener;
@@ -84,6 +85,7 @@ impl Actor for EdgeActor {
         args: EdgeArgs,
     ) -> Result<Self::State, ActorProcessingErr> {
         let EdgeArgs { supervisor, config } = args;
+        checked_bindings(&config.bindings)?;
         let base_url = match &config.public_url {
             Some(url) => checked_public_url(url)?,
             None => String::new(),
@@ -262,6 +264,31 @@ fn service_agents(service: &SupervisorService) -> Vec<String> {
 }
 
 /// The public URL without a trailing slash, if it is an absolute http(s) URL.
+/// The bindings must name only bindings A2A defines, and one of the two the edge's
+/// HTTP listener serves: a card needs an interface to name as its `url`.
+fn checked_bindings(bindings: &[TransportProtocol]) -> Result<(), EdgeError> {
+    if let Some(TransportProtocol::Other(name)) = bindings
+        .iter()
+        .find(|binding| matches!(binding, TransportProtocol::Other(_)))
+    {
+        return Err(EdgeError::Bindings(format!(
+            "names `{name}`, which is not an A2A binding (JSONRPC, HTTP+JSON, GRPC)"
+        )));
+    }
+    if !bindings.iter().any(|binding| {
+        matches!(
+            binding,
+            TransportProtocol::JsonRpc | TransportProtocol::HttpJson
+        )
+    }) {
+        return Err(EdgeError::Bindings(
+            "must turn on JSONRPC or HTTP+JSON: the agents' cards and HTTP endpoints need one"
+                .to_owned(),
+        ));
+    }
+    Ok(())
+}
+
 fn checked_public_url(url: &str) -> Result<String, EdgeError> {
     let parsed = reqwest::Url::parse(url).map_err(|_| EdgeError::PublicUrl {
         url: url.to_owned(),
@@ -292,6 +319,7 @@ fn server_config(config: &EdgeConfig) -> ServerConfig {
         .idle_timeout(config.idle_timeout)
         .max_connections(config.max_connections)
         .auth(auth)
+        .bindings(config.bindings.iter().cloned())
         .build()
 }
 

@@ -3,8 +3,9 @@
 use std::collections::BTreeMap;
 
 use agentyard_transport::a2a::{
-    AgentCapabilities, AgentCard, AgentExtension, ApiKeyLocation, ApiKeySecurityScheme,
-    HttpAuthSecurityScheme, SecurityRequirement, SecurityScheme,
+    AgentCapabilities, AgentCard, AgentExtension, AgentInterface, ApiKeyLocation,
+    ApiKeySecurityScheme, HttpAuthSecurityScheme, SecurityRequirement, SecurityScheme,
+    TransportProtocol,
 };
 use agentyard_transport::handoff::HANDOFF_EXTENSION_URI;
 
@@ -31,6 +32,46 @@ pub fn handoff_extension() -> AgentExtension {
 #[must_use]
 pub fn agent_url(base_url: &str, agent: &str) -> String {
     format!("{}/agents/{agent}", base_url.trim_end_matches('/'))
+}
+
+/// The interfaces an agent is served at, in the order of `bindings`: JSON-RPC and
+/// HTTP+JSON at `url` (the agent's base URL), gRPC at `grpc_url` when it is given
+/// (the gRPC listener's; without it gRPC is not listed). Bindings A2A does not
+/// define are skipped.
+#[must_use]
+pub fn interfaces(
+    bindings: &[TransportProtocol],
+    url: &str,
+    grpc_url: Option<&str>,
+) -> Vec<AgentInterface> {
+    bindings
+        .iter()
+        .filter_map(|binding| {
+            let url = match binding {
+                TransportProtocol::JsonRpc | TransportProtocol::HttpJson => url,
+                TransportProtocol::Grpc => grpc_url?,
+                TransportProtocol::Other(_) => return None,
+            };
+            Some(AgentInterface {
+                url: url.to_owned(),
+                transport: binding.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Puts `interfaces` on `card`: the first is its `url` and `preferredTransport`,
+/// and all of them (the first too, as 0.3 clients expect) its
+/// `additionalInterfaces`. The 1.0 card lists each once per protocol version, 1.0
+/// first ([`v1::AgentCard::for_versions`](agentyard_transport::a2a::v1::AgentCard::for_versions)).
+/// Nothing changes when `interfaces` is empty.
+pub fn set_interfaces(card: &mut AgentCard, interfaces: Vec<AgentInterface>) {
+    let Some(first) = interfaces.first() else {
+        return;
+    };
+    card.url.clone_from(&first.url);
+    card.preferred_transport = Some(first.transport.clone());
+    card.additional_interfaces = Some(interfaces);
 }
 
 /// The `securitySchemes` and `security` of every card: one scheme per kind of
@@ -89,12 +130,15 @@ pub fn public_card(
     } else {
         descriptor.description.clone()
     };
+    let url = agent_url(base_url, &descriptor.name);
     let mut card = AgentCard::new(
         descriptor.name.clone(),
         description,
-        agent_url(base_url, &descriptor.name),
+        url.clone(),
         descriptor.version.clone(),
     );
+    // gRPC is listed once the edge serves it and knows its listener's URL.
+    set_interfaces(&mut card, interfaces(&config.bindings, &url, None));
     card.provider = settings
         .provider
         .clone()

@@ -5,7 +5,7 @@ use std::fmt;
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
-use agentyard_transport::a2a::{AgentExtension, AgentProvider, AgentSkill};
+use agentyard_transport::a2a::{AgentExtension, AgentProvider, AgentSkill, TransportProtocol};
 use agentyard_transport::server::ServerConfig;
 
 /// The HTTP edge's settings. Every field has a default ([`EdgeConfig::default`]):
@@ -28,6 +28,7 @@ use agentyard_transport::server::ServerConfig;
 /// | `push` | on, see [`PushConfig`] |
 /// | `metrics` | on: `GET /metrics` (when the runtime keeps metrics) |
 /// | `metrics_bind` | none: `/metrics` is served on the edge's own address |
+/// | `bindings` | `JSONRPC`, `HTTP+JSON`, `GRPC`: every binding, in the order cards list them |
 ///
 /// ```
 /// use agentyard_actors::edge::{AgentSettings, EdgeConfig};
@@ -96,6 +97,13 @@ pub struct EdgeConfig {
     /// Serves `/metrics` on a listener of its own at this address, and not on the
     /// edge's (e.g. an address only the monitoring network reaches).
     pub metrics_bind: Option<SocketAddr>,
+    /// The A2A bindings served, in preference order: cards list their interfaces
+    /// in it (each binding in 1.0, then 0.3), and the first HTTP one is the card's
+    /// `url` and `preferredTransport`. A binding not listed is off: its routes
+    /// answer 404 and no card names it. JSON-RPC and HTTP+JSON share each agent's
+    /// base URL; gRPC has a listener of its own. At least one of JSON-RPC and
+    /// HTTP+JSON must be on ([`EdgeError::Bindings`](super::EdgeError::Bindings)).
+    pub bindings: Vec<TransportProtocol>,
 }
 
 impl Default for EdgeConfig {
@@ -119,6 +127,7 @@ impl Default for EdgeConfig {
             extra_routes: None,
             metrics: true,
             metrics_bind: None,
+            bindings: ServerConfig::DEFAULT_BINDINGS.to_vec(),
         }
     }
 }
@@ -131,6 +140,13 @@ impl EdgeConfig {
             Some(existing) => existing.merge(routes),
             None => routes,
         });
+        self
+    }
+
+    /// Sets the bindings served, in preference order (see [`EdgeConfig::bindings`]).
+    #[must_use]
+    pub fn bindings(mut self, bindings: impl IntoIterator<Item = TransportProtocol>) -> Self {
+        self.bindings = bindings.into_iter().collect();
         self
     }
 

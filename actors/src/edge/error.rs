@@ -28,6 +28,9 @@ pub enum EdgeError {
         /// The agent name.
         agent: String,
     },
+    /// The bindings leave no HTTP binding on (or name one A2A does not define).
+    #[error("`bindings` {0}")]
+    Bindings(String),
     /// The public URL is not an absolute http(s) URL.
     #[error("`public_url` {url:?} is not an absolute http or https URL")]
     PublicUrl {

@@ -676,7 +676,13 @@ impl A2aService for SupervisorService {
     fn card_at(&self, agent: &str, origin: &str) -> Option<AgentCard> {
         let mut card = self.card(agent)?;
         if self.inner.cards_follow_host {
-            card.url = card::agent_url(origin, agent);
+            // Every HTTP interface is at the agent's base URL; a gRPC one is not.
+            let base = std::mem::replace(&mut card.url, card::agent_url(origin, agent));
+            for interface in card.additional_interfaces.iter_mut().flatten() {
+                if interface.url == base {
+                    interface.url.clone_from(&card.url);
+                }
+            }
         }
         Some(card)
     }

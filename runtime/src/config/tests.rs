@@ -147,6 +147,7 @@ fn the_example_file_names_every_key_of_the_embedded_default() {
                 "header_read_timeout_secs",
                 "idle_timeout_secs",
                 "max_connections",
+                "bindings",
             ][..],
         ),
         ("agents", &["exposed"][..]),
@@ -416,4 +417,32 @@ fn metrics_may_have_an_address_of_their_own() {
         bad.to_string().contains("metrics.address") || bad.to_string().contains("address"),
         "{bad}"
     );
+}
+
+#[test]
+fn bindings_are_read_in_order_and_bad_ones_refused_by_name() {
+    use agentyard_transport::a2a::TransportProtocol;
+    let config =
+        Config::from_toml("[server]\nbindings = [\"HTTP+JSON\", \"JSONRPC\"]\n").expect("valid");
+    assert_eq!(
+        config.server.bindings,
+        [TransportProtocol::HttpJson, TransportProtocol::JsonRpc]
+    );
+    assert_eq!(
+        Config::default().server.bindings,
+        [
+            TransportProtocol::JsonRpc,
+            TransportProtocol::HttpJson,
+            TransportProtocol::Grpc
+        ]
+    );
+    for (bad, says) in [
+        ("[\"REST\"]", "names `REST`"),
+        ("[\"JSONRPC\", \"JSONRPC\"]", "twice"),
+        ("[\"GRPC\"]", "must include"),
+        ("[]", "must include"),
+    ] {
+        let e = error_of(&format!("[server]\nbindings = {bad}\n"));
+        assert!(e.contains("server.bindings") && e.contains(says), "{e}");
+    }
 }

@@ -142,3 +142,59 @@ fn the_extended_card_adds_skills_and_is_announced() {
     assert_eq!(ids, ["echo", "admin"]);
     assert!(extended_card(&public, &AgentSettings::default()).is_none());
 }
+
+#[test]
+fn the_card_lists_every_binding_served_in_the_configured_order_1_0_first() {
+    use agentyard_transport::a2a::v1::{self, ProtocolVersion};
+    let listed = |config: &EdgeConfig| {
+        let card = public_card(&descriptor(), &AgentSettings::default(), config, "http://h");
+        let wire = v1::AgentCard::for_versions(card.clone(), &ProtocolVersion::ALL);
+        let interfaces: Vec<(String, String, String)> = wire
+            .supported_interfaces
+            .into_iter()
+            .map(|i| (i.protocol_binding, i.protocol_version, i.url))
+            .collect();
+        (card, interfaces)
+    };
+    let url = "http://h/agents/echo".to_owned();
+    let entry =
+        |binding: &str, version: &str| (binding.to_owned(), version.to_owned(), url.clone());
+    let (card, interfaces) = listed(&EdgeConfig::default());
+    assert_eq!(card.preferred_transport, Some(TransportProtocol::JsonRpc));
+    assert_eq!(
+        interfaces,
+        [
+            entry("JSONRPC", "1.0"),
+            entry("JSONRPC", "0.3"),
+            entry("HTTP+JSON", "1.0"),
+            entry("HTTP+JSON", "0.3"),
+        ]
+    );
+    // REST preferred, JSON-RPC off: only HTTP+JSON, as the card's own url too.
+    let config =
+        EdgeConfig::default().bindings([TransportProtocol::HttpJson, TransportProtocol::Grpc]);
+    let (card, interfaces) = listed(&config);
+    assert_eq!(card.preferred_transport, Some(TransportProtocol::HttpJson));
+    assert_eq!(card.url, url);
+    assert_eq!(
+        interfaces,
+        [entry("HTTP+JSON", "1.0"), entry("HTTP+JSON", "0.3")]
+    );
+    // gRPC appears in its place once its URL is known.
+    let with_grpc = interfaces_of(
+        &[
+            TransportProtocol::HttpJson,
+            TransportProtocol::Grpc,
+            TransportProtocol::JsonRpc,
+        ],
+        Some("http://h:50051"),
+    );
+    assert_eq!(with_grpc, ["HTTP+JSON", "GRPC", "JSONRPC"]);
+}
+
+fn interfaces_of(bindings: &[TransportProtocol], grpc: Option<&str>) -> Vec<String> {
+    interfaces(bindings, "http://h/agents/echo", grpc)
+        .into_iter()
+        .map(|i| i.transport.as_str().to_owned())
+        .collect()
+}
