@@ -29,6 +29,11 @@
 //!   with every standard and A2A code, and [`A2aCall`](jsonrpc::A2aCall),
 //!   which decodes a request body into a typed
 //!   [`A2aRequest`](jsonrpc::A2aRequest) or the error to answer with.
+//! - [`proto`]: A2A over gRPC: the protobuf messages, services and clients of
+//!   both versions (1.0, package `lf.a2a.v1`, and 0.3.0, package `a2a.v1`),
+//!   generated at build time from `proto/` by a pure-Rust path (no `protoc`) and
+//!   held field by field to the reference files by `tests/proto_conformance.rs`;
+//!   with their conversions to and from the internal model.
 //! - [`handoff`]: typed handoff payloads (task delegation, status report,
 //!   question, answer) and how they ride in a message: validation, parsing with
 //!   a free-text fallback, intent, summaries.
@@ -50,6 +55,7 @@ pub mod client;
 pub mod handoff;
 pub mod ids;
 pub mod jsonrpc;
+pub mod proto;
 pub mod server;
 pub mod service;
 pub mod trace;
