@@ -16,7 +16,7 @@
 //! | `GET /.well-known/agent-card.json` (and `agent.json`) | the default agent's card |
 //! | `GET /agents` | a JSON array of every exposed agent's card |
 //! | `GET /a2a-1.0/.well-known/agent-card.json`, `GET /a2a-1.0/agents/{name}/.well-known/agent-card.json` | the strict 1.0 cards alone, for conformance tools ([`ServerConfig::strict_card_prefix`]) |
-//! | `/agents/{name}/<resource>`, `/<resource>` | HTTP+JSON for the agent `name`, or the default agent (see below) |
+//! | `/agents/{name}/<resource>`, `/<resource>` | HTTP+JSON for the agent `name`, or the default agent; 0.3 under `/v1/` (see below) |
 //!
 //! [`ServerConfig::bindings`] turns each binding on or off: with JSON-RPC off its
 //! `POST` routes answer 404, with HTTP+JSON off its resources do (cards are served
@@ -54,11 +54,23 @@
 //! `Last-Event-ID` resumption of the JSON-RPC streams. An error is a
 //! `google.rpc.Status`, `{"error": {"code": <http>, "status": "NOT_FOUND", "message":
 //! ..., "details": [ErrorInfo, ...]}}` as `application/json`, under the HTTP status
-//! [`v1::binding_status`](crate::a2a::v1::binding_status) maps its code to (a task
+//! [`binding_status`] maps its code to (a task
 //! not found is 404, a bad body 400 naming what is wrong); a stream that fails once
 //! started sends that body as its last event. The refusals made before a call
 //! (401, 404, 405 with `Allow`, 408, 413) use the same body, their `ErrorInfo`
 //! reason the gRPC code's name.
+//!
+//! **A2A 0.3** is served under `/v1/…` of the same base URLs, at the 0.3 proto's
+//! paths (`/v1/message:send`, `/v1/message:stream`, `/v1/tasks/{id}`,
+//! `/v1/tasks/{id}:cancel`, `/v1/tasks/{id}:subscribe`, the push-config resources,
+//! `GET /v1/card` for the authenticated extended card), with the 0.3 proto's
+//! messages as ProtoJSON ([`crate::proto::v0_3`]), as `application/json`; creating a
+//! push config takes the annotation's body (the config) or the whole
+//! `CreateTaskPushNotificationConfigRequest` the 0.3 Python client sends. The 0.3
+//! SDK servers disagree on error bodies (Python: `{"message"}` with its own
+//! statuses; JS: `{"code", "message", "data"}`): agentyard sends the JS form, which
+//! carries Python's `message` too, under the same [`binding_status`] statuses as
+//! 1.0, and a stream's error as an SSE `error` event with that body.
 //!
 //! **Version:** the path decides, as the method name does on JSON-RPC: the 1.0
 //! resources answer 1.0 without an `A2A-Version` header too (the draft conformance
@@ -181,6 +193,8 @@ use tokio_util::sync::CancellationToken;
 use tower_http::trace::TraceLayer;
 
 use crate::a2a::TransportProtocol;
+#[cfg(doc)]
+use crate::a2a::v1::binding_status;
 use crate::service::A2aService;
 #[cfg(doc)]
 use crate::service::CallContext;

@@ -186,17 +186,16 @@ pub(super) async fn call<S: A2aService>(
     .await
 }
 
-/// The call a request makes: its params from the body (a JSON object; none is `{}`),
-/// the query (`historyLength`, the `ListTasks` filters, ...; `A2A-Version` is not a
-/// param) and the path (`id`, `taskId`), which wins over both, typed as the
-/// JSON-RPC params of the same method are.
+/// The call a request makes, from the path, the query and the body (a JSON object;
+/// none is `{}`): in 1.0 the params of the same JSON-RPC method
+/// ([`decode_v1`]), in 0.3 the 0.3 proto's request message ([`decode_v0_3`]).
 fn decode(
     version: ProtocolVersion,
     routed: &Routed,
     uri: &Uri,
     body: &Bytes,
 ) -> Result<A2aRequest, JsonRpcError> {
-    let mut params = if body.is_empty() {
+    let body = if body.is_empty() {
         Map::new()
     } else {
         match serde_json::from_slice::<Value>(body) {
@@ -216,10 +215,25 @@ fn decode(
             "Invalid params: the query string could not be read: {error}"
         ))
     })?;
+    // `A2A-Version` may ride in the query; it is no param.
+    let query = query
+        .into_iter()
+        .filter(|(key, _)| !key.eq_ignore_ascii_case(v1::VERSION_HEADER));
+    match version {
+        ProtocolVersion::V1_0 => decode_v1(routed, query, body),
+        ProtocolVersion::V0_3 => decode_v0_3(routed, query.collect(), body),
+    }
+}
+
+/// A 1.0 call: its params from the body, the query (`historyLength`, the
+/// `ListTasks` filters, ...) and the path (`id`, `taskId`), which wins over both,
+/// typed as the JSON-RPC params of the same method are.
+fn decode_v1(
+    routed: &Routed,
+    query: impl Iterator<Item = (String, String)>,
+    mut params: Map<String, Value>,
+) -> Result<A2aRequest, JsonRpcError> {
     for (key, value) in query {
-        if key.eq_ignore_ascii_case(v1::VERSION_HEADER) {
-            continue;
-        }
         // The one boolean a query carries; ProtoJSON reads every other scalar
         // from a string.
         let value = match (key.as_str(), value.as_str()) {
@@ -230,41 +244,173 @@ fn decode(
         params.insert(key, value);
     }
     routed.resource.path_params(&mut params);
-    match version {
-        ProtocolVersion::V1_0 => {
-            let typed = v1::Request::from_jsonrpc(routed.method, Some(Value::Object(params)))?;
-            Ok(A2aRequest::try_from(typed)?)
-        }
-        ProtocolVersion::V0_3 => Err(JsonRpcError::unsupported_operation()
-            .with_message("A2A 0.3 is not served over HTTP+JSON by this server")),
-    }
+    let typed = v1::Request::from_jsonrpc(routed.method, Some(Value::Object(params)))?;
+    Ok(A2aRequest::try_from(typed)?)
 }
 
-/// A unary result as the body of a 200 answer: its 1.0 form, as
-/// `application/a2a+json`.
-fn success(version: ProtocolVersion, result: A2aResult) -> Response {
-    match version {
-        ProtocolVersion::V1_0 | ProtocolVersion::V0_3 => {
-            json(StatusCode::OK, A2A_JSON, &V1Result::from(result))
-        }
-    }
-}
-
-/// One stream item as an SSE event: each event's `data:` is its `StreamResponse`;
-/// an error is the error body the binding gives (`{"error": {...}}` in 1.0), after
-/// which the stream ends.
-fn stream_frame(version: ProtocolVersion, event: Result<StreamEvent, JsonRpcError>) -> Event {
-    let data = match event {
-        Ok(event) => serde_json::to_string(&v1::StreamResponse::from(event)),
-        Err(error) => serde_json::to_string(&error_body(version, None, error).1),
+/// A 0.3 call: the 0.3 proto's request message, read as ProtoJSON from the body
+/// where the annotations give it one, its resource name (`tasks/{id}`, ...) from the
+/// path and `historyLength` (`GetTask`) or `pageSize`/`pageToken` (list configs)
+/// from the query, then converted as the gRPC binding converts it.
+///
+/// Creating a push config takes the annotation's body (the
+/// `TaskPushNotificationConfig` alone) or the whole
+/// `CreateTaskPushNotificationConfigRequest`, which the 0.3 Python client sends.
+fn decode_v0_3(
+    routed: &Routed,
+    query: Vec<(String, String)>,
+    body: Map<String, Value>,
+) -> Result<A2aRequest, JsonRpcError> {
+    use crate::proto::v0_3::{self as p, Request, pb};
+    let int = |key: &str| -> Result<i32, JsonRpcError> {
+        query
+            .iter()
+            .find(|(name, _)| name == key)
+            .map_or(Ok(0), |(_, value)| {
+                value.parse::<i32>().map_err(|_| {
+                    JsonRpcError::invalid_params().with_message(format!(
+                        "Invalid params: the query parameter `{key}` must be an integer, not `{value}`"
+                    ))
+                })
+            })
     };
-    match data {
-        Ok(data) => Event::default().data(data),
-        Err(error) => {
-            tracing::error!(%error, "a stream event failed to serialize");
-            Event::default()
-                .data(r#"{"error":{"code":500,"status":"INTERNAL","message":"Internal error"}}"#)
+    let task = |id: &str| p::task_name(&id.into());
+    let listing = routed.method == v1::method::LIST_TASK_PUSH_NOTIFICATION_CONFIGS;
+    let deleting = routed.method == v1::method::DELETE_TASK_PUSH_NOTIFICATION_CONFIG;
+    let request = match &routed.resource {
+        Resource::Send => Request::SendMessage(from_body(body, "SendMessageRequest")?),
+        Resource::Stream => Request::SendStreamingMessage(from_body(body, "SendMessageRequest")?),
+        Resource::Task(id) => Request::GetTask(pb::GetTaskRequest {
+            name: task(id),
+            history_length: int("historyLength")?,
+        }),
+        Resource::Cancel(id) => Request::CancelTask(pb::CancelTaskRequest { name: task(id) }),
+        Resource::Subscribe(id) => {
+            Request::TaskSubscription(pb::TaskSubscriptionRequest { name: task(id) })
         }
+        Resource::Configs(id) if listing => {
+            let page_token = query
+                .iter()
+                .find(|(name, _)| name == "pageToken")
+                .map(|(_, value)| value.clone())
+                .unwrap_or_default();
+            Request::ListTaskPushNotificationConfig(pb::ListTaskPushNotificationConfigRequest {
+                parent: task(id),
+                page_size: int("pageSize")?,
+                page_token,
+            })
+        }
+        Resource::Configs(id) => {
+            let mut create: pb::CreateTaskPushNotificationConfigRequest =
+                if body.contains_key("config") {
+                    from_body(body, "CreateTaskPushNotificationConfigRequest")?
+                } else {
+                    pb::CreateTaskPushNotificationConfigRequest {
+                        config: Some(from_body(body, "TaskPushNotificationConfig")?),
+                        ..Default::default()
+                    }
+                };
+            create.parent = task(id);
+            Request::CreateTaskPushNotificationConfig(create)
+        }
+        Resource::Config(task_id, id) => {
+            let name = p::push_config_name(&task_id.as_str().into(), id);
+            if deleting {
+                Request::DeleteTaskPushNotificationConfig(
+                    pb::DeleteTaskPushNotificationConfigRequest { name },
+                )
+            } else {
+                Request::GetTaskPushNotificationConfig(pb::GetTaskPushNotificationConfigRequest {
+                    name,
+                })
+            }
+        }
+        Resource::ExtendedCard => return Ok(A2aRequest::GetAuthenticatedExtendedCard),
+        Resource::Tasks => {
+            return Err(JsonRpcError::unsupported_operation()
+                .with_message("A2A 0.3 has no ListTasks; call GET /tasks in 1.0"));
+        }
+    };
+    Ok(p::request(request)?)
+}
+
+/// A body read as the ProtoJSON of the 0.3 message `what`.
+fn from_body<T: serde::de::DeserializeOwned>(
+    body: Map<String, Value>,
+    what: &str,
+) -> Result<T, JsonRpcError> {
+    serde_path_to_error::deserialize(Value::Object(body)).map_err(|error| {
+        let path = error.path().to_string();
+        JsonRpcError::invalid_params().with_message(format!(
+            "Invalid params: the body is not a {what}: {} (at `{path}`)",
+            error.inner()
+        ))
+    })
+}
+
+/// A unary result as the body of a 200 answer: in 1.0 its 1.0 form as
+/// `application/a2a+json`; in 0.3 the 0.3 proto's response message as ProtoJSON
+/// (`{}` for a delete), as `application/json` as the 0.3 SDK servers send it.
+fn success(version: ProtocolVersion, result: A2aResult) -> Response {
+    use crate::proto::v0_3::{self as p, Response as R};
+    match version {
+        ProtocolVersion::V1_0 => json(StatusCode::OK, A2A_JSON, &V1Result::from(result)),
+        ProtocolVersion::V0_3 => match p::result(result) {
+            Ok(R::Send(body)) => json(StatusCode::OK, "application/json", &body),
+            Ok(R::Task(body)) => json(StatusCode::OK, "application/json", &body),
+            Ok(R::PushConfig(body)) => json(StatusCode::OK, "application/json", &body),
+            Ok(R::PushConfigs(body)) => json(StatusCode::OK, "application/json", &body),
+            Ok(R::Card(body)) => json(StatusCode::OK, "application/json", &body),
+            Ok(R::Deleted) => json(StatusCode::OK, "application/json", &v1::Empty {}),
+            Err(conversion) => {
+                tracing::error!(%conversion, "a result has no 0.3 proto form");
+                error(
+                    version,
+                    JsonRpcError::invalid_agent_response().with_message(format!(
+                        "the agent's answer cannot be written in A2A 0.3: {conversion}"
+                    )),
+                )
+            }
+        },
+    }
+}
+
+/// One stream item as an SSE event: each event's `data:` is its `StreamResponse`
+/// (1.0's, or the 0.3 proto's as ProtoJSON); an error is the error body the binding
+/// gives, after which the stream ends: in 1.0 a `data:` of `{"error": {...}}`, in
+/// 0.3 an `error` event of `{code, message, data}` (what the 0.3 JS SDK sends).
+fn stream_frame(version: ProtocolVersion, event: Result<StreamEvent, JsonRpcError>) -> Event {
+    let item = match (version, event) {
+        (ProtocolVersion::V1_0, Ok(event)) => {
+            serde_json::to_string(&v1::StreamResponse::from(event)).map_err(|e| e.to_string())
+        }
+        (ProtocolVersion::V0_3, Ok(event)) => crate::proto::v0_3::stream_response(event)
+            .map_err(|e| e.to_string())
+            .and_then(|event| serde_json::to_string(&event).map_err(|e| e.to_string())),
+        (_, Err(error)) => {
+            let body = serde_json::to_string(&error_body(version, None, error).1);
+            return match (version, body) {
+                (ProtocolVersion::V0_3, Ok(body)) => Event::default().event("error").data(body),
+                (_, Ok(body)) => Event::default().data(body),
+                (_, Err(error)) => internal_event(version, &error.to_string()),
+            };
+        }
+    };
+    match item {
+        Ok(data) => Event::default().data(data),
+        Err(problem) => internal_event(version, &problem),
+    }
+}
+
+/// The last event of a stream whose event could not be written.
+fn internal_event(version: ProtocolVersion, problem: &str) -> Event {
+    tracing::error!(problem, "a stream event could not be written");
+    let error = JsonRpcError::internal_error()
+        .with_message(format!("a stream event could not be written: {problem}"));
+    let body = serde_json::to_string(&error_body(version, None, error).1).unwrap_or_default();
+    match version {
+        ProtocolVersion::V0_3 => Event::default().event("error").data(body),
+        ProtocolVersion::V1_0 => Event::default().data(body),
     }
 }
 

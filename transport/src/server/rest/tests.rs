@@ -573,3 +573,125 @@ fn a_stream_item_that_fails_ends_the_stream_with_an_error_body() {
     let text = format!("{event:?}");
     assert!(text.contains("NOT_FOUND"), "{text}");
 }
+
+#[tokio::test]
+async fn the_0_3_resources_take_and_give_0_3_proto_json() {
+    let (recorder, router) = router(ServerConfig::default());
+    let message =
+        json!({"request": {"messageId": "m-1", "role": "ROLE_USER", "content": [{"text": "hi"}]}});
+    let (status, headers, body) = send(
+        &router,
+        Method::POST,
+        "/agents/echo/v1/message:send",
+        &[
+            ("content-type", "application/json"),
+            ("x-a2a-extensions", "urn:x"),
+        ],
+        Some(message.clone()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(headers["content-type"], "application/json");
+    assert_eq!(headers["x-a2a-extensions"], "urn:x");
+    let body: Value = serde_json::from_str(&body).expect("JSON");
+    assert_eq!(body["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    let (context, request) = last(&recorder);
+    assert_eq!(context.version, ProtocolVersion::V0_3);
+    match request {
+        A2aRequest::SendMessage(params) => assert_eq!(params.message.message_id.to_string(), "m-1"),
+        other => panic!("{other:?}"),
+    }
+
+    send(
+        &router,
+        Method::GET,
+        "/v1/tasks/t-3?historyLength=4",
+        &[],
+        None,
+    )
+    .await;
+    match last(&recorder).1 {
+        A2aRequest::GetTask(params) => {
+            assert_eq!(
+                (params.id.as_str(), params.history_length),
+                ("t-3", Some(4))
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // The Python 0.3 client's whole CreateTaskPushNotificationConfigRequest, and the
+    // annotation's bare config, both create.
+    for body in [
+        json!({"parent": "tasks/ignored", "configId": "c-1", "config": {"pushNotificationConfig": {"id": "c-1", "url": "https://hook.example/a"}}}),
+        json!({"pushNotificationConfig": {"id": "c-1", "url": "https://hook.example/a"}}),
+    ] {
+        send(
+            &router,
+            Method::POST,
+            "/v1/tasks/t-3/pushNotificationConfigs",
+            &[],
+            Some(body),
+        )
+        .await;
+        match last(&recorder).1 {
+            A2aRequest::SetTaskPushNotificationConfig(config) => {
+                assert_eq!(config.task_id.as_str(), "t-3");
+                assert_eq!(
+                    config.push_notification_config.url,
+                    "https://hook.example/a"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    let (status, _, body) = send(
+        &router,
+        Method::DELETE,
+        "/v1/tasks/t-3/pushNotificationConfigs/c-1",
+        &[],
+        None,
+    )
+    .await;
+    assert_eq!((status, body.as_str()), (StatusCode::OK, "{}"));
+    assert!(matches!(
+        last(&recorder).1,
+        A2aRequest::DeleteTaskPushNotificationConfig(p) if p.push_notification_config_id == "c-1"
+    ));
+
+    // 0.3 errors: the JSON-RPC error object under the mapped status.
+    let (status, _, body) = send(&router, Method::GET, "/v1/tasks/missing", &[], None).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let body: Value = serde_json::from_str(&body).expect("JSON");
+    assert_eq!(body["code"], -32001);
+    assert!(body["message"].is_string());
+    let (status, _, body) = send(
+        &router,
+        Method::POST,
+        "/v1/message:send",
+        &[],
+        Some(json!({"request": {"role": "ROLE_NOBODY"}})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body.contains("-32602") && body.contains("request"),
+        "{body}"
+    );
+
+    // A 0.3 stream: bare 0.3 StreamResponses.
+    let (status, _, body) = send(
+        &router,
+        Method::POST,
+        "/v1/message:stream",
+        &[],
+        Some(message),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let first = body
+        .lines()
+        .find_map(|line| line.strip_prefix("data: "))
+        .expect("an event");
+    let first: Value = serde_json::from_str(first).expect("JSON");
+    assert_eq!(first["task"]["status"]["state"], "TASK_STATE_WORKING");
+}
