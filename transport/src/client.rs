@@ -1,16 +1,29 @@
-//! A typed A2A client over JSON-RPC and SSE, speaking 1.0 or 0.3.0.
+//! A typed A2A client over JSON-RPC or HTTP+JSON (REST), with SSE streams,
+//! speaking 1.0 or 0.3.0.
 //!
 //! [`A2aClient`] talks to one agent: it finds the endpoint from the agent card (or
-//! takes it directly), sends each call as a JSON-RPC request with the options'
-//! extension and credential headers, and decodes the typed answer. It keeps
-//! connections open between calls (one pooled HTTP client, shared by clones).
+//! takes it directly), sends each call as a JSON-RPC request, or as the HTTP+JSON
+//! resource the protos give it, with the options' extension and credential headers,
+//! and decodes the typed answer. It keeps connections open between calls (one
+//! pooled HTTP client, shared by clones).
+//!
+//! # Which binding
+//!
+//! The card's interfaces, in the card's order: the first whose binding this client
+//! speaks (`JSONRPC`, `HTTP+JSON`) is used, unless [`ClientOptions::transport`]
+//! forces one. An endpoint given directly is JSON-RPC unless forced. Over HTTP+JSON
+//! every call, unary or streaming, goes to its resource under the interface URL;
+//! an error body (`google.rpc.Status` in 1.0, the error object in 0.3) comes back
+//! as the same [`ClientError::JsonRpc`] a JSON-RPC call gives (the code recovered
+//! from the `ErrorInfo` reason), and a refusal before the call (401, an agent not
+//! served) as the same [`ClientError::Http`]. `GRPC` is not built into this client.
 //!
 //! # Which protocol version
 //!
 //! The card decides. A card listing `supportedInterfaces` (a 1.0 card, or the
-//! hybrid the SDK servers publish) is read in its preference order: the first
-//! `JSONRPC` interface declared `1.0` wins, and only when there is none does the
-//! client take a `0.3` one. A card without `supportedInterfaces` is a 0.3 card, and
+//! hybrid the SDK servers publish) is read in its preference order: within the
+//! chosen binding the first interface declared `1.0` wins, and only when there is
+//! none does the client take a `0.3` one. A card without `supportedInterfaces` is a 0.3 card, and
 //! an endpoint given directly is spoken to in 0.3, as before 1.0 existed.
 //! [`ClientOptions::protocol_version`] forces a version instead. Every call carries
 //! `A2A-Version` with the version chosen; 1.0 calls use the 1.0 method names and
@@ -63,6 +76,7 @@ use crate::jsonrpc::{A2aCall, A2aRequest, JsonRpcResponse, RequestId};
 use crate::server::{EXTENSIONS_HEADER, V1_EXTENSIONS_HEADER};
 
 mod error;
+mod rest;
 mod retry;
 mod sse;
 
@@ -151,6 +165,7 @@ pub struct ClientOptions {
     retry: RetryPolicy,
     headers: Vec<(String, String)>,
     http: Option<reqwest::Client>,
+    transport: Option<TransportProtocol>,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -166,6 +181,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("retry", &self.retry)
             .field("headers", &headers)
             .field("custom_http", &self.http.is_some())
+            .field("transport", &self.transport)
             .finish()
     }
 }
@@ -183,6 +199,7 @@ impl ClientOptions {
             retry: RetryPolicy::none(),
             headers: Vec::new(),
             http: None,
+            transport: None,
         }
     }
 
@@ -256,6 +273,23 @@ impl ClientOptions {
     #[must_use]
     pub const fn forced_version(&self) -> Option<ProtocolVersion> {
         self.version
+    }
+
+    /// Speaks `binding` whatever the card prefers: the card's first interface of
+    /// that binding is used (connecting fails when it has none), and an endpoint
+    /// given directly is spoken to over it (for HTTP+JSON, the agent's base URL).
+    /// This client speaks `JSONRPC` and `HTTP+JSON`; `GRPC` is refused when
+    /// connecting, as it is not built in.
+    #[must_use]
+    pub fn transport(mut self, binding: TransportProtocol) -> Self {
+        self.transport = Some(binding);
+        self
+    }
+
+    /// The binding forced with [`transport`](Self::transport), if any.
+    #[must_use]
+    pub const fn forced_transport(&self) -> Option<&TransportProtocol> {
+        self.transport.as_ref()
     }
 
     /// Asks the agent to activate the extension `uri` (sent in `A2A-Extensions`
@@ -359,6 +393,8 @@ pub struct A2aClient {
     http: reqwest::Client,
     endpoint: reqwest::Url,
     version: ProtocolVersion,
+    /// `JSONRPC` or `HTTP+JSON`: the binding every call goes over.
+    binding: TransportProtocol,
     /// The chosen interface's tenant, sent in every 1.0 request (0.3 has none).
     tenant: String,
     card: Option<Arc<AgentCard>>,
@@ -408,10 +444,16 @@ impl A2aClient {
             Self::with_card_value(http, value, &card_url, options)
         } else {
             let version = options.version.unwrap_or(ProtocolVersion::V0_3);
+            let binding = spoken(
+                options
+                    .transport
+                    .clone()
+                    .unwrap_or(TransportProtocol::JsonRpc),
+            )?;
             Ok(Self::build(
                 http,
                 parse_url(url)?,
-                version,
+                (version, binding),
                 String::new(),
                 None,
                 options,
@@ -428,11 +470,12 @@ impl A2aClient {
     /// [`ClientError::InvalidUrl`] when the card's `url` cannot be parsed.
     pub fn from_card(card: AgentCard, options: ClientOptions) -> Result<Self, ClientError> {
         let version = options.version.unwrap_or(ProtocolVersion::V0_3);
-        let endpoint = parse_url(&card.url)?;
+        let (url, binding) = choose_0_3_interface(&card, options.transport.as_ref())?;
+        let endpoint = parse_url(&url)?;
         Ok(Self::build(
             options.http(),
             endpoint,
-            version,
+            (version, binding),
             String::new(),
             Some(card),
             options,
@@ -447,14 +490,18 @@ impl A2aClient {
     /// [`ClientError::Protocol`] when the card offers no JSON-RPC interface (of the
     /// forced version), [`ClientError::InvalidUrl`] when its `url` is bad.
     pub fn from_v1_card(card: v1::AgentCard, options: ClientOptions) -> Result<Self, ClientError> {
-        let (interface, version) = choose_interface(&card.supported_interfaces, options.version)?;
+        let (interface, chosen) = choose_interface(
+            &card.supported_interfaces,
+            options.version,
+            options.transport.as_ref(),
+        )?;
         let endpoint = parse_url(&interface.url)?;
         let tenant = interface.tenant.clone();
         let card = AgentCard::try_from(card).ok();
         Ok(Self::build(
             options.http(),
             endpoint,
-            version,
+            chosen,
             tenant,
             card,
             options,
@@ -485,29 +532,31 @@ impl A2aClient {
                     "the agent card at {card_url} offers only A2A 0.3, and 1.0 was asked for"
                 )));
             }
-            let endpoint = parse_url(&card.url)?;
+            let (url, binding) = choose_0_3_interface(&card, options.transport.as_ref())?;
+            let endpoint = parse_url(&url)?;
             return Ok(Self::build(
                 http,
                 endpoint,
-                ProtocolVersion::V0_3,
+                (ProtocolVersion::V0_3, binding),
                 String::new(),
                 Some(card),
                 options,
             ));
         }
-        let (interface, version) = choose_interface(&interfaces, options.version)?;
+        let (interface, chosen) =
+            choose_interface(&interfaces, options.version, options.transport.as_ref())?;
         let endpoint = parse_url(&interface.url)?;
         let tenant = interface.tenant.clone();
         // The card itself is informative; a detail the internal model cannot hold
         // (a device-code OAuth flow, say) must not keep the client from calling.
         let card = card_from_value(value, card_url).ok();
-        Ok(Self::build(http, endpoint, version, tenant, card, options))
+        Ok(Self::build(http, endpoint, chosen, tenant, card, options))
     }
 
     fn build(
         http: reqwest::Client,
         endpoint: reqwest::Url,
-        version: ProtocolVersion,
+        (version, binding): (ProtocolVersion, TransportProtocol),
         tenant: String,
         card: Option<AgentCard>,
         options: ClientOptions,
@@ -516,6 +565,7 @@ impl A2aClient {
             http,
             endpoint,
             version,
+            binding,
             tenant,
             card: card.map(Arc::new),
             options,
@@ -532,10 +582,17 @@ impl A2aClient {
         copy
     }
 
-    /// The JSON-RPC endpoint calls go to.
+    /// The interface URL calls go to: the JSON-RPC endpoint, or the base URL the
+    /// HTTP+JSON resources are under.
     #[must_use]
     pub fn endpoint(&self) -> &str {
         self.endpoint.as_str()
+    }
+
+    /// The binding every call goes over (`JSONRPC` or `HTTP+JSON`).
+    #[must_use]
+    pub const fn transport(&self) -> &TransportProtocol {
+        &self.binding
     }
 
     /// The protocol version every call is made in.
@@ -751,6 +808,9 @@ impl A2aClient {
     async fn exchange(&self, request: A2aRequest) -> Result<(Value, Vec<String>), ClientError> {
         let key = self.idempotency_key(&request);
         let safe = retry_safe(&request, key.is_some());
+        if self.binding == TransportProtocol::HttpJson {
+            return self.rest_exchange(request, key, safe).await;
+        }
         let outgoing = self.outgoing(request);
         let method = outgoing.method();
         let (response, bytes) = self
@@ -806,6 +866,9 @@ impl A2aClient {
     pub async fn stream(&self, request: A2aRequest) -> Result<A2aStream, ClientError> {
         let key = self.idempotency_key(&request);
         let safe = retry_safe(&request, key.is_some());
+        if self.binding == TransportProtocol::HttpJson {
+            return self.rest_stream(request, key, safe).await;
+        }
         let outgoing = self.outgoing(request);
         let method = outgoing.method();
         let response = self
@@ -935,11 +998,13 @@ impl A2aClient {
 
     /// A POST of `call` with the version header and the options' headers.
     fn request(&self, call: &Outgoing) -> reqwest::RequestBuilder {
-        let mut builder = self
-            .http
-            .post(self.endpoint.clone())
-            .header(VERSION_HEADER, self.version.as_str())
-            .json(call);
+        self.decorate(self.http.post(self.endpoint.clone()).json(call))
+    }
+
+    /// What every call carries whatever its binding: the version header, the
+    /// extensions asked for, the credential.
+    fn decorate(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let mut builder = builder.header(VERSION_HEADER, self.version.as_str());
         if !self.options.extensions.is_empty() {
             builder = builder.header(
                 extensions_header(self.version),
@@ -1118,34 +1183,117 @@ const fn extensions_header(version: ProtocolVersion) -> &'static str {
     }
 }
 
-/// The interface to call and its version: the first JSON-RPC interface of the
-/// forced version, or else the first declared 1.0, or else the first 0.3.
-fn choose_interface(
-    interfaces: &[v1::AgentInterface],
+/// The bindings this client speaks, and the one it is made to speak: `GRPC` is
+/// refused here (not built in), anything else A2A does not define too.
+fn spoken(binding: TransportProtocol) -> Result<TransportProtocol, ClientError> {
+    match binding {
+        TransportProtocol::JsonRpc | TransportProtocol::HttpJson => Ok(binding),
+        TransportProtocol::Grpc => Err(ClientError::Protocol(
+            "the GRPC binding is not built into this client; use JSONRPC or HTTP+JSON".to_owned(),
+        )),
+        TransportProtocol::Other(name) => Err(ClientError::Protocol(format!(
+            "`{name}` is not a binding this client speaks (JSONRPC, HTTP+JSON)"
+        ))),
+    }
+}
+
+/// The interface to call, its version and its binding. The binding is the forced
+/// one, else the first of the card's interfaces (card order) whose binding this
+/// client speaks; within it, the first interface of the forced version, else the
+/// first declared 1.0, else the first 0.3.
+fn choose_interface<'a>(
+    interfaces: &'a [v1::AgentInterface],
     forced: Option<ProtocolVersion>,
-) -> Result<(&v1::AgentInterface, ProtocolVersion), ClientError> {
+    forced_binding: Option<&TransportProtocol>,
+) -> Result<(&'a v1::AgentInterface, (ProtocolVersion, TransportProtocol)), ClientError> {
     let wanted: &[ProtocolVersion] = match &forced {
         Some(version) => std::slice::from_ref(version),
         None => &ProtocolVersion::ALL,
     };
-    let json_rpc = |interface: &&v1::AgentInterface| {
-        interface
-            .protocol_binding
-            .eq_ignore_ascii_case(TransportProtocol::JsonRpc.as_str())
+    let binding_of = |interface: &v1::AgentInterface| {
+        [
+            TransportProtocol::JsonRpc,
+            TransportProtocol::HttpJson,
+            TransportProtocol::Grpc,
+        ]
+        .into_iter()
+        .find(|binding| {
+            interface
+                .protocol_binding
+                .eq_ignore_ascii_case(binding.as_str())
+        })
     };
-    for version in wanted {
-        let found = interfaces.iter().filter(json_rpc).find(|interface| {
-            ProtocolVersion::from_header(Some(&interface.protocol_version)) == Ok(*version)
-        });
-        if let Some(interface) = found {
-            return Ok((interface, *version));
+    let mut bindings: Vec<TransportProtocol> = Vec::new();
+    match forced_binding {
+        Some(binding) => bindings.push(spoken(binding.clone())?),
+        None => {
+            for binding in interfaces.iter().filter_map(binding_of) {
+                if spoken(binding.clone()).is_ok() && !bindings.contains(&binding) {
+                    bindings.push(binding);
+                }
+            }
+        }
+    }
+    for binding in &bindings {
+        for version in wanted {
+            let found = interfaces.iter().find(|interface| {
+                binding_of(interface).as_ref() == Some(binding)
+                    && ProtocolVersion::from_header(Some(&interface.protocol_version))
+                        == Ok(*version)
+            });
+            if let Some(interface) = found {
+                return Ok((interface, (*version, binding.clone())));
+            }
         }
     }
     let versions: Vec<&str> = wanted.iter().map(|version| version.as_str()).collect();
+    let names: Vec<&str> = match forced_binding {
+        Some(binding) => vec![binding.as_str()],
+        None => vec!["JSONRPC", "HTTP+JSON"],
+    };
     Err(ClientError::Protocol(format!(
-        "the agent card offers no JSONRPC interface in A2A {}",
+        "the agent card offers no {} interface in A2A {}",
+        names.join(" or "),
         versions.join(" or ")
     )))
+}
+
+/// The endpoint and binding of a 0.3 (internal) card: the forced binding's
+/// interface (its `url` when `preferredTransport` names it, else the first
+/// `additionalInterfaces` entry of it), else the `url` when this client speaks its
+/// transport, else the first additional interface it speaks.
+fn choose_0_3_interface(
+    card: &AgentCard,
+    forced: Option<&TransportProtocol>,
+) -> Result<(String, TransportProtocol), ClientError> {
+    let preferred = card
+        .preferred_transport
+        .clone()
+        .unwrap_or(TransportProtocol::JsonRpc);
+    let mut candidates = vec![(card.url.clone(), preferred)];
+    candidates.extend(
+        card.additional_interfaces
+            .iter()
+            .flatten()
+            .map(|interface| (interface.url.clone(), interface.transport.clone())),
+    );
+    if let Some(binding) = forced {
+        let binding = spoken(binding.clone())?;
+        return candidates
+            .into_iter()
+            .find(|(_, offered)| *offered == binding)
+            .ok_or_else(|| {
+                ClientError::Protocol(format!("the agent card offers no {binding} interface"))
+            });
+    }
+    candidates
+        .into_iter()
+        .find(|(_, offered)| spoken(offered.clone()).is_ok())
+        .ok_or_else(|| {
+            ClientError::Protocol(
+                "the agent card offers no JSONRPC or HTTP+JSON interface".to_owned(),
+            )
+        })
 }
 
 /// The internal card from a card of any shape: 0.3 and hybrid cards are read as

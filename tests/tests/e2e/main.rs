@@ -13,6 +13,7 @@ mod a2a_message_stream;
 mod a2a_numbers_reach_the_agent_exactly;
 mod a2a_only_exposed_agents;
 mod a2a_push_notifications;
+mod a2a_rest;
 mod a2a_resubscribe;
 mod a2a_tasks_belong_to_where_they_were_created;
 mod a2a_tasks_cancel;
