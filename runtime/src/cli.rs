@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use agentyard_transport::a2a::TransportProtocol;
+use agentyard_transport::a2a::v1::ProtocolVersion;
 use agentyard_transport::a2a::{
     AgentCard, Artifact, Message, MessageSendConfiguration, MessageSendParams, Part,
     SendMessageResult, StreamEvent, Task, TaskIdParams, TaskQueryParams, TaskState,
@@ -145,6 +147,43 @@ pub(crate) struct Common {
     /// Give up on a call after this many seconds.
     #[arg(long, default_value_t = 60)]
     timeout: u64,
+    /// The binding to call over, whatever the card prefers: `jsonrpc`, `rest`
+    /// (HTTP+JSON) or `grpc`. Unset, the card's order decides.
+    #[arg(long, value_enum, value_name = "BINDING")]
+    transport: Option<Transport>,
+    /// The A2A version to speak, whatever the card prefers: `1.0` or `0.3`. Unset,
+    /// the card decides (1.0 when offered).
+    #[arg(long = "a2a-version", value_name = "VERSION", value_parser = parse_version)]
+    a2a_version: Option<ProtocolVersion>,
+}
+
+/// A binding `--transport` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Transport {
+    /// JSON-RPC 2.0 over HTTP.
+    Jsonrpc,
+    /// HTTP+JSON (REST).
+    Rest,
+    /// gRPC.
+    Grpc,
+}
+
+impl From<Transport> for TransportProtocol {
+    fn from(transport: Transport) -> Self {
+        match transport {
+            Transport::Jsonrpc => Self::JsonRpc,
+            Transport::Rest => Self::HttpJson,
+            Transport::Grpc => Self::Grpc,
+        }
+    }
+}
+
+/// `--a2a-version`: a version served (`1.0`, `0.3`; a patch number is ignored).
+fn parse_version(text: &str) -> Result<ProtocolVersion, String> {
+    ProtocolVersion::from_header(Some(text))
+        .ok()
+        .filter(|_| !text.trim().is_empty())
+        .ok_or_else(|| format!("`{text}` is not an A2A version this program speaks (1.0, 0.3)"))
 }
 
 /// What makes up the message of `send` and `stream`.
@@ -364,6 +403,12 @@ async fn connect(url: &str, common: &Common, handoff: bool) -> Result<A2aClient,
     if handoff {
         options = options.extension(HANDOFF_EXTENSION_URI);
     }
+    if let Some(transport) = common.transport {
+        options = options.transport(transport.into());
+    }
+    if let Some(version) = common.a2a_version {
+        options = options.protocol_version(version);
+    }
     let path = url.split(['?', '#']).next().unwrap_or(url);
     if path.ends_with(".json") {
         return Ok(A2aClient::connect(url, options).await?);
@@ -516,8 +561,9 @@ fn print_card(out: &mut Output, card: &AgentCard, client: &A2aClient) {
         out.line(&card.description);
     }
     out.line(&format!(
-        "endpoint:  {} (A2A {})",
+        "endpoint:  {} ({}, A2A {})",
         client.endpoint(),
+        client.transport(),
         client.protocol_version().as_str()
     ));
     let streaming = card.capabilities.streaming == Some(true);

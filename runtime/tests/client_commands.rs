@@ -369,3 +369,87 @@ key_env = "GATEWAY_PEER_KEY"
         });
     assert_eq!(tasks, 2);
 }
+
+#[test]
+fn the_client_commands_speak_rest_and_either_version_when_told() {
+    let serve = Serve::start(Some("[agents]\nexposed = [\"echo\", \"countdown\"]\n"));
+    for version in ["1.0", "0.3"] {
+        let card = run(&[
+            "card",
+            &serve.base,
+            "--transport",
+            "rest",
+            "--a2a-version",
+            version,
+        ]);
+        assert_eq!(code(&card), COMPLETED, "{}", stderr(&card));
+        assert!(
+            stdout(&card).contains(&format!("(HTTP+JSON, A2A {version})")),
+            "{}",
+            stdout(&card)
+        );
+        let sent = run(&[
+            "send",
+            &serve.agent("countdown"),
+            "1",
+            "--transport",
+            "rest",
+            "--a2a-version",
+            version,
+        ]);
+        assert_eq!(code(&sent), COMPLETED, "{version}: {}", stderr(&sent));
+        let text = stdout(&sent);
+        assert!(text.contains("liftoff"), "{text}");
+        let task_id = text
+            .split_whitespace()
+            .nth(1)
+            .expect("task <id>")
+            .to_owned();
+        let got = run(&[
+            "get",
+            &serve.agent("countdown"),
+            &task_id,
+            "--transport",
+            "rest",
+        ]);
+        assert_eq!(code(&got), COMPLETED, "{}", stderr(&got));
+        let streamed = run(&[
+            "stream",
+            &serve.agent("countdown"),
+            "1",
+            "--transport",
+            "rest",
+            "--a2a-version",
+            version,
+        ]);
+        assert_eq!(
+            code(&streamed),
+            COMPLETED,
+            "{version}: {}",
+            stderr(&streamed)
+        );
+        let missing = run(&["get", &serve.agent("echo"), "nope", "--transport", "rest"]);
+        assert_eq!(code(&missing), AGENT_ERROR, "{}", stderr(&missing));
+    }
+    let json_rpc = run(&[
+        "card",
+        &serve.base,
+        "--transport",
+        "jsonrpc",
+        "--a2a-version",
+        "0.3",
+    ]);
+    assert!(
+        stdout(&json_rpc).contains("(JSONRPC, A2A 0.3)"),
+        "{}",
+        stdout(&json_rpc)
+    );
+    // gRPC is the integrator's to wire: until then it says so, and a bad version is
+    // refused before anything is sent.
+    let grpc = run(&["send", &serve.agent("echo"), "hi", "--transport", "grpc"]);
+    assert_ne!(code(&grpc), COMPLETED);
+    assert!(stderr(&grpc).contains("GRPC"), "{}", stderr(&grpc));
+    let bad = run(&["send", &serve.agent("echo"), "hi", "--a2a-version", "2.0"]);
+    assert_eq!(code(&bad), 2, "{}", stderr(&bad));
+    assert!(stderr(&bad).contains("2.0"), "{}", stderr(&bad));
+}
