@@ -30,8 +30,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .compile_fds(files)?;
 
     let descriptors = std::fs::read(&descriptor_path)?;
+    // Unknown fields are skipped on read, as A2A asks (spec §5.7): the 0.3 Python
+    // SDK's proto has grown `Part.metadata`, which the 0.3.0 proto lacks, and its
+    // HTTP+JSON client sends it.
     pbjson_build::Builder::new()
         .register_descriptors(&descriptors)?
+        .ignore_unknown_fields()
         .build(&[".a2a.v1", ".lf.a2a.v1"])?;
     Ok(())
 }

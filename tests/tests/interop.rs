@@ -4,7 +4,9 @@
 //! push to a local webhook, API-key auth, the handoff extension, the samples'
 //! `acceptedOutputModes`, a non-blocking send to a busy conversation; and the JS SDK
 //! 1.x (`@a2a-js/sdk` 1.3, default options) and the Python SDK 1.x (`a2a-sdk` 1.3, on
-//! its A2A 1.0 transport) send, stream, get, cancel, subscribe and list. The cases
+//! its A2A 1.0 transport) send, stream, get, cancel, subscribe and list. The 1.x
+//! clients run again on the HTTP+JSON binding in 1.0, and the 0.3 Python client on
+//! HTTP+JSON in 0.3 (`AGENTYARD_BINDING=HTTP+JSON`). The cases
 //! live in `tests/interop/{python,js,python1,js1}`;
 //! this harness starts the servers, runs each script and fails with its output.
 //! The other way round, agentyard's `A2aClient` sends, streams and gets against a
@@ -66,9 +68,10 @@ fn scratch(client: &str) -> PathBuf {
     dir
 }
 
-/// Starts the two servers the scripts talk to and runs `program args`, failing with
-/// its output (and the servers' logs) unless it exits 0.
-fn drive(client: &str, program: &Path, args: &[PathBuf], bin: &Path) {
+/// Starts the two servers the scripts talk to and runs `program args` with `env`
+/// besides the servers' addresses, failing with its output (and the servers' logs)
+/// unless it exits 0.
+fn drive(client: &str, program: &Path, args: &[PathBuf], env: &[(&str, &str)], bin: &Path) {
     let dir = scratch(client);
     // Webhooks go to the script's receiver on 127.0.0.1, which the SSRF guard refuses
     // unless told otherwise.
@@ -91,6 +94,7 @@ fn drive(client: &str, program: &Path, args: &[PathBuf], bin: &Path) {
         .env("AGENTYARD_URL", &open.base)
         .env("AGENTYARD_AUTH_URL", &keyed.base)
         .env("AGENTYARD_API_KEY", API_KEY)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(out.try_clone().expect("clone the output file"))
         .stderr(out)
@@ -128,18 +132,43 @@ fn drive(client: &str, program: &Path, args: &[PathBuf], bin: &Path) {
     }
 }
 
+/// The scripts' variable naming the binding their client must use.
+const BINDING: &str = "AGENTYARD_BINDING";
+/// HTTP+JSON, as the cards name it.
+const REST: &[(&str, &str)] = &[(BINDING, "HTTP+JSON")];
+
 #[test]
 fn python_sdk_drives_the_server() {
-    python_drives_the_server("python", "venv", "tests/interop/python/interop.py");
+    python_drives_the_server("python", "venv", "tests/interop/python/interop.py", &[]);
+}
+
+#[test]
+fn python_sdk_drives_the_server_over_http_json_in_a2a_0_3() {
+    python_drives_the_server(
+        "python-rest",
+        "venv",
+        "tests/interop/python/interop.py",
+        REST,
+    );
 }
 
 #[test]
 fn python_sdk_1_x_drives_the_server_in_a2a_1_0() {
-    python_drives_the_server("python1", "venv1", "tests/interop/python1/interop.py");
+    python_drives_the_server("python1", "venv1", "tests/interop/python1/interop.py", &[]);
+}
+
+#[test]
+fn python_sdk_1_x_drives_the_server_over_http_json_in_a2a_1_0() {
+    python_drives_the_server(
+        "python1-rest",
+        "venv1",
+        "tests/interop/python1/interop.py",
+        REST,
+    );
 }
 
 /// Runs a Python client `script` from the venv `venv` of the interop directory.
-fn python_drives_the_server(client: &str, venv: &str, script: &str) {
+fn python_drives_the_server(client: &str, venv: &str, script: &str, env: &[(&str, &str)]) {
     let venv = interop_dir().join(venv);
     let python = if cfg!(windows) {
         venv.join("Scripts").join("python.exe")
@@ -157,7 +186,7 @@ fn python_drives_the_server(client: &str, venv: &str, script: &str) {
         Ok(bin) => bin,
         Err(why) => return unavailable(client, &why),
     };
-    drive(client, &python, &[root().join(script)], &bin);
+    drive(client, &python, &[root().join(script)], env, &bin);
 }
 
 #[test]
@@ -177,27 +206,37 @@ fn js_sdk_drives_the_server() {
         Ok(bin) => bin,
         Err(why) => return unavailable("js", &why),
     };
-    drive("js", &node, &[js.join("interop.mjs")], &bin);
+    drive("js", &node, &[js.join("interop.mjs")], &[], &bin);
 }
 
 #[test]
 fn js_sdk_1_x_with_default_options_drives_the_server_in_a2a_1_0() {
+    js1_drives_the_server("js1", &[]);
+}
+
+#[test]
+fn js_sdk_1_x_drives_the_server_over_http_json_in_a2a_1_0() {
+    js1_drives_the_server("js1-rest", REST);
+}
+
+/// Runs the JS SDK 1.x script with `env`.
+fn js1_drives_the_server(client: &str, env: &[(&str, &str)]) {
     let js = root().join("tests/interop/js1");
     if !js.join("node_modules/@a2a-js/sdk/package.json").is_file() {
         return unavailable(
-            "js1",
+            client,
             &format!("no @a2a-js/sdk in {}/node_modules; {SET_UP}", js.display()),
         );
     }
     let node = PathBuf::from("node");
     if Command::new(&node).arg("--version").output().is_err() {
-        return unavailable("js1", &format!("`node` is not on PATH; {SET_UP}"));
+        return unavailable(client, &format!("`node` is not on PATH; {SET_UP}"));
     }
     let bin = match binary() {
         Ok(bin) => bin,
-        Err(why) => return unavailable("js1", &why),
+        Err(why) => return unavailable(client, &why),
     };
-    drive("js1", &node, &[js.join("interop.mjs")], &bin);
+    drive(client, &node, &[js.join("interop.mjs")], env, &bin);
 }
 
 /// A running official server (`tests/interop/python1/server.py`, a2a-sdk 1.3), killed

@@ -1,6 +1,8 @@
 // Drives `agentyard serve` with the official A2A JS SDK 1.x client (@a2a-js/sdk 1.3),
 // created with its DEFAULT options: no legacy (0.3) compatibility, so every call is
-// A2A 1.0, chosen from the card's `supportedInterfaces`.
+// A2A 1.0, chosen from the card's `supportedInterfaces`. AGENTYARD_BINDING names the
+// binding: JSONRPC (the default, the card's first) or HTTP+JSON, which the factory
+// then prefers (`preferredTransports`); either way the client must be on it.
 //
 // Run by tests/tests/interop.rs, which starts the servers and passes them in
 // (AGENTYARD_URL; the auth server's variables are not used here). One line per case
@@ -16,9 +18,11 @@ import {
   SubscribeToTaskRequest,
   TaskState,
 } from "@a2a-js/sdk";
-import { ClientFactory } from "@a2a-js/sdk/client";
+import { ClientFactory, ClientFactoryOptions } from "@a2a-js/sdk/client";
 
 const BASE = process.env.AGENTYARD_URL.replace(/\/$/, "");
+const BINDING = process.env.AGENTYARD_BINDING ?? "JSONRPC";
+const NAME = BINDING === "JSONRPC" ? "js1" : "js1-rest";
 const CASE_TIMEOUT_MS = 25_000;
 
 class Failed extends Error {}
@@ -48,8 +52,17 @@ function taskIdOf(answer) {
 }
 
 async function connect(agent) {
+  const options =
+    BINDING === "JSONRPC"
+      ? ClientFactoryOptions.default
+      : ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+          preferredTransports: [BINDING],
+        });
   // A trailing slash, as the SDK's samples write interface URLs.
-  return new ClientFactory().createFromUrl(`${BASE}/agents/${agent}/`);
+  const client = await new ClientFactory(options).createFromUrl(`${BASE}/agents/${agent}/`);
+  const chosen = client.transport?.protocolName;
+  check(chosen === BINDING, `the ${BINDING} transport, got ${chosen}`);
+  return client;
 }
 
 async function collect(stream) {
@@ -154,11 +167,11 @@ for (const [name, run] of Object.entries(cases)) {
         );
       }),
     ]);
-    console.log(`ok   js1 ${name} (${((Date.now() - began) / 1000).toFixed(1)} s)`);
+    console.log(`ok   ${NAME} ${name} (${((Date.now() - began) / 1000).toFixed(1)} s)`);
   } catch (error) {
     failed += 1;
     const detail = error instanceof Failed ? error.message : `${error?.stack ?? error}`;
-    console.log(`FAIL js1 ${name}: ${detail}`);
+    console.log(`FAIL ${NAME} ${name}: ${detail}`);
   } finally {
     clearTimeout(timer);
   }

@@ -1,7 +1,9 @@
 """Drives `agentyard serve` with the official A2A Python SDK 1.x client (a2a-sdk 1.3).
 
-The client reads the card, must pick its A2A 1.0 JSON-RPC transport (not the 0.3
-compatibility one), and sends, streams, gets, lists, cancels and subscribes.
+The client reads the card, must pick its A2A 1.0 transport of the binding asked
+for (not the 0.3 compatibility one), and sends, streams, gets, lists, cancels and
+subscribes. AGENTYARD_BINDING names the binding: JSONRPC (the default, the card's
+first) or HTTP+JSON, which the client is then configured to support alone.
 
 Run by tests/tests/interop.rs, which starts the servers and passes them in
 (AGENTYARD_URL; the auth server's variables are not used here). One line per case
@@ -27,6 +29,9 @@ from a2a.types import (
 from google.protobuf.json_format import MessageToDict, ParseDict
 
 BASE = os.environ["AGENTYARD_URL"].rstrip("/")
+BINDING = os.environ.get("AGENTYARD_BINDING", "JSONRPC")
+TRANSPORT = {"JSONRPC": "JsonRpcTransport", "HTTP+JSON": "RestTransport"}[BINDING]
+NAME = "python1" if BINDING == "JSONRPC" else "python1-rest"
 CASE_TIMEOUT_S = 25
 
 
@@ -64,10 +69,13 @@ async def events(stream):
 
 
 async def connect(http, agent, streaming):
-    factory = ClientFactory(ClientConfig(httpx_client=http, streaming=streaming))
+    config = ClientConfig(httpx_client=http, streaming=streaming)
+    if BINDING != "JSONRPC":
+        config.supported_protocol_bindings = [BINDING]
+    factory = ClientFactory(config)
     client = await factory.create_from_url(f"{BASE}/agents/{agent}/")
     transport = type(getattr(client, "_transport", None)).__name__
-    check(transport == "JsonRpcTransport", f"the 1.0 JSON-RPC transport, got {transport}")
+    check(transport == TRANSPORT, f"the 1.0 {TRANSPORT}, got {transport}")
     return client
 
 
@@ -161,13 +169,13 @@ async def main():
             began = time.monotonic()
             try:
                 await asyncio.wait_for(run(http), CASE_TIMEOUT_S)
-                print(f"ok   python1 {name} ({time.monotonic() - began:.1f} s)", flush=True)
+                print(f"ok   {NAME} {name} ({time.monotonic() - began:.1f} s)", flush=True)
             except Failed as error:
                 failed += 1
-                print(f"FAIL python1 {name}: {error}", flush=True)
+                print(f"FAIL {NAME} {name}: {error}", flush=True)
             except Exception:  # noqa: BLE001 - every failure is reported, then counted
                 failed += 1
-                print(f"FAIL python1 {name}: {traceback.format_exc()}", flush=True)
+                print(f"FAIL {NAME} {name}: {traceback.format_exc()}", flush=True)
     return 1 if failed else 0
 
 

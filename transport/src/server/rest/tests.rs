@@ -695,3 +695,14 @@ async fn the_0_3_resources_take_and_give_0_3_proto_json() {
     let first: Value = serde_json::from_str(first).expect("JSON");
     assert_eq!(first["task"]["status"]["state"], "TASK_STATE_WORKING");
 }
+
+#[tokio::test]
+async fn unknown_fields_of_a_0_3_body_are_skipped() {
+    // The 0.3 Python SDK's proto has `Part.metadata`, which the 0.3.0 proto lacks.
+    let (recorder, router) = router(ServerConfig::default());
+    let body = json!({"message": {"messageId": "m-2", "role": "ROLE_USER",
+        "content": [{"text": "hi", "metadata": {"x": 1}}], "somethingNew": true}});
+    let (status, _, body) = send(&router, Method::POST, "/v1/message:send", &[], Some(body)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(matches!(last(&recorder).1, A2aRequest::SendMessage(_)));
+}
