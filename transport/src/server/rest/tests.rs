@@ -706,3 +706,41 @@ async fn unknown_fields_of_a_0_3_body_are_skipped() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert!(matches!(last(&recorder).1, A2aRequest::SendMessage(_)));
 }
+
+#[tokio::test]
+async fn idempotency_key_traceparent_and_last_event_id_reach_the_service() {
+    let (recorder, router) = router(ServerConfig::default());
+    let trace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    let (status, _, _) = send(
+        &router,
+        Method::POST,
+        "/message:send",
+        &[("idempotency-key", "k-1"), ("traceparent", trace)],
+        Some(message()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (context, _) = last(&recorder);
+    assert_eq!(context.idempotency_key.as_deref(), Some("k-1"));
+    assert_eq!(context.traceparent.as_deref(), Some(trace));
+    let (status, _, _) = send(
+        &router,
+        Method::GET,
+        "/tasks/t-1:subscribe",
+        &[("last-event-id", "7")],
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(last(&recorder).0.last_event_id, Some(7));
+    let (status, _, body) = send(
+        &router,
+        Method::GET,
+        "/tasks/t-1:subscribe",
+        &[("last-event-id", "seven")],
+        None,
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body.contains("Last-Event-ID"), "{body}");
+}
