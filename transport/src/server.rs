@@ -132,13 +132,13 @@ use crate::service::A2aService;
 #[cfg(doc)]
 use crate::service::CallContext;
 
-mod auth;
+pub(crate) mod auth;
 mod cards;
 mod config;
 mod conn;
-mod extensions;
+pub(crate) mod extensions;
 mod reply;
-mod rpc;
+pub(crate) mod rpc;
 
 pub use config::{AuthConfig, ServerConfig, ServerConfigBuilder};
 pub use rpc::RequestLog;

@@ -859,7 +859,7 @@ fn sse(
 }
 
 /// A task event in a terminal or interrupted state, after which a 1.0 stream ends.
-fn settles(event: &StreamEvent) -> bool {
+pub(crate) fn settles(event: &StreamEvent) -> bool {
     matches!(event, StreamEvent::Task(task)
         if task.status.state.is_terminal() || task.status.state.is_interrupted())
 }
