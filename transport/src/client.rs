@@ -1,9 +1,18 @@
-//! A typed A2A client over JSON-RPC and SSE, speaking 1.0 or 0.3.0.
+//! A typed A2A client over JSON-RPC and SSE, or gRPC, speaking 1.0 or 0.3.0.
 //!
 //! [`A2aClient`] talks to one agent: it finds the endpoint from the agent card (or
 //! takes it directly), sends each call as a JSON-RPC request with the options'
 //! extension and credential headers, and decodes the typed answer. It keeps
 //! connections open between calls (one pooled HTTP client, shared by clones).
+//!
+//! # Which binding
+//!
+//! JSON-RPC or gRPC: the card's interfaces are read in its order, and the first
+//! of a binding this client speaks wins (agentyard's cards list JSON-RPC first); a
+//! 0.3 card's `preferredTransport` decides. [`ClientOptions::transport`] forces one
+//! (an endpoint given directly is then dialled over it: `host:port` for gRPC).
+//! Over gRPC every call is the same typed call, sent as the protobuf message of
+//! the version chosen, with headers as metadata (see `client/grpc.rs`).
 //!
 //! # Which protocol version
 //!
@@ -61,8 +70,10 @@ use crate::a2a::{
 };
 use crate::jsonrpc::{A2aCall, A2aRequest, JsonRpcResponse, RequestId};
 use crate::server::{EXTENSIONS_HEADER, V1_EXTENSIONS_HEADER};
+use crate::service::A2aResult;
 
 mod error;
+mod grpc;
 mod retry;
 mod sse;
 
@@ -151,6 +162,7 @@ pub struct ClientOptions {
     retry: RetryPolicy,
     headers: Vec<(String, String)>,
     http: Option<reqwest::Client>,
+    transport: Option<TransportProtocol>,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -166,6 +178,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("retry", &self.retry)
             .field("headers", &headers)
             .field("custom_http", &self.http.is_some())
+            .field("transport", &self.transport)
             .finish()
     }
 }
@@ -183,7 +196,30 @@ impl ClientOptions {
             retry: RetryPolicy::none(),
             headers: Vec::new(),
             http: None,
+            transport: None,
         }
+    }
+
+    /// Speaks `binding` whatever the card prefers: the card's first interface of
+    /// that binding (and of the version, when one is forced) is used, and an
+    /// endpoint given directly is spoken to over it. This client speaks
+    /// [`TransportProtocol::JsonRpc`] and [`TransportProtocol::Grpc`]; by default it
+    /// takes the first of them the card lists.
+    #[must_use]
+    pub fn transport(mut self, binding: TransportProtocol) -> Self {
+        self.transport = Some(binding);
+        self
+    }
+
+    /// The binding forced with [`transport`](Self::transport), if any.
+    #[must_use]
+    pub const fn forced_transport(&self) -> Option<&TransportProtocol> {
+        self.transport.as_ref()
+    }
+
+    /// How long opening a connection may take.
+    fn connect_timeout_or_default(&self) -> Duration {
+        self.connect_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT)
     }
 
     /// Bounds the opening of each connection (default 10 s). Another value than the
@@ -364,6 +400,9 @@ pub struct A2aClient {
     card: Option<Arc<AgentCard>>,
     options: ClientOptions,
     next_id: Arc<AtomicI64>,
+    /// `Some` when calls go over gRPC (the card's preferred interface, or the
+    /// options' forced binding) instead of JSON-RPC.
+    grpc: Option<grpc::GrpcPath>,
 }
 
 impl A2aClient {
@@ -408,14 +447,11 @@ impl A2aClient {
             Self::with_card_value(http, value, &card_url, options)
         } else {
             let version = options.version.unwrap_or(ProtocolVersion::V0_3);
-            Ok(Self::build(
-                http,
-                parse_url(url)?,
-                version,
-                String::new(),
-                None,
-                options,
-            ))
+            let binding = options
+                .transport
+                .clone()
+                .unwrap_or(TransportProtocol::JsonRpc);
+            Self::build_at(http, url, &binding, version, String::new(), None, options)
         }
     }
 
@@ -428,15 +464,16 @@ impl A2aClient {
     /// [`ClientError::InvalidUrl`] when the card's `url` cannot be parsed.
     pub fn from_card(card: AgentCard, options: ClientOptions) -> Result<Self, ClientError> {
         let version = options.version.unwrap_or(ProtocolVersion::V0_3);
-        let endpoint = parse_url(&card.url)?;
-        Ok(Self::build(
+        let (url, binding) = legacy_interface(&card, options.transport.as_ref())?;
+        Self::build_at(
             options.http(),
-            endpoint,
+            &url,
+            &binding,
             version,
             String::new(),
             Some(card),
             options,
-        ))
+        )
     }
 
     /// A client for the agent a 1.0 (or hybrid) card describes, at the interface
@@ -447,18 +484,26 @@ impl A2aClient {
     /// [`ClientError::Protocol`] when the card offers no JSON-RPC interface (of the
     /// forced version), [`ClientError::InvalidUrl`] when its `url` is bad.
     pub fn from_v1_card(card: v1::AgentCard, options: ClientOptions) -> Result<Self, ClientError> {
-        let (interface, version) = choose_interface(&card.supported_interfaces, options.version)?;
-        let endpoint = parse_url(&interface.url)?;
+        let (interface, version) = choose_interface(
+            &card.supported_interfaces,
+            options.version,
+            options.transport.as_ref(),
+        )?;
+        let (url, binding) = (
+            interface.url.clone(),
+            TransportProtocol::from(interface.protocol_binding.as_str()),
+        );
         let tenant = interface.tenant.clone();
         let card = AgentCard::try_from(card).ok();
-        Ok(Self::build(
+        Self::build_at(
             options.http(),
-            endpoint,
+            &url,
+            &binding,
             version,
             tenant,
             card,
             options,
-        ))
+        )
     }
 
     /// A client from a fetched card of any shape.
@@ -485,23 +530,65 @@ impl A2aClient {
                     "the agent card at {card_url} offers only A2A 0.3, and 1.0 was asked for"
                 )));
             }
-            let endpoint = parse_url(&card.url)?;
-            return Ok(Self::build(
+            let (url, binding) = legacy_interface(&card, options.transport.as_ref())?;
+            return Self::build_at(
                 http,
-                endpoint,
+                &url,
+                &binding,
                 ProtocolVersion::V0_3,
                 String::new(),
                 Some(card),
                 options,
-            ));
+            );
         }
-        let (interface, version) = choose_interface(&interfaces, options.version)?;
-        let endpoint = parse_url(&interface.url)?;
+        let (interface, version) =
+            choose_interface(&interfaces, options.version, options.transport.as_ref())?;
+        let binding = TransportProtocol::from(interface.protocol_binding.as_str());
+        let url = interface.url.clone();
         let tenant = interface.tenant.clone();
         // The card itself is informative; a detail the internal model cannot hold
         // (a device-code OAuth flow, say) must not keep the client from calling.
         let card = card_from_value(value, card_url).ok();
-        Ok(Self::build(http, endpoint, version, tenant, card, options))
+        Self::build_at(http, &url, &binding, version, tenant, card, options)
+    }
+
+    /// A client for the interface at `url` of `binding`: JSON-RPC at an HTTP URL, or
+    /// gRPC at a `host:port` target.
+    fn build_at(
+        http: reqwest::Client,
+        url: &str,
+        binding: &TransportProtocol,
+        version: ProtocolVersion,
+        tenant: String,
+        card: Option<AgentCard>,
+        options: ClientOptions,
+    ) -> Result<Self, ClientError> {
+        match binding {
+            TransportProtocol::JsonRpc => Ok(Self::build(
+                http,
+                parse_url(url)?,
+                version,
+                tenant,
+                card,
+                options,
+            )),
+            TransportProtocol::Grpc => {
+                let path = grpc::GrpcPath::new(
+                    url,
+                    version,
+                    tenant.clone(),
+                    options.connect_timeout_or_default(),
+                )?;
+                let endpoint = parse_url(path.target())?;
+                let mut client = Self::build(http, endpoint, version, tenant, card, options);
+                client.grpc = Some(path);
+                Ok(client)
+            }
+            other => Err(ClientError::Protocol(format!(
+                "this client does not speak the {} binding",
+                other.as_str()
+            ))),
+        }
     }
 
     fn build(
@@ -520,6 +607,7 @@ impl A2aClient {
             card: card.map(Arc::new),
             options,
             next_id: Arc::new(AtomicI64::new(1)),
+            grpc: None,
         }
     }
 
@@ -532,10 +620,21 @@ impl A2aClient {
         copy
     }
 
-    /// The JSON-RPC endpoint calls go to.
+    /// The endpoint calls go to: the JSON-RPC URL, or for gRPC the target
+    /// (`http://host:port`).
     #[must_use]
     pub fn endpoint(&self) -> &str {
         self.endpoint.as_str()
+    }
+
+    /// The binding calls use.
+    #[must_use]
+    pub const fn transport(&self) -> TransportProtocol {
+        if self.grpc.is_some() {
+            TransportProtocol::Grpc
+        } else {
+            TransportProtocol::JsonRpc
+        }
     }
 
     /// The protocol version every call is made in.
@@ -572,6 +671,12 @@ impl A2aClient {
         &self,
         params: MessageSendParams,
     ) -> Result<SendMessageResult, ClientError> {
+        if self.grpc.is_some() {
+            return match self.grpc_unary(A2aRequest::SendMessage(params)).await? {
+                A2aResult::Send(result) => Ok(result),
+                other => Err(grpc::unexpected("SendMessage", &other)),
+            };
+        }
         self.typed::<_, v1::SendMessageResponse>(A2aRequest::SendMessage(params))
             .await
     }
@@ -595,6 +700,12 @@ impl A2aClient {
     ///
     /// As [`send_message`](Self::send_message); -32001 for an unknown task.
     pub async fn get_task(&self, params: TaskQueryParams) -> Result<Task, ClientError> {
+        if self.grpc.is_some() {
+            return match self.grpc_unary(A2aRequest::GetTask(params)).await? {
+                A2aResult::Task(task) => Ok(task),
+                other => Err(grpc::unexpected("GetTask", &other)),
+            };
+        }
         self.typed::<_, v1::Task>(A2aRequest::GetTask(params)).await
     }
 
@@ -605,6 +716,12 @@ impl A2aClient {
     /// As [`send_message`](Self::send_message); -32002 for a task that already
     /// ended.
     pub async fn cancel_task(&self, params: TaskIdParams) -> Result<Task, ClientError> {
+        if self.grpc.is_some() {
+            return match self.grpc_unary(A2aRequest::CancelTask(params)).await? {
+                A2aResult::Task(task) => Ok(task),
+                other => Err(grpc::unexpected("CancelTask", &other)),
+            };
+        }
         self.typed::<_, v1::Task>(A2aRequest::CancelTask(params))
             .await
     }
@@ -628,10 +745,15 @@ impl A2aClient {
         &self,
         config: TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
-        self.typed::<_, v1::TaskPushNotificationConfig>(A2aRequest::SetTaskPushNotificationConfig(
-            config,
-        ))
-        .await
+        let request = A2aRequest::SetTaskPushNotificationConfig(config);
+        if self.grpc.is_some() {
+            return match self.grpc_unary(request).await? {
+                A2aResult::PushConfig(config) => Ok(config),
+                other => Err(grpc::unexpected("CreateTaskPushNotificationConfig", &other)),
+            };
+        }
+        self.typed::<_, v1::TaskPushNotificationConfig>(request)
+            .await
     }
 
     /// `tasks/pushNotificationConfig/get`.
@@ -643,10 +765,15 @@ impl A2aClient {
         &self,
         params: GetTaskPushNotificationConfigParams,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
-        self.typed::<_, v1::TaskPushNotificationConfig>(A2aRequest::GetTaskPushNotificationConfig(
-            params,
-        ))
-        .await
+        let request = A2aRequest::GetTaskPushNotificationConfig(params);
+        if self.grpc.is_some() {
+            return match self.grpc_unary(request).await? {
+                A2aResult::PushConfig(config) => Ok(config),
+                other => Err(grpc::unexpected("GetTaskPushNotificationConfig", &other)),
+            };
+        }
+        self.typed::<_, v1::TaskPushNotificationConfig>(request)
+            .await
     }
 
     /// `tasks/pushNotificationConfig/list`.
@@ -658,10 +785,15 @@ impl A2aClient {
         &self,
         params: ListTaskPushNotificationConfigParams,
     ) -> Result<Vec<TaskPushNotificationConfig>, ClientError> {
-        self.typed::<_, v1::ListTaskPushNotificationConfigsResponse>(
-            A2aRequest::ListTaskPushNotificationConfig(params),
-        )
-        .await
+        let request = A2aRequest::ListTaskPushNotificationConfig(params);
+        if self.grpc.is_some() {
+            return match self.grpc_unary(request).await? {
+                A2aResult::PushConfigs(configs) => Ok(configs),
+                other => Err(grpc::unexpected("ListTaskPushNotificationConfigs", &other)),
+            };
+        }
+        self.typed::<_, v1::ListTaskPushNotificationConfigsResponse>(request)
+            .await
     }
 
     /// `tasks/pushNotificationConfig/delete`.
@@ -673,8 +805,14 @@ impl A2aClient {
         &self,
         params: DeleteTaskPushNotificationConfigParams,
     ) -> Result<(), ClientError> {
-        self.exchange(A2aRequest::DeleteTaskPushNotificationConfig(params))
-            .await?;
+        let request = A2aRequest::DeleteTaskPushNotificationConfig(params);
+        if self.grpc.is_some() {
+            return match self.grpc_unary(request).await? {
+                A2aResult::Deleted => Ok(()),
+                other => Err(grpc::unexpected("DeleteTaskPushNotificationConfig", &other)),
+            };
+        }
+        self.exchange(request).await?;
         Ok(())
     }
 
@@ -685,6 +823,9 @@ impl A2aClient {
     /// As [`send_message`](Self::send_message); HTTP 401 without valid
     /// credentials, -32007 when the agent has no extended card.
     pub async fn authenticated_extended_card(&self) -> Result<AgentCard, ClientError> {
+        if let Some(grpc) = &self.grpc {
+            return grpc.extended_card(&self.options).await;
+        }
         let (value, _) = self
             .exchange(A2aRequest::GetAuthenticatedExtendedCard)
             .await?;
@@ -708,6 +849,12 @@ impl A2aClient {
             return Err(ClientError::Protocol(
                 "`ListTasks` is A2A 1.0; this client speaks 0.3 to the agent".to_owned(),
             ));
+        }
+        if self.grpc.is_some() {
+            return match self.grpc_unary(A2aRequest::ListTasks(params)).await? {
+                A2aResult::TaskList(list) => Ok(list),
+                other => Err(grpc::unexpected("ListTasks", &other)),
+            };
         }
         let (value, _) = self.exchange(A2aRequest::ListTasks(params)).await?;
         decode_as::<v1::ListTasksResponse, v1::ListTasksResponse>(
@@ -733,6 +880,17 @@ impl A2aClient {
         request: A2aRequest,
     ) -> Result<A2aResponse<T>, ClientError> {
         let method = request.method();
+        if self.grpc.is_some() {
+            let (result, extensions) = self.grpc_call(request).await?;
+            // The result's 0.3 form is what `T` reads, whichever binding carried it.
+            let value = serde_json::to_value(&result)
+                .and_then(serde_json::from_value)
+                .map_err(|source| ClientError::Decode {
+                    what: format!("`{method}` result"),
+                    source,
+                })?;
+            return Ok(A2aResponse { value, extensions });
+        }
         let kind = ResultKind::of(&request);
         let (result, extensions) = self.exchange(request).await?;
         let result = match self.version {
@@ -806,6 +964,13 @@ impl A2aClient {
     pub async fn stream(&self, request: A2aRequest) -> Result<A2aStream, ClientError> {
         let key = self.idempotency_key(&request);
         let safe = retry_safe(&request, key.is_some());
+        if let Some(grpc) = &self.grpc {
+            return self
+                .retrying(safe, || {
+                    grpc.stream(request.clone(), &self.options, key.as_deref())
+                })
+                .await;
+        }
         let outgoing = self.outgoing(request);
         let method = outgoing.method();
         let response = self
@@ -841,6 +1006,30 @@ impl A2aClient {
             }
         };
         Ok(A2aStream { events, extensions })
+    }
+
+    /// A unary call over gRPC: its result.
+    async fn grpc_unary(&self, request: A2aRequest) -> Result<A2aResult, ClientError> {
+        Ok(self.grpc_call(request).await?.0)
+    }
+
+    /// A unary call over gRPC, retried as the JSON-RPC path retries: its result and
+    /// the activated extensions.
+    async fn grpc_call(
+        &self,
+        request: A2aRequest,
+    ) -> Result<(A2aResult, Vec<String>), ClientError> {
+        let Some(grpc) = &self.grpc else {
+            return Err(ClientError::Protocol(
+                "this client does not call over gRPC".to_owned(),
+            ));
+        };
+        let key = self.idempotency_key(&request);
+        let safe = retry_safe(&request, key.is_some());
+        self.retrying(safe, || {
+            grpc.unary(request.clone(), &self.options, key.as_deref())
+        })
+        .await
     }
 
     /// Runs `attempt` until it succeeds, fails in a way not worth retrying, or the
@@ -1118,23 +1307,35 @@ const fn extensions_header(version: ProtocolVersion) -> &'static str {
     }
 }
 
-/// The interface to call and its version: the first JSON-RPC interface of the
-/// forced version, or else the first declared 1.0, or else the first 0.3.
-fn choose_interface(
-    interfaces: &[v1::AgentInterface],
+/// The bindings this client speaks, when none is forced.
+const SPOKEN: [TransportProtocol; 2] = [TransportProtocol::JsonRpc, TransportProtocol::Grpc];
+
+/// The interface to call and its version: among the interfaces of the forced
+/// binding (else of a binding this client speaks, JSON-RPC or gRPC), the first of
+/// the forced version, or else the first declared 1.0, or else the first 0.3. The
+/// card's order decides between bindings: its first interface is its preferred.
+fn choose_interface<'a>(
+    interfaces: &'a [v1::AgentInterface],
     forced: Option<ProtocolVersion>,
-) -> Result<(&v1::AgentInterface, ProtocolVersion), ClientError> {
+    binding: Option<&TransportProtocol>,
+) -> Result<(&'a v1::AgentInterface, ProtocolVersion), ClientError> {
     let wanted: &[ProtocolVersion] = match &forced {
         Some(version) => std::slice::from_ref(version),
         None => &ProtocolVersion::ALL,
     };
-    let json_rpc = |interface: &&v1::AgentInterface| {
-        interface
-            .protocol_binding
-            .eq_ignore_ascii_case(TransportProtocol::JsonRpc.as_str())
+    let bindings: &[TransportProtocol] = match binding {
+        Some(binding) => std::slice::from_ref(binding),
+        None => &SPOKEN,
+    };
+    let spoken = |interface: &&v1::AgentInterface| {
+        bindings.iter().any(|binding| {
+            interface
+                .protocol_binding
+                .eq_ignore_ascii_case(binding.as_str())
+        })
     };
     for version in wanted {
-        let found = interfaces.iter().filter(json_rpc).find(|interface| {
+        let found = interfaces.iter().filter(spoken).find(|interface| {
             ProtocolVersion::from_header(Some(&interface.protocol_version)) == Ok(*version)
         });
         if let Some(interface) = found {
@@ -1142,10 +1343,48 @@ fn choose_interface(
         }
     }
     let versions: Vec<&str> = wanted.iter().map(|version| version.as_str()).collect();
+    let bindings: Vec<&str> = bindings.iter().map(TransportProtocol::as_str).collect();
     Err(ClientError::Protocol(format!(
-        "the agent card offers no JSONRPC interface in A2A {}",
+        "the agent card offers no {} interface in A2A {}",
+        bindings.join(" or "),
         versions.join(" or ")
     )))
+}
+
+/// The URL and binding to call on a 0.3 card (no `supportedInterfaces`): its `url`
+/// in its `preferredTransport` when that is gRPC, else in JSON-RPC (as before gRPC
+/// was spoken); with a forced binding, the first of `url` and
+/// `additionalInterfaces` of that binding.
+fn legacy_interface(
+    card: &AgentCard,
+    forced: Option<&TransportProtocol>,
+) -> Result<(String, TransportProtocol), ClientError> {
+    let preferred = card
+        .preferred_transport
+        .clone()
+        .unwrap_or(TransportProtocol::JsonRpc);
+    let Some(forced) = forced else {
+        let binding = if preferred == TransportProtocol::Grpc {
+            TransportProtocol::Grpc
+        } else {
+            TransportProtocol::JsonRpc
+        };
+        return Ok((card.url.clone(), binding));
+    };
+    if &preferred == forced {
+        return Ok((card.url.clone(), forced.clone()));
+    }
+    card.additional_interfaces
+        .iter()
+        .flatten()
+        .find(|interface| &interface.transport == forced)
+        .map(|interface| (interface.url.clone(), forced.clone()))
+        .ok_or_else(|| {
+            ClientError::Protocol(format!(
+                "the agent card offers no {} interface",
+                forced.as_str()
+            ))
+        })
 }
 
 /// The internal card from a card of any shape: 0.3 and hybrid cards are read as
