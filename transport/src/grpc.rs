@@ -79,6 +79,9 @@ use crate::service::A2aService;
 #[cfg(doc)]
 use crate::{jsonrpc::A2aRequest, service::A2aService as _};
 
+/// Why serving gRPC ended (the listener failed).
+pub type ServeError = tonic::transport::Error;
+
 /// Both A2A services over `service`, limited by `config`; streams end when
 /// `shutdown` is cancelled. Add them to a tonic server (what [`serve`] does), or
 /// serve them beside other services.
@@ -119,7 +122,7 @@ pub async fn serve<S, F>(
     service: Arc<S>,
     config: &ServerConfig,
     shutdown: F,
-) -> Result<(), tonic::transport::Error>
+) -> Result<(), ServeError>
 where
     S: A2aService,
     F: Future<Output = ()> + Send + 'static,

@@ -133,7 +133,7 @@ use crate::service::A2aService;
 use crate::service::CallContext;
 
 pub(crate) mod auth;
-mod cards;
+pub(crate) mod cards;
 mod config;
 mod conn;
 pub(crate) mod extensions;

@@ -28,6 +28,7 @@ use agentyard_transport::server::ServerConfig;
 /// | `push` | on, see [`PushConfig`] |
 /// | `metrics` | on: `GET /metrics` (when the runtime keeps metrics) |
 /// | `metrics_bind` | none: `/metrics` is served on the edge's own address |
+/// | `grpc_bind` | none: no gRPC listener |
 ///
 /// ```
 /// use agentyard_actors::edge::{AgentSettings, EdgeConfig};
@@ -96,6 +97,12 @@ pub struct EdgeConfig {
     /// Serves `/metrics` on a listener of its own at this address, and not on the
     /// edge's (e.g. an address only the monitoring network reaches).
     pub metrics_bind: Option<SocketAddr>,
+    /// Serves A2A over gRPC (both `lf.a2a.v1.A2AService` and `a2a.v1.A2AService`)
+    /// on a listener of its own at this address, beside the HTTP one, with the same
+    /// agents, credentials and limits; `None` (the default) serves no gRPC. Each
+    /// card lists the gRPC interface (`host:port`, the real port when this asks for
+    /// port 0).
+    pub grpc_bind: Option<SocketAddr>,
 }
 
 impl Default for EdgeConfig {
@@ -119,6 +126,7 @@ impl Default for EdgeConfig {
             extra_routes: None,
             metrics: true,
             metrics_bind: None,
+            grpc_bind: None,
         }
     }
 }
@@ -131,6 +139,13 @@ impl EdgeConfig {
             Some(existing) => existing.merge(routes),
             None => routes,
         });
+        self
+    }
+
+    /// Serves gRPC at `address` (see [`EdgeConfig::grpc_bind`]).
+    #[must_use]
+    pub fn grpc_bind(mut self, address: SocketAddr) -> Self {
+        self.grpc_bind = Some(address);
         self
     }
 

@@ -252,7 +252,9 @@ impl<S: A2aService> pb::a2a_service_server::A2aService for V0_3<S> {
             "",
             false,
         )?;
-        let card = v0_3::card(admitted.card.clone()).map_err(|error| {
+        let default = self.0.service.default_agent().as_deref() == Some(admitted.agent());
+        let card = crate::server::cards::legacy_card(admitted.card.clone(), default);
+        let card = v0_3::card(card).map_err(|error| {
             admitted.fail(to_status(
                 JsonRpcError::internal_error()
                     .with_message(format!("the card cannot be sent: {error}")),

@@ -284,7 +284,8 @@ impl<S: A2aService> pb::a2a_service_server::A2aService for V1<S> {
                 None,
             )));
         };
-        let card = model::AgentCard::for_versions(card, &ProtocolVersion::ALL);
+        let default = self.0.service.default_agent().as_deref() == Some(admitted.agent());
+        let card = crate::server::cards::v1_card(card, default);
         let card = v1::card_to_pb(card).map_err(|error| {
             admitted.fail(to_status(
                 JsonRpcError::internal_error()

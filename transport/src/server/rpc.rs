@@ -497,7 +497,17 @@ impl<S: A2aService> Call<S> {
             return reply::unauthorized(&self.agent, id, &rejected);
         };
         match self.state.service.extended_card(&self.agent, principal) {
-            Some(card) => encode_result(version, id, card.into()),
+            Some(card) => {
+                let default = self.state.service.default_agent().as_deref() == Some(&self.agent);
+                match version {
+                    ProtocolVersion::V0_3 => {
+                        reply::success(id, &super::cards::legacy_card(card, default))
+                    }
+                    ProtocolVersion::V1_0 => {
+                        reply::success(id, &super::cards::v1_card(card, default))
+                    }
+                }
+            }
             None => reply::error(
                 id,
                 in_form(
