@@ -236,6 +236,7 @@ impl From<ClientError> for Failure {
         let exit = match &error {
             ClientError::Transport(_)
             | ClientError::Http { .. }
+            | ClientError::Grpc { .. }
             | ClientError::InvalidUrl { .. } => Exit::Transport,
             _ => Exit::Error,
         };

@@ -121,6 +121,8 @@ pub struct Config {
     pub console: ConsoleSection,
     /// `[metrics]`: the runtime's metrics and where `/metrics` is served.
     pub metrics: MetricsSection,
+    /// `[grpc]`: A2A over gRPC beside HTTP.
+    pub grpc: GrpcSection,
     /// `[tracing]`: exporting spans with OpenTelemetry (off by default).
     pub tracing: crate::telemetry::TracingConfig,
 }
@@ -142,6 +144,55 @@ pub struct MetricsSection {
 }
 
 impl Default for MetricsSection {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            address: None,
+        }
+    }
+}
+
+/// `[grpc]`: A2A over gRPC (`lf.a2a.v1.A2AService` for 1.0 and `a2a.v1.A2AService`
+/// for 0.3.0, on one port), beside HTTP, for the same agents with the same
+/// credentials and limits. See `docs/grpc.md`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+#[non_exhaustive]
+pub struct GrpcSection {
+    /// Whether gRPC is served (default yes).
+    pub enabled: bool,
+    /// Where it listens, `HOST:PORT` (default: the `[server] bind` host at port
+    /// [`GrpcSection::DEFAULT_PORT`], or an ephemeral port when `[server] bind` asks
+    /// for one). Port 0 takes an ephemeral port, which the cards and the start-up
+    /// banner show.
+    #[serde(deserialize_with = "deserialize_optional_bind")]
+    pub address: Option<SocketAddr>,
+}
+
+impl GrpcSection {
+    /// 50051: the port gRPC examples and tools use by convention.
+    pub const DEFAULT_PORT: u16 = 50051;
+
+    /// The address gRPC listens on beside HTTP at `http`, or `None` when it is off.
+    #[must_use]
+    pub fn address_beside(&self, http: SocketAddr) -> Option<SocketAddr> {
+        if !self.enabled {
+            return None;
+        }
+        Some(self.address.unwrap_or_else(|| {
+            // An ephemeral HTTP port (tests, several servers on one host) gets an
+            // ephemeral gRPC port too, so two servers never clash on 50051.
+            let port = if http.port() == 0 {
+                0
+            } else {
+                Self::DEFAULT_PORT
+            };
+            SocketAddr::new(http.ip(), port)
+        }))
+    }
+}
+
+impl Default for GrpcSection {
     fn default() -> Self {
         Self {
             enabled: true,
@@ -571,6 +622,15 @@ impl Config {
         };
         self.workflows.check()?;
         self.console.check(&self.auth)?;
+        if let Some(grpc) = self.grpc.address_beside(self.server.bind)
+            && grpc.port() != 0
+            && grpc == self.server.bind
+        {
+            return Err(invalid(
+                "grpc.address",
+                "is `[server] bind`'s address: gRPC needs a port of its own",
+            ));
+        }
         self.tracing.check()?;
         let l = &self.limits;
         for (key, value) in [

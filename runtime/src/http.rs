@@ -54,6 +54,14 @@ impl HttpServer {
         self.edge.local_addr()
     }
 
+    /// Where A2A over gRPC is served ([`HttpConfig::grpc_bind`]), with the real port
+    /// when the config asked for port 0; `None` when gRPC is off (the default for a
+    /// library user; `agentyard serve` turns it on).
+    #[must_use]
+    pub fn grpc_addr(&self) -> Option<SocketAddr> {
+        self.edge.grpc_addr()
+    }
+
     /// The base URL of the server, without a trailing slash (the configured public URL,
     /// or `http://{local_addr}`).
     #[must_use]

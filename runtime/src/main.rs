@@ -173,6 +173,12 @@ fn print_banner(server: &Server) {
         || String::from("none (embedded defaults; see agentyard.example.toml)"),
         |path| path.display().to_string(),
     );
+    if let Some(addr) = server.grpc_addr() {
+        let _ = writeln!(
+            text,
+            "grpc:   {addr} (lf.a2a.v1.A2AService and a2a.v1.A2AService)"
+        );
+    }
     if let Some(url) = server.console_url() {
         let _ = writeln!(text, "console: {url}");
     }

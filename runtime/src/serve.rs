@@ -345,6 +345,12 @@ impl Server {
         format!("{base}/events, {metrics}")
     }
 
+    /// Where gRPC is served (`[grpc]`), with the real port; `None` when it is off.
+    #[must_use]
+    pub fn grpc_addr(&self) -> Option<SocketAddr> {
+        self.edge.grpc_addr()
+    }
+
     /// Where `/metrics` is served when `[metrics] address` gives it a listener of its
     /// own.
     #[must_use]
@@ -453,6 +459,9 @@ fn edge_config(config: &Config) -> EdgeConfig {
     edge = edge.metrics(config.metrics.enabled);
     if let Some(address) = config.metrics.address {
         edge = edge.metrics_bind(address);
+    }
+    if let Some(address) = config.grpc.address_beside(config.server.bind) {
+        edge = edge.grpc_bind(address);
     }
     if let Some(default) = config.agents.default_agent() {
         edge = edge.default_agent(default);

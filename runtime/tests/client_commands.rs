@@ -444,11 +444,16 @@ fn the_client_commands_speak_rest_and_either_version_when_told() {
         "{}",
         stdout(&json_rpc)
     );
-    // gRPC is the integrator's to wire: until then it says so, and a bad version is
-    // refused before anything is sent.
+    // gRPC from the same card (serve has it on by default); a bad version is refused
+    // before anything is sent.
     let grpc = run(&["send", &serve.agent("echo"), "hi", "--transport", "grpc"]);
-    assert_ne!(code(&grpc), COMPLETED);
-    assert!(stderr(&grpc).contains("GRPC"), "{}", stderr(&grpc));
+    assert_eq!(code(&grpc), COMPLETED, "{}", stderr(&grpc));
+    let card = run(&["card", &serve.base, "--transport", "grpc"]);
+    assert!(
+        stdout(&card).contains("(GRPC, A2A 1.0)"),
+        "{}",
+        stdout(&card)
+    );
     let bad = run(&["send", &serve.agent("echo"), "hi", "--a2a-version", "2.0"]);
     assert_eq!(code(&bad), 2, "{}", stderr(&bad));
     assert!(stderr(&bad).contains("2.0"), "{}", stderr(&bad));

@@ -6,7 +6,9 @@
 //! 1.x (`@a2a-js/sdk` 1.3, default options) and the Python SDK 1.x (`a2a-sdk` 1.3, on
 //! its A2A 1.0 transport) send, stream, get, cancel, subscribe and list. The 1.x
 //! clients run again on the HTTP+JSON binding in 1.0, and the 0.3 Python client on
-//! HTTP+JSON in 0.3 (`AGENTYARD_BINDING=HTTP+JSON`). The cases
+//! HTTP+JSON in 0.3 (`AGENTYARD_BINDING=HTTP+JSON`). Over gRPC,
+//! the Python SDK 1.x (its `grpc` extra, A2A 1.0) and 0.3.x (A2A 0.3.0) drive
+//! `agentyard serve`'s gRPC listener, found from the cards. The cases
 //! live in `tests/interop/{python,js,python1,js1}`;
 //! this harness starts the servers, runs each script and fails with its output.
 //! The other way round, agentyard's `A2aClient` sends, streams and gets against a
@@ -167,6 +169,26 @@ fn python_sdk_1_x_drives_the_server_over_http_json_in_a2a_1_0() {
     );
 }
 
+#[test]
+fn python_sdk_1_x_drives_the_server_over_grpc_in_a2a_1_0() {
+    python_drives_the_server(
+        "python1-grpc",
+        "venv1",
+        "tests/interop/python1/grpc_interop.py",
+        &[],
+    );
+}
+
+#[test]
+fn python_sdk_0_3_drives_the_server_over_grpc() {
+    python_drives_the_server(
+        "python-grpc",
+        "venv",
+        "tests/interop/python/grpc_interop.py",
+        &[],
+    );
+}
+
 /// Runs a Python client `script` from the venv `venv` of the interop directory.
 fn python_drives_the_server(client: &str, venv: &str, script: &str, env: &[(&str, &str)]) {
     let venv = interop_dir().join(venv);
@@ -181,6 +203,19 @@ fn python_drives_the_server(client: &str, venv: &str, script: &str, env: &[(&str
             client,
             &format!("no a2a-sdk venv at {}; {SET_UP}", venv.display()),
         );
+    }
+    // The gRPC scripts need the SDK's `grpc` extra (requirements.txt); a venv set up
+    // before it was listed lacks it.
+    if client.ends_with("-grpc") {
+        let importable = Command::new(&python)
+            .args(["-c", "import grpc"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|status| status.success());
+        if !importable {
+            return unavailable(client, &format!("the venv lacks grpcio; {SET_UP}"));
+        }
     }
     let bin = match binary() {
         Ok(bin) => bin,

@@ -1,29 +1,33 @@
-//! A typed A2A client over JSON-RPC or HTTP+JSON (REST), with SSE streams,
-//! speaking 1.0 or 0.3.0.
+//! A typed A2A client over JSON-RPC or HTTP+JSON (REST), with SSE streams, or
+//! gRPC, speaking 1.0 or 0.3.0.
 //!
 //! [`A2aClient`] talks to one agent: it finds the endpoint from the agent card (or
-//! takes it directly), sends each call as a JSON-RPC request, or as the HTTP+JSON
-//! resource the protos give it, with the options' extension and credential headers,
-//! and decodes the typed answer. It keeps connections open between calls (one
-//! pooled HTTP client, shared by clones).
+//! takes it directly), sends each call as a JSON-RPC request, as the HTTP+JSON
+//! resource the protos give it, or as a gRPC call, with the options' extension and
+//! credential headers, and decodes the typed answer. It keeps connections open
+//! between calls (one pooled HTTP client, shared by clones).
 //!
 //! # Which binding
 //!
-//! The card's interfaces, in the card's order: the first whose binding this client
-//! speaks (`JSONRPC`, `HTTP+JSON`) is used, unless [`ClientOptions::transport`]
-//! forces one. An endpoint given directly is JSON-RPC unless forced. Over HTTP+JSON
-//! every call, unary or streaming, goes to its resource under the interface URL;
-//! an error body (`google.rpc.Status` in 1.0, the error object in 0.3) comes back
-//! as the same [`ClientError::JsonRpc`] a JSON-RPC call gives (the code recovered
-//! from the `ErrorInfo` reason), and a refusal before the call (401, an agent not
-//! served) as the same [`ClientError::Http`]. `GRPC` is not built into this client.
+//! JSON-RPC, HTTP+JSON or gRPC: the card's interfaces are read in its order, and
+//! the first of a binding this client speaks wins (agentyard's cards list them in
+//! the order the server's config gives); a 0.3 card's `preferredTransport` decides.
+//! [`ClientOptions::transport`] forces one (an endpoint given directly is then
+//! dialled over it: the agent's base URL for HTTP+JSON, `host:port` for gRPC).
+//! Over HTTP+JSON every call, unary or streaming, goes to its resource under the
+//! interface URL; an error body (`google.rpc.Status` in 1.0, the error object in
+//! 0.3) comes back as the same [`ClientError::JsonRpc`] a JSON-RPC call gives (the
+//! code recovered from the `ErrorInfo` reason), and a refusal before the call (401,
+//! an agent not served) as the same [`ClientError::Http`] (see `client/rest.rs`).
+//! Over gRPC every call is the same typed call, sent as the protobuf message of
+//! the version chosen, with headers as metadata (see `client/grpc.rs`).
 //!
 //! # Which protocol version
 //!
 //! The card decides. A card listing `supportedInterfaces` (a 1.0 card, or the
-//! hybrid the SDK servers publish) is read in its preference order: within the
-//! chosen binding the first interface declared `1.0` wins, and only when there is
-//! none does the client take a `0.3` one. A card without `supportedInterfaces` is a 0.3 card, and
+//! hybrid the SDK servers publish) is read in its preference order: the first
+//! interface of a binding it speaks declared `1.0` wins, and only when there is none does the
+//! client take a `0.3` one. A card without `supportedInterfaces` is a 0.3 card, and
 //! an endpoint given directly is spoken to in 0.3, as before 1.0 existed.
 //! [`ClientOptions::protocol_version`] forces a version instead. Every call carries
 //! `A2A-Version` with the version chosen; 1.0 calls use the 1.0 method names and
@@ -74,8 +78,10 @@ use crate::a2a::{
 };
 use crate::jsonrpc::{A2aCall, A2aRequest, JsonRpcResponse, RequestId};
 use crate::server::{EXTENSIONS_HEADER, V1_EXTENSIONS_HEADER};
+use crate::service::A2aResult;
 
 mod error;
+mod grpc;
 mod rest;
 mod retry;
 mod sse;
@@ -203,6 +209,29 @@ impl ClientOptions {
         }
     }
 
+    /// Speaks `binding` whatever the card prefers: the card's first interface of
+    /// that binding (and of the version, when one is forced) is used, and an
+    /// endpoint given directly is spoken to over it. This client speaks
+    /// [`TransportProtocol::JsonRpc`], [`TransportProtocol::HttpJson`] and
+    /// [`TransportProtocol::Grpc`]; by default it takes the first of them the card
+    /// lists.
+    #[must_use]
+    pub fn transport(mut self, binding: TransportProtocol) -> Self {
+        self.transport = Some(binding);
+        self
+    }
+
+    /// The binding forced with [`transport`](Self::transport), if any.
+    #[must_use]
+    pub const fn forced_transport(&self) -> Option<&TransportProtocol> {
+        self.transport.as_ref()
+    }
+
+    /// How long opening a connection may take.
+    fn connect_timeout_or_default(&self) -> Duration {
+        self.connect_timeout.unwrap_or(DEFAULT_CONNECT_TIMEOUT)
+    }
+
     /// Bounds the opening of each connection (default 10 s). Another value than the
     /// default gives the client its own connection pool.
     #[must_use]
@@ -273,23 +302,6 @@ impl ClientOptions {
     #[must_use]
     pub const fn forced_version(&self) -> Option<ProtocolVersion> {
         self.version
-    }
-
-    /// Speaks `binding` whatever the card prefers: the card's first interface of
-    /// that binding is used (connecting fails when it has none), and an endpoint
-    /// given directly is spoken to over it (for HTTP+JSON, the agent's base URL).
-    /// This client speaks `JSONRPC` and `HTTP+JSON`; `GRPC` is refused when
-    /// connecting, as it is not built in.
-    #[must_use]
-    pub fn transport(mut self, binding: TransportProtocol) -> Self {
-        self.transport = Some(binding);
-        self
-    }
-
-    /// The binding forced with [`transport`](Self::transport), if any.
-    #[must_use]
-    pub const fn forced_transport(&self) -> Option<&TransportProtocol> {
-        self.transport.as_ref()
     }
 
     /// Asks the agent to activate the extension `uri` (sent in `A2A-Extensions`
@@ -393,13 +405,17 @@ pub struct A2aClient {
     http: reqwest::Client,
     endpoint: reqwest::Url,
     version: ProtocolVersion,
-    /// `JSONRPC` or `HTTP+JSON`: the binding every call goes over.
-    binding: TransportProtocol,
     /// The chosen interface's tenant, sent in every 1.0 request (0.3 has none).
     tenant: String,
     card: Option<Arc<AgentCard>>,
     options: ClientOptions,
     next_id: Arc<AtomicI64>,
+    /// `Some` when calls go over gRPC (the card's preferred interface, or the
+    /// options' forced binding) instead of JSON-RPC.
+    grpc: Option<grpc::GrpcPath>,
+    /// Whether calls go over HTTP+JSON (to resources under `endpoint`) rather than
+    /// JSON-RPC (when not over gRPC).
+    rest: bool,
 }
 
 impl A2aClient {
@@ -444,20 +460,11 @@ impl A2aClient {
             Self::with_card_value(http, value, &card_url, options)
         } else {
             let version = options.version.unwrap_or(ProtocolVersion::V0_3);
-            let binding = spoken(
-                options
-                    .transport
-                    .clone()
-                    .unwrap_or(TransportProtocol::JsonRpc),
-            )?;
-            Ok(Self::build(
-                http,
-                parse_url(url)?,
-                (version, binding),
-                String::new(),
-                None,
-                options,
-            ))
+            let binding = options
+                .transport
+                .clone()
+                .unwrap_or(TransportProtocol::JsonRpc);
+            Self::build_at(http, url, &binding, version, String::new(), None, options)
         }
     }
 
@@ -470,16 +477,16 @@ impl A2aClient {
     /// [`ClientError::InvalidUrl`] when the card's `url` cannot be parsed.
     pub fn from_card(card: AgentCard, options: ClientOptions) -> Result<Self, ClientError> {
         let version = options.version.unwrap_or(ProtocolVersion::V0_3);
-        let (url, binding) = choose_0_3_interface(&card, options.transport.as_ref())?;
-        let endpoint = parse_url(&url)?;
-        Ok(Self::build(
+        let (url, binding) = legacy_interface(&card, options.transport.as_ref())?;
+        Self::build_at(
             options.http(),
-            endpoint,
-            (version, binding),
+            &url,
+            &binding,
+            version,
             String::new(),
             Some(card),
             options,
-        ))
+        )
     }
 
     /// A client for the agent a 1.0 (or hybrid) card describes, at the interface
@@ -490,22 +497,26 @@ impl A2aClient {
     /// [`ClientError::Protocol`] when the card offers no JSON-RPC interface (of the
     /// forced version), [`ClientError::InvalidUrl`] when its `url` is bad.
     pub fn from_v1_card(card: v1::AgentCard, options: ClientOptions) -> Result<Self, ClientError> {
-        let (interface, chosen) = choose_interface(
+        let (interface, version) = choose_interface(
             &card.supported_interfaces,
             options.version,
             options.transport.as_ref(),
         )?;
-        let endpoint = parse_url(&interface.url)?;
+        let (url, binding) = (
+            interface.url.clone(),
+            TransportProtocol::from(interface.protocol_binding.as_str()),
+        );
         let tenant = interface.tenant.clone();
         let card = AgentCard::try_from(card).ok();
-        Ok(Self::build(
+        Self::build_at(
             options.http(),
-            endpoint,
-            chosen,
+            &url,
+            &binding,
+            version,
             tenant,
             card,
             options,
-        ))
+        )
     }
 
     /// A client from a fetched card of any shape.
@@ -532,31 +543,76 @@ impl A2aClient {
                     "the agent card at {card_url} offers only A2A 0.3, and 1.0 was asked for"
                 )));
             }
-            let (url, binding) = choose_0_3_interface(&card, options.transport.as_ref())?;
-            let endpoint = parse_url(&url)?;
-            return Ok(Self::build(
+            let (url, binding) = legacy_interface(&card, options.transport.as_ref())?;
+            return Self::build_at(
                 http,
-                endpoint,
-                (ProtocolVersion::V0_3, binding),
+                &url,
+                &binding,
+                ProtocolVersion::V0_3,
                 String::new(),
                 Some(card),
                 options,
-            ));
+            );
         }
-        let (interface, chosen) =
+        let (interface, version) =
             choose_interface(&interfaces, options.version, options.transport.as_ref())?;
-        let endpoint = parse_url(&interface.url)?;
+        let binding = TransportProtocol::from(interface.protocol_binding.as_str());
+        let url = interface.url.clone();
         let tenant = interface.tenant.clone();
         // The card itself is informative; a detail the internal model cannot hold
         // (a device-code OAuth flow, say) must not keep the client from calling.
         let card = card_from_value(value, card_url).ok();
-        Ok(Self::build(http, endpoint, chosen, tenant, card, options))
+        Self::build_at(http, &url, &binding, version, tenant, card, options)
+    }
+
+    /// A client for the interface at `url` of `binding`: JSON-RPC at an HTTP URL, or
+    /// gRPC at a `host:port` target.
+    fn build_at(
+        http: reqwest::Client,
+        url: &str,
+        binding: &TransportProtocol,
+        version: ProtocolVersion,
+        tenant: String,
+        card: Option<AgentCard>,
+        options: ClientOptions,
+    ) -> Result<Self, ClientError> {
+        match binding {
+            TransportProtocol::JsonRpc => Ok(Self::build(
+                http,
+                parse_url(url)?,
+                version,
+                tenant,
+                card,
+                options,
+            )),
+            TransportProtocol::HttpJson => {
+                let mut client = Self::build(http, parse_url(url)?, version, tenant, card, options);
+                client.rest = true;
+                Ok(client)
+            }
+            TransportProtocol::Grpc => {
+                let path = grpc::GrpcPath::new(
+                    url,
+                    version,
+                    tenant.clone(),
+                    options.connect_timeout_or_default(),
+                )?;
+                let endpoint = parse_url(path.target())?;
+                let mut client = Self::build(http, endpoint, version, tenant, card, options);
+                client.grpc = Some(path);
+                Ok(client)
+            }
+            other => Err(ClientError::Protocol(format!(
+                "this client does not speak the {} binding",
+                other.as_str()
+            ))),
+        }
     }
 
     fn build(
         http: reqwest::Client,
         endpoint: reqwest::Url,
-        (version, binding): (ProtocolVersion, TransportProtocol),
+        version: ProtocolVersion,
         tenant: String,
         card: Option<AgentCard>,
         options: ClientOptions,
@@ -565,11 +621,12 @@ impl A2aClient {
             http,
             endpoint,
             version,
-            binding,
             tenant,
             card: card.map(Arc::new),
             options,
             next_id: Arc::new(AtomicI64::new(1)),
+            grpc: None,
+            rest: false,
         }
     }
 
@@ -582,17 +639,23 @@ impl A2aClient {
         copy
     }
 
-    /// The interface URL calls go to: the JSON-RPC endpoint, or the base URL the
-    /// HTTP+JSON resources are under.
+    /// The endpoint calls go to: the JSON-RPC URL, or for gRPC the target
+    /// (`http://host:port`).
     #[must_use]
     pub fn endpoint(&self) -> &str {
         self.endpoint.as_str()
     }
 
-    /// The binding every call goes over (`JSONRPC` or `HTTP+JSON`).
+    /// The binding calls use.
     #[must_use]
-    pub const fn transport(&self) -> &TransportProtocol {
-        &self.binding
+    pub const fn transport(&self) -> TransportProtocol {
+        if self.grpc.is_some() {
+            TransportProtocol::Grpc
+        } else if self.rest {
+            TransportProtocol::HttpJson
+        } else {
+            TransportProtocol::JsonRpc
+        }
     }
 
     /// The protocol version every call is made in.
@@ -629,6 +692,12 @@ impl A2aClient {
         &self,
         params: MessageSendParams,
     ) -> Result<SendMessageResult, ClientError> {
+        if self.grpc.is_some() {
+            return match self.grpc_unary(A2aRequest::SendMessage(params)).await? {
+                A2aResult::Send(result) => Ok(result),
+                other => Err(grpc::unexpected("SendMessage", &other)),
+            };
+        }
         self.typed::<_, v1::SendMessageResponse>(A2aRequest::SendMessage(params))
             .await
     }
@@ -652,6 +721,12 @@ impl A2aClient {
     ///
     /// As [`send_message`](Self::send_message); -32001 for an unknown task.
     pub async fn get_task(&self, params: TaskQueryParams) -> Result<Task, ClientError> {
+        if self.grpc.is_some() {
+            return match self.grpc_unary(A2aRequest::GetTask(params)).await? {
+                A2aResult::Task(task) => Ok(task),
+                other => Err(grpc::unexpected("GetTask", &other)),
+            };
+        }
         self.typed::<_, v1::Task>(A2aRequest::GetTask(params)).await
     }
 
@@ -662,6 +737,12 @@ impl A2aClient {
     /// As [`send_message`](Self::send_message); -32002 for a task that already
     /// ended.
     pub async fn cancel_task(&self, params: TaskIdParams) -> Result<Task, ClientError> {
+        if self.grpc.is_some() {
+            return match self.grpc_unary(A2aRequest::CancelTask(params)).await? {
+                A2aResult::Task(task) => Ok(task),
+                other => Err(grpc::unexpected("CancelTask", &other)),
+            };
+        }
         self.typed::<_, v1::Task>(A2aRequest::CancelTask(params))
             .await
     }
@@ -685,10 +766,15 @@ impl A2aClient {
         &self,
         config: TaskPushNotificationConfig,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
-        self.typed::<_, v1::TaskPushNotificationConfig>(A2aRequest::SetTaskPushNotificationConfig(
-            config,
-        ))
-        .await
+        let request = A2aRequest::SetTaskPushNotificationConfig(config);
+        if self.grpc.is_some() {
+            return match self.grpc_unary(request).await? {
+                A2aResult::PushConfig(config) => Ok(config),
+                other => Err(grpc::unexpected("CreateTaskPushNotificationConfig", &other)),
+            };
+        }
+        self.typed::<_, v1::TaskPushNotificationConfig>(request)
+            .await
     }
 
     /// `tasks/pushNotificationConfig/get`.
@@ -700,10 +786,15 @@ impl A2aClient {
         &self,
         params: GetTaskPushNotificationConfigParams,
     ) -> Result<TaskPushNotificationConfig, ClientError> {
-        self.typed::<_, v1::TaskPushNotificationConfig>(A2aRequest::GetTaskPushNotificationConfig(
-            params,
-        ))
-        .await
+        let request = A2aRequest::GetTaskPushNotificationConfig(params);
+        if self.grpc.is_some() {
+            return match self.grpc_unary(request).await? {
+                A2aResult::PushConfig(config) => Ok(config),
+                other => Err(grpc::unexpected("GetTaskPushNotificationConfig", &other)),
+            };
+        }
+        self.typed::<_, v1::TaskPushNotificationConfig>(request)
+            .await
     }
 
     /// `tasks/pushNotificationConfig/list`.
@@ -715,10 +806,15 @@ impl A2aClient {
         &self,
         params: ListTaskPushNotificationConfigParams,
     ) -> Result<Vec<TaskPushNotificationConfig>, ClientError> {
-        self.typed::<_, v1::ListTaskPushNotificationConfigsResponse>(
-            A2aRequest::ListTaskPushNotificationConfig(params),
-        )
-        .await
+        let request = A2aRequest::ListTaskPushNotificationConfig(params);
+        if self.grpc.is_some() {
+            return match self.grpc_unary(request).await? {
+                A2aResult::PushConfigs(configs) => Ok(configs),
+                other => Err(grpc::unexpected("ListTaskPushNotificationConfigs", &other)),
+            };
+        }
+        self.typed::<_, v1::ListTaskPushNotificationConfigsResponse>(request)
+            .await
     }
 
     /// `tasks/pushNotificationConfig/delete`.
@@ -730,8 +826,14 @@ impl A2aClient {
         &self,
         params: DeleteTaskPushNotificationConfigParams,
     ) -> Result<(), ClientError> {
-        self.exchange(A2aRequest::DeleteTaskPushNotificationConfig(params))
-            .await?;
+        let request = A2aRequest::DeleteTaskPushNotificationConfig(params);
+        if self.grpc.is_some() {
+            return match self.grpc_unary(request).await? {
+                A2aResult::Deleted => Ok(()),
+                other => Err(grpc::unexpected("DeleteTaskPushNotificationConfig", &other)),
+            };
+        }
+        self.exchange(request).await?;
         Ok(())
     }
 
@@ -742,6 +844,9 @@ impl A2aClient {
     /// As [`send_message`](Self::send_message); HTTP 401 without valid
     /// credentials, -32007 when the agent has no extended card.
     pub async fn authenticated_extended_card(&self) -> Result<AgentCard, ClientError> {
+        if let Some(grpc) = &self.grpc {
+            return grpc.extended_card(&self.options).await;
+        }
         let (value, _) = self
             .exchange(A2aRequest::GetAuthenticatedExtendedCard)
             .await?;
@@ -765,6 +870,12 @@ impl A2aClient {
             return Err(ClientError::Protocol(
                 "`ListTasks` is A2A 1.0; this client speaks 0.3 to the agent".to_owned(),
             ));
+        }
+        if self.grpc.is_some() {
+            return match self.grpc_unary(A2aRequest::ListTasks(params)).await? {
+                A2aResult::TaskList(list) => Ok(list),
+                other => Err(grpc::unexpected("ListTasks", &other)),
+            };
         }
         let (value, _) = self.exchange(A2aRequest::ListTasks(params)).await?;
         decode_as::<v1::ListTasksResponse, v1::ListTasksResponse>(
@@ -790,6 +901,17 @@ impl A2aClient {
         request: A2aRequest,
     ) -> Result<A2aResponse<T>, ClientError> {
         let method = request.method();
+        if self.grpc.is_some() {
+            let (result, extensions) = self.grpc_call(request).await?;
+            // The result's 0.3 form is what `T` reads, whichever binding carried it.
+            let value = serde_json::to_value(&result)
+                .and_then(serde_json::from_value)
+                .map_err(|source| ClientError::Decode {
+                    what: format!("`{method}` result"),
+                    source,
+                })?;
+            return Ok(A2aResponse { value, extensions });
+        }
         let kind = ResultKind::of(&request);
         let (result, extensions) = self.exchange(request).await?;
         let result = match self.version {
@@ -808,7 +930,7 @@ impl A2aClient {
     async fn exchange(&self, request: A2aRequest) -> Result<(Value, Vec<String>), ClientError> {
         let key = self.idempotency_key(&request);
         let safe = retry_safe(&request, key.is_some());
-        if self.binding == TransportProtocol::HttpJson {
+        if self.rest {
             return self.rest_exchange(request, key, safe).await;
         }
         let outgoing = self.outgoing(request);
@@ -866,7 +988,14 @@ impl A2aClient {
     pub async fn stream(&self, request: A2aRequest) -> Result<A2aStream, ClientError> {
         let key = self.idempotency_key(&request);
         let safe = retry_safe(&request, key.is_some());
-        if self.binding == TransportProtocol::HttpJson {
+        if let Some(grpc) = &self.grpc {
+            return self
+                .retrying(safe, || {
+                    grpc.stream(request.clone(), &self.options, key.as_deref())
+                })
+                .await;
+        }
+        if self.rest {
             return self.rest_stream(request, key, safe).await;
         }
         let outgoing = self.outgoing(request);
@@ -904,6 +1033,30 @@ impl A2aClient {
             }
         };
         Ok(A2aStream { events, extensions })
+    }
+
+    /// A unary call over gRPC: its result.
+    async fn grpc_unary(&self, request: A2aRequest) -> Result<A2aResult, ClientError> {
+        Ok(self.grpc_call(request).await?.0)
+    }
+
+    /// A unary call over gRPC, retried as the JSON-RPC path retries: its result and
+    /// the activated extensions.
+    async fn grpc_call(
+        &self,
+        request: A2aRequest,
+    ) -> Result<(A2aResult, Vec<String>), ClientError> {
+        let Some(grpc) = &self.grpc else {
+            return Err(ClientError::Protocol(
+                "this client does not call over gRPC".to_owned(),
+            ));
+        };
+        let key = self.idempotency_key(&request);
+        let safe = retry_safe(&request, key.is_some());
+        self.retrying(safe, || {
+            grpc.unary(request.clone(), &self.options, key.as_deref())
+        })
+        .await
     }
 
     /// Runs `attempt` until it succeeds, fails in a way not worth retrying, or the
@@ -1001,7 +1154,7 @@ impl A2aClient {
         self.decorate(self.http.post(self.endpoint.clone()).json(call))
     }
 
-    /// What every call carries whatever its binding: the version header, the
+    /// What every HTTP call carries whatever its binding: the version header, the
     /// extensions asked for, the credential.
     fn decorate(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         let mut builder = builder.header(VERSION_HEADER, self.version.as_str());
@@ -1183,86 +1336,59 @@ const fn extensions_header(version: ProtocolVersion) -> &'static str {
     }
 }
 
-/// The bindings this client speaks, and the one it is made to speak: `GRPC` is
-/// refused here (not built in), anything else A2A does not define too.
-fn spoken(binding: TransportProtocol) -> Result<TransportProtocol, ClientError> {
-    match binding {
-        TransportProtocol::JsonRpc | TransportProtocol::HttpJson => Ok(binding),
-        TransportProtocol::Grpc => Err(ClientError::Protocol(
-            "the GRPC binding is not built into this client; use JSONRPC or HTTP+JSON".to_owned(),
-        )),
-        TransportProtocol::Other(name) => Err(ClientError::Protocol(format!(
-            "`{name}` is not a binding this client speaks (JSONRPC, HTTP+JSON)"
-        ))),
-    }
-}
+/// The bindings this client speaks, when none is forced.
+const SPOKEN: [TransportProtocol; 3] = [
+    TransportProtocol::JsonRpc,
+    TransportProtocol::HttpJson,
+    TransportProtocol::Grpc,
+];
 
-/// The interface to call, its version and its binding. The binding is the forced
-/// one, else the first of the card's interfaces (card order) whose binding this
-/// client speaks; within it, the first interface of the forced version, else the
-/// first declared 1.0, else the first 0.3.
+/// The interface to call and its version: among the interfaces of the forced
+/// binding (else of a binding this client speaks, JSON-RPC or gRPC), the first of
+/// the forced version, or else the first declared 1.0, or else the first 0.3. The
+/// card's order decides between bindings: its first interface is its preferred.
 fn choose_interface<'a>(
     interfaces: &'a [v1::AgentInterface],
     forced: Option<ProtocolVersion>,
-    forced_binding: Option<&TransportProtocol>,
-) -> Result<(&'a v1::AgentInterface, (ProtocolVersion, TransportProtocol)), ClientError> {
+    binding: Option<&TransportProtocol>,
+) -> Result<(&'a v1::AgentInterface, ProtocolVersion), ClientError> {
     let wanted: &[ProtocolVersion] = match &forced {
         Some(version) => std::slice::from_ref(version),
         None => &ProtocolVersion::ALL,
     };
-    let binding_of = |interface: &v1::AgentInterface| {
-        [
-            TransportProtocol::JsonRpc,
-            TransportProtocol::HttpJson,
-            TransportProtocol::Grpc,
-        ]
-        .into_iter()
-        .find(|binding| {
+    let bindings: &[TransportProtocol] = match binding {
+        Some(binding) => std::slice::from_ref(binding),
+        None => &SPOKEN,
+    };
+    let spoken = |interface: &&v1::AgentInterface| {
+        bindings.iter().any(|binding| {
             interface
                 .protocol_binding
                 .eq_ignore_ascii_case(binding.as_str())
         })
     };
-    let mut bindings: Vec<TransportProtocol> = Vec::new();
-    match forced_binding {
-        Some(binding) => bindings.push(spoken(binding.clone())?),
-        None => {
-            for binding in interfaces.iter().filter_map(binding_of) {
-                if spoken(binding.clone()).is_ok() && !bindings.contains(&binding) {
-                    bindings.push(binding);
-                }
-            }
-        }
-    }
-    for binding in &bindings {
-        for version in wanted {
-            let found = interfaces.iter().find(|interface| {
-                binding_of(interface).as_ref() == Some(binding)
-                    && ProtocolVersion::from_header(Some(&interface.protocol_version))
-                        == Ok(*version)
-            });
-            if let Some(interface) = found {
-                return Ok((interface, (*version, binding.clone())));
-            }
+    for version in wanted {
+        let found = interfaces.iter().filter(spoken).find(|interface| {
+            ProtocolVersion::from_header(Some(&interface.protocol_version)) == Ok(*version)
+        });
+        if let Some(interface) = found {
+            return Ok((interface, *version));
         }
     }
     let versions: Vec<&str> = wanted.iter().map(|version| version.as_str()).collect();
-    let names: Vec<&str> = match forced_binding {
-        Some(binding) => vec![binding.as_str()],
-        None => vec!["JSONRPC", "HTTP+JSON"],
-    };
+    let bindings: Vec<&str> = bindings.iter().map(TransportProtocol::as_str).collect();
     Err(ClientError::Protocol(format!(
         "the agent card offers no {} interface in A2A {}",
-        names.join(" or "),
+        bindings.join(" or "),
         versions.join(" or ")
     )))
 }
 
-/// The endpoint and binding of a 0.3 (internal) card: the forced binding's
-/// interface (its `url` when `preferredTransport` names it, else the first
-/// `additionalInterfaces` entry of it), else the `url` when this client speaks its
-/// transport, else the first additional interface it speaks.
-fn choose_0_3_interface(
+/// The URL and binding to call on a 0.3 card (no `supportedInterfaces`): its `url`
+/// in its `preferredTransport` when that is gRPC, else in JSON-RPC (as before gRPC
+/// was spoken); with a forced binding, the first of `url` and
+/// `additionalInterfaces` of that binding.
+fn legacy_interface(
     card: &AgentCard,
     forced: Option<&TransportProtocol>,
 ) -> Result<(String, TransportProtocol), ClientError> {
@@ -1270,29 +1396,26 @@ fn choose_0_3_interface(
         .preferred_transport
         .clone()
         .unwrap_or(TransportProtocol::JsonRpc);
-    let mut candidates = vec![(card.url.clone(), preferred)];
-    candidates.extend(
-        card.additional_interfaces
-            .iter()
-            .flatten()
-            .map(|interface| (interface.url.clone(), interface.transport.clone())),
-    );
-    if let Some(binding) = forced {
-        let binding = spoken(binding.clone())?;
-        return candidates
-            .into_iter()
-            .find(|(_, offered)| *offered == binding)
-            .ok_or_else(|| {
-                ClientError::Protocol(format!("the agent card offers no {binding} interface"))
-            });
+    let Some(forced) = forced else {
+        let binding = match preferred {
+            TransportProtocol::Grpc | TransportProtocol::HttpJson => preferred,
+            _ => TransportProtocol::JsonRpc,
+        };
+        return Ok((card.url.clone(), binding));
+    };
+    if &preferred == forced {
+        return Ok((card.url.clone(), forced.clone()));
     }
-    candidates
-        .into_iter()
-        .find(|(_, offered)| spoken(offered.clone()).is_ok())
+    card.additional_interfaces
+        .iter()
+        .flatten()
+        .find(|interface| &interface.transport == forced)
+        .map(|interface| (interface.url.clone(), forced.clone()))
         .ok_or_else(|| {
-            ClientError::Protocol(
-                "the agent card offers no JSONRPC or HTTP+JSON interface".to_owned(),
-            )
+            ClientError::Protocol(format!(
+                "the agent card offers no {} interface",
+                forced.as_str()
+            ))
         })
 }
 

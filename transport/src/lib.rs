@@ -43,6 +43,9 @@
 //!   [`A2aService`](service::A2aService)'s agents over JSON-RPC and SSE, with
 //!   cards, authentication, extensions and limits, and [`serve`](server::serve)
 //!   with graceful shutdown.
+//! - [`grpc`]: the gRPC server: both versions' services on one listener
+//!   ([`serve`](grpc::serve)), around the same [`A2aService`](service::A2aService)
+//!   and [`ServerConfig`](server::ServerConfig) as the HTTP server.
 //! - [`client`]: [`A2aClient`](client::A2aClient), a typed client for any A2A
 //!   0.3.0 JSON-RPC agent: card resolution, every method, streams read from SSE
 //!   as they arrive, extension and credential headers.
@@ -52,6 +55,7 @@
 
 pub mod a2a;
 pub mod client;
+pub mod grpc;
 pub mod handoff;
 pub mod ids;
 pub mod jsonrpc;

@@ -199,14 +199,14 @@ use crate::service::A2aService;
 #[cfg(doc)]
 use crate::service::CallContext;
 
-mod auth;
-mod cards;
+pub(crate) mod auth;
+pub(crate) mod cards;
 mod config;
 mod conn;
-mod extensions;
+pub(crate) mod extensions;
 mod reply;
 mod rest;
-mod rpc;
+pub(crate) mod rpc;
 
 pub use config::{AuthConfig, ServerConfig, ServerConfigBuilder};
 pub use rest::A2A_JSON;

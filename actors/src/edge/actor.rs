@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentyard_transport::a2a::TransportProtocol;
+use agentyard_transport::grpc;
 use agentyard_transport::server::{self, ServerConfig};
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SpawnErr};
 use tokio::net::TcpListener;
@@ -47,6 +48,8 @@ pub struct EdgeState {
     grace: Duration,
     /// The listener of `/metrics` when it has an address of its own.
     metrics_server: Option<JoinHandle<std::io::Result<()>>>,
+    /// The gRPC server, when [`EdgeConfig::grpc_bind`] is set.
+    grpc_server: Option<JoinHandle<Result<(), grpc::ServeError>>>,
 }
 
 /// Facts about a running edge.
@@ -62,6 +65,8 @@ pub struct EdgeInfo {
     /// Where `/metrics` is served when it has a listener of its own
     /// ([`EdgeConfig::metrics_bind`]).
     pub metrics_addr: Option<SocketAddr>,
+    /// Where gRPC is served ([`EdgeConfig::grpc_bind`]), with the real port.
+    pub grpc_addr: Option<SocketAddr>,
 }
 
 /// The edge actor's messages.
@@ -105,6 +110,25 @@ impl Actor for EdgeActor {
         } else {
             base_url
         };
+        // Bound before anything starts, so that an address in use fails the start
+        // with nothing to undo, and the cards can name the real port.
+        // gRPC is served when it has an address and `bindings` lists it.
+        let grpc_bind = config
+            .grpc_bind
+            .filter(|_| config.bindings.contains(&TransportProtocol::Grpc));
+        let grpc_listener = match grpc_bind {
+            Some(addr) => {
+                let listener = TcpListener::bind(addr)
+                    .await
+                    .map_err(|source| EdgeError::Bind { addr, source })?;
+                let bound = listener
+                    .local_addr()
+                    .map_err(|source| EdgeError::Bind { addr, source })?;
+                Some((listener, bound))
+            }
+            None => None,
+        };
+        let grpc_addr = grpc_listener.as_ref().map(|(_, bound)| *bound);
         let push = if config.push.enabled {
             Some(PushNotifier::start(
                 supervisor.clone(),
@@ -114,7 +138,13 @@ impl Actor for EdgeActor {
             None
         };
         let observed = supervisor.clone();
-        let service = match SupervisorService::new(supervisor, &config, &base_url, push.clone()) {
+        let service = match SupervisorService::with_grpc(
+            supervisor,
+            &config,
+            &base_url,
+            push.clone(),
+            grpc_addr,
+        ) {
             Ok(service) => service,
             Err(error) => {
                 if let Some(push) = &push {
@@ -178,6 +208,20 @@ impl Actor for EdgeActor {
             }
             None => (None, None),
         };
+        let grpc_server = grpc_listener.map(|(listener, addr)| {
+            let service = Arc::new(service.clone());
+            let config = server_config.clone();
+            let signal = shutdown.clone().cancelled_owned();
+            let myself = myself.clone();
+            tracing::info!(%addr, "gRPC listening (lf.a2a.v1.A2AService, a2a.v1.A2AService)");
+            tokio::spawn(async move {
+                let result = grpc::serve(listener, service, &config, signal).await;
+                if let Err(error) = &result {
+                    let _ = myself.cast(EdgeMsg::ServerExited(format!("gRPC: {error}")));
+                }
+                result
+            })
+        });
         let signal = shutdown.clone().cancelled_owned();
         let server = tokio::spawn(async move {
             let result = server::serve_with(listener, router, &server_config, signal).await;
@@ -200,12 +244,14 @@ impl Actor for EdgeActor {
                 base_url,
                 service,
                 metrics_addr,
+                grpc_addr,
             },
             shutdown,
             server: Some(server),
             push,
             grace: config.shutdown_grace,
             metrics_server,
+            grpc_server,
         })
     }
 
@@ -241,6 +287,18 @@ impl Actor for EdgeActor {
                 Err(_) => {
                     tracing::warn!(grace = ?state.grace, "connections still open after the grace period; closing them");
                     server.abort();
+                }
+            }
+        }
+        if let Some(mut grpc) = state.grpc_server.take() {
+            // Its streams ended with the signal; unary calls in flight get the grace.
+            match tokio::time::timeout(state.grace, &mut grpc).await {
+                Ok(Ok(Ok(()))) => {}
+                Ok(Ok(Err(error))) => tracing::warn!(%error, "the gRPC server ended with an error"),
+                Ok(Err(error)) => tracing::warn!(%error, "the gRPC server task failed"),
+                Err(_) => {
+                    tracing::warn!(grace = ?state.grace, "gRPC calls still running after the grace period; closing them");
+                    grpc.abort();
                 }
             }
         }
@@ -381,6 +439,13 @@ impl Edge {
     #[must_use]
     pub fn local_addr(&self) -> SocketAddr {
         self.info.local_addr
+    }
+
+    /// Where gRPC is served, with the real port ([`EdgeConfig::grpc_bind`]; `None`
+    /// when it is off).
+    #[must_use]
+    pub fn grpc_addr(&self) -> Option<SocketAddr> {
+        self.info.grpc_addr
     }
 
     /// The base URL of every card, without a trailing slash (bound to `0.0.0.0` or

@@ -2,6 +2,8 @@
 
 use std::collections::BTreeMap;
 
+use std::net::{IpAddr, SocketAddr};
+
 use agentyard_transport::a2a::{
     AgentCapabilities, AgentCard, AgentExtension, AgentInterface, ApiKeyLocation,
     ApiKeySecurityScheme, HttpAuthSecurityScheme, SecurityRequirement, SecurityScheme,
@@ -72,6 +74,36 @@ pub fn set_interfaces(card: &mut AgentCard, interfaces: Vec<AgentInterface>) {
     card.url.clone_from(&first.url);
     card.preferred_transport = Some(first.transport.clone());
     card.additional_interfaces = Some(interfaces);
+}
+
+/// The gRPC interface of an edge bound at `addr`, as gRPC clients dial it:
+/// `host:port`, the host being the public URL's (`base_url` is it when one is
+/// configured), else the bound address's, else (bound to an unspecified address)
+/// the HTTP listener's; an unspecified address stays as it is until a request's
+/// `Host` replaces it ([`SupervisorService::card_at`](super::SupervisorService)).
+#[must_use]
+pub(super) fn grpc_url(config: &EdgeConfig, base_url: &str, addr: SocketAddr) -> String {
+    let public_host = config
+        .public_url
+        .as_ref()
+        .and_then(|_| reqwest::Url::parse(base_url).ok())
+        .and_then(|url| url.host_str().map(str::to_owned));
+    let host = match public_host {
+        Some(host) => host,
+        None if addr.ip().is_unspecified() && !config.bind.ip().is_unspecified() => {
+            host_of(config.bind.ip())
+        }
+        None => host_of(addr.ip()),
+    };
+    format!("{host}:{}", addr.port())
+}
+
+/// An IP address as the host of a URL (IPv6 in brackets).
+fn host_of(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(ip) => ip.to_string(),
+        IpAddr::V6(ip) => format!("[{ip}]"),
+    }
 }
 
 /// The `securitySchemes` and `security` of every card: one scheme per kind of

@@ -28,7 +28,8 @@ use agentyard_transport::server::ServerConfig;
 /// | `push` | on, see [`PushConfig`] |
 /// | `metrics` | on: `GET /metrics` (when the runtime keeps metrics) |
 /// | `metrics_bind` | none: `/metrics` is served on the edge's own address |
-/// | `bindings` | `JSONRPC`, `HTTP+JSON`, `GRPC`: every binding, in the order cards list them |
+/// | `bindings` | `JSONRPC`, `HTTP+JSON`, `GRPC`: every binding, in the order cards list them (gRPC only with `grpc_bind`) |
+/// | `grpc_bind` | none: no gRPC listener |
 ///
 /// ```
 /// use agentyard_actors::edge::{AgentSettings, EdgeConfig};
@@ -104,6 +105,13 @@ pub struct EdgeConfig {
     /// base URL; gRPC has a listener of its own. At least one of JSON-RPC and
     /// HTTP+JSON must be on ([`EdgeError::Bindings`](super::EdgeError::Bindings)).
     pub bindings: Vec<TransportProtocol>,
+    /// Serves A2A over gRPC (both `lf.a2a.v1.A2AService` and `a2a.v1.A2AService`)
+    /// on a listener of its own at this address, beside the HTTP one, with the same
+    /// agents, credentials and limits; `None` (the default) serves no gRPC. Each
+    /// card lists the gRPC interface (`host:port`, the real port when this asks for
+    /// port 0), where `GRPC` stands in [`bindings`](Self::bindings); without `GRPC`
+    /// there, no gRPC is served even with an address.
+    pub grpc_bind: Option<SocketAddr>,
 }
 
 impl Default for EdgeConfig {
@@ -128,6 +136,7 @@ impl Default for EdgeConfig {
             metrics: true,
             metrics_bind: None,
             bindings: ServerConfig::DEFAULT_BINDINGS.to_vec(),
+            grpc_bind: None,
         }
     }
 }
@@ -147,6 +156,13 @@ impl EdgeConfig {
     #[must_use]
     pub fn bindings(mut self, bindings: impl IntoIterator<Item = TransportProtocol>) -> Self {
         self.bindings = bindings.into_iter().collect();
+        self
+    }
+
+    /// Serves gRPC at `address` (see [`EdgeConfig::grpc_bind`]).
+    #[must_use]
+    pub fn grpc_bind(mut self, address: SocketAddr) -> Self {
+        self.grpc_bind = Some(address);
         self
     }
 

@@ -1,10 +1,12 @@
 //! [`SupervisorService`]: the A2A methods answered by the supervisor.
 
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use agentyard_policy::EntryPoint;
+use agentyard_transport::a2a::TransportProtocol;
 use agentyard_transport::a2a::v1::{self, ProtocolVersion};
 use agentyard_transport::a2a::{
     AgentCard, Message, MessageSendConfiguration, MessageSendParams, Metadata, Part,
@@ -58,6 +60,10 @@ struct Inner {
     /// to an unspecified address (`0.0.0.0`, `::`) and no public URL is configured,
     /// so the bound address is not one a client can reach.
     cards_follow_host: bool,
+    /// The gRPC port, when cards name the gRPC interface under the request's host
+    /// (gRPC bound to an unspecified address, no public URL, and the HTTP listener
+    /// not bound to a reachable address either).
+    grpc_follows_host: Option<u16>,
 }
 
 /// The A2A methods of the exposed agents, answered by the supervisor: every call that
@@ -93,6 +99,25 @@ impl SupervisorService {
         base_url: &str,
         push: Option<PushNotifier>,
     ) -> Result<Self, EdgeError> {
+        Self::with_grpc(supervisor, config, base_url, push, None)
+    }
+
+    /// As [`new`](Self::new), for an edge that also serves gRPC at `grpc` (the bound
+    /// address): every card lists the gRPC interface after the JSON-RPC one, as
+    /// `host:port` (the form gRPC clients dial). The host is the public URL's when
+    /// there is one, else the bound address's; bound to an unspecified address, the
+    /// HTTP listener's, and when that is unspecified too, the `Host` each client
+    /// used (as card URLs do).
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn with_grpc(
+        supervisor: Supervisor,
+        config: &EdgeConfig,
+        base_url: &str,
+        push: Option<PushNotifier>,
+        grpc: Option<SocketAddr>,
+    ) -> Result<Self, EdgeError> {
         let descriptors = exposed_descriptors(&supervisor, config)?;
         for name in config.agent_settings.keys() {
             if supervisor.agent(name).is_none() {
@@ -110,6 +135,14 @@ impl SupervisorService {
             None if descriptors.len() == 1 => Some(descriptors[0].name.clone()),
             None => None,
         };
+        let grpc_url = grpc.map(|addr| card::grpc_url(config, base_url, addr));
+        let grpc_follows_host = grpc
+            .filter(|addr| {
+                config.public_url.is_none()
+                    && addr.ip().is_unspecified()
+                    && config.bind.ip().is_unspecified()
+            })
+            .map(|addr| addr.port());
         let agents = descriptors
             .into_iter()
             .map(|descriptor| {
@@ -118,7 +151,13 @@ impl SupervisorService {
                     .get(&descriptor.name)
                     .cloned()
                     .unwrap_or_default();
-                let public = card::public_card(&descriptor, &settings, config, base_url);
+                let mut public = card::public_card(&descriptor, &settings, config, base_url);
+                // gRPC takes its place in the configured order of the bindings.
+                if grpc_url.is_some() {
+                    let url = card::agent_url(base_url, &descriptor.name);
+                    let listed = card::interfaces(&config.bindings, &url, grpc_url.as_deref());
+                    card::set_interfaces(&mut public, listed);
+                }
                 let extended = card::extended_card(&public, &settings);
                 let exposed = Exposed {
                     name: descriptor.name.clone(),
@@ -139,6 +178,7 @@ impl SupervisorService {
                 push,
                 blocking_wait: blocking_wait(config.request_timeout),
                 cards_follow_host: config.public_url.is_none() && config.bind.ip().is_unspecified(),
+                grpc_follows_host,
             }),
         })
     }
@@ -681,6 +721,17 @@ impl A2aService for SupervisorService {
             for interface in card.additional_interfaces.iter_mut().flatten() {
                 if interface.url == base {
                     interface.url.clone_from(&card.url);
+                }
+            }
+        }
+        if let Some(port) = self.inner.grpc_follows_host
+            && let Some(host) = reqwest::Url::parse(origin)
+                .ok()
+                .and_then(|url| url.host_str().map(str::to_owned))
+        {
+            for interface in card.additional_interfaces.iter_mut().flatten() {
+                if interface.transport == TransportProtocol::Grpc {
+                    interface.url = format!("{host}:{port}");
                 }
             }
         }

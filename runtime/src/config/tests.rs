@@ -174,6 +174,7 @@ fn the_example_file_names_every_key_of_the_embedded_default() {
         ),
         ("push", &["enabled", "allow_private_addresses"][..]),
         ("metrics", &["enabled"][..]),
+        ("grpc", &["enabled"][..]),
         ("store", &["path", "max_age_secs"][..]),
         (
             "tracing",
@@ -445,4 +446,31 @@ fn bindings_are_read_in_order_and_bad_ones_refused_by_name() {
         let e = error_of(&format!("[server]\nbindings = {bad}\n"));
         assert!(e.contains("server.bindings") && e.contains(says), "{e}");
     }
+}
+
+#[test]
+fn grpc_is_on_beside_the_http_host_by_default_and_can_move_or_turn_off() {
+    let config = Config::from_toml("").expect("valid");
+    assert_eq!(
+        config.grpc.address_beside(config.server.bind),
+        Some("127.0.0.1:50051".parse().unwrap())
+    );
+    let ephemeral = Config::from_toml("[server]\nbind = \"127.0.0.1:0\"\n").expect("valid");
+    assert_eq!(
+        ephemeral.grpc.address_beside(ephemeral.server.bind),
+        Some("127.0.0.1:0".parse().unwrap()),
+        "an ephemeral HTTP port gets an ephemeral gRPC port"
+    );
+    let moved = Config::from_toml("[grpc]\naddress = \"0.0.0.0:7000\"\n").expect("valid");
+    assert_eq!(
+        moved.grpc.address_beside(moved.server.bind),
+        Some("0.0.0.0:7000".parse().unwrap())
+    );
+    let off = Config::from_toml("[grpc]\nenabled = false\n").expect("valid");
+    assert_eq!(off.grpc.address_beside(off.server.bind), None);
+    let clash =
+        Config::from_toml("[grpc]\naddress = \"127.0.0.1:8080\"\n").expect_err("the HTTP address");
+    assert!(clash.to_string().contains("grpc.address"), "{clash}");
+    let bad = Config::from_toml("[grpc]\nport = 1\n").unwrap_err();
+    assert!(bad.to_string().contains("port"), "{bad}");
 }

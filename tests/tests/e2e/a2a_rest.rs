@@ -38,7 +38,7 @@ async fn rest_client_with(
                 .transport(TransportProtocol::HttpJson),
         )
         .await;
-    assert_eq!(client.transport(), &TransportProtocol::HttpJson);
+    assert_eq!(client.transport(), TransportProtocol::HttpJson);
     assert_eq!(client.protocol_version(), version);
     client
 }
@@ -104,7 +104,7 @@ async fn the_card_offers_http_json_beside_json_rpc_1_0_first() {
     let client = A2aClient::connect(&edge.card_url("echo"), ClientOptions::new())
         .await
         .expect("connects");
-    assert_eq!(client.transport(), &TransportProtocol::JsonRpc);
+    assert_eq!(client.transport(), TransportProtocol::JsonRpc);
     assert_eq!(client.protocol_version(), ProtocolVersion::V1_0);
     edge.stop().await;
 }

@@ -6,6 +6,7 @@
 
 mod a2a_auth;
 mod a2a_extensions;
+mod a2a_grpc;
 mod a2a_http_as_clients_expect;
 mod a2a_idempotency_keys_are_per_caller;
 mod a2a_message_send;

@@ -48,6 +48,20 @@ pub enum ClientError {
     /// The HTTP exchange itself failed: connection refused or reset, timeout, TLS.
     #[error("{}", transport_sentence(.0))]
     Transport(#[from] reqwest::Error),
+    /// A gRPC call ended with a status that is not an A2A error (the server could
+    /// not be reached, the caller did not authenticate), or one that asks the
+    /// client to come back later (UNAVAILABLE, RESOURCE_EXHAUSTED).
+    #[error("gRPC {code:?} from {target}: {message}")]
+    Grpc {
+        /// The status code.
+        code: tonic::Code,
+        /// The target called (`http://host:port`).
+        target: String,
+        /// The A2A error the status carries in its details, if any.
+        error: Option<JsonRpcError>,
+        /// The status message.
+        message: String,
+    },
     /// A URL that cannot be parsed.
     #[error("invalid URL `{url}`: {reason}")]
     InvalidUrl {
@@ -65,7 +79,7 @@ impl ClientError {
     pub fn json_rpc_error(&self) -> Option<&JsonRpcError> {
         match self {
             Self::JsonRpc(error) => Some(error),
-            Self::Http { error, .. } => error.as_ref(),
+            Self::Http { error, .. } | Self::Grpc { error, .. } => error.as_ref(),
             _ => None,
         }
     }

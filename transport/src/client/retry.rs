@@ -103,6 +103,12 @@ impl RetryPolicy {
         let backoff = self.backoff(attempt);
         match error {
             ClientError::Transport(_) => Some(backoff),
+            // A server that cannot be reached, is busy, or limits the rate: as HTTP
+            // 503 and 429 are, and a connection that failed.
+            ClientError::Grpc {
+                code: tonic::Code::Unavailable | tonic::Code::ResourceExhausted,
+                ..
+            } => Some(backoff),
             ClientError::Http {
                 status,
                 retry_after_secs,

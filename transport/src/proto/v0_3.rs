@@ -92,8 +92,8 @@ pub fn parse_task_name(field: &'static str, name: &str) -> Result<TaskId, Conver
 }
 
 /// The task id and config id of a `tasks/{task_id}/pushNotificationConfigs/{config_id}`
-/// resource name; a bare `tasks/{task_id}` gives no config id (the task's only
-/// config).
+/// resource name; a bare `tasks/{task_id}`, or an empty config id, gives none (the
+/// task's only config).
 ///
 /// # Errors
 /// A [`ConversionError`] on `field` when `name` is of neither form.
@@ -117,10 +117,11 @@ pub fn parse_push_config_name(
             let config = config
                 .strip_prefix("pushNotificationConfigs/")
                 .ok_or_else(bad)?;
-            if task.is_empty() || config.is_empty() || config.contains('/') {
+            if task.is_empty() || config.contains('/') {
                 return Err(bad());
             }
-            Ok((TaskId::new(task), Some(config.to_owned())))
+            // An empty config id is what a config without one is named with.
+            Ok((TaskId::new(task), some_string(config.to_owned())))
         }
     }
 }

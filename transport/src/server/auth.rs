@@ -9,18 +9,45 @@ use crate::service::Principal;
 
 /// Why a protected agent refused a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Unauthorized {
+pub(crate) struct Unauthorized {
     /// What the caller should present, for the message and the `WWW-Authenticate`
     /// header.
-    pub(super) challenges: Vec<Challenge>,
+    pub(crate) challenges: Vec<Challenge>,
     /// True when the caller presented a credential for one of the schemes and it did
     /// not match, as opposed to presenting none.
-    pub(super) bad_credential: bool,
+    pub(crate) bad_credential: bool,
+}
+
+impl Unauthorized {
+    /// What the caller is told: what it presented (nothing, or a credential that
+    /// does not match) and what `agent` accepts. Every binding sends this text.
+    pub(crate) fn detail(&self, agent: &str) -> String {
+        let options = self
+            .challenges
+            .iter()
+            .map(Challenge::describe)
+            .collect::<Vec<_>>()
+            .join(" or ");
+        match (self.bad_credential, options.is_empty()) {
+            (_, true) => format!(
+                "agent `{agent}` requires authentication, but its card declares no scheme this \
+                 server can check"
+            ),
+            (true, false) => {
+                format!(
+                    "the credential presented is not valid for agent `{agent}`; it accepts {options}"
+                )
+            }
+            (false, false) => {
+                format!("agent `{agent}` requires authentication: present {options}")
+            }
+        }
+    }
 }
 
 /// A credential the server would accept for an agent.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Challenge {
+pub(crate) enum Challenge {
     /// An API key in the named header, for the scheme of that name.
     ApiKey { scheme: String, header: String },
     /// A bearer token, for the scheme of that name.
@@ -31,7 +58,7 @@ impl Challenge {
     /// The `WWW-Authenticate` value for this challenge (RFC 9110 §11.6.1). API keys
     /// have no registered HTTP scheme, so `ApiKey` with a `header` parameter says where
     /// the key goes.
-    pub(super) fn header_value(&self, realm: &str) -> String {
+    pub(crate) fn header_value(&self, realm: &str) -> String {
         let realm = quote(realm);
         match self {
             Self::ApiKey { scheme, header } => format!(
@@ -44,7 +71,7 @@ impl Challenge {
     }
 
     /// How the challenge reads in an error message.
-    pub(super) fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Self::ApiKey { scheme, header } => {
                 format!("an API key in header `{header}` (scheme `{scheme}`)")
@@ -56,7 +83,7 @@ impl Challenge {
     }
 
     /// The security scheme's name.
-    pub(super) fn scheme(&self) -> &str {
+    pub(crate) fn scheme(&self) -> &str {
         match self {
             Self::ApiKey { scheme, .. } | Self::Bearer { scheme } => scheme,
         }
@@ -64,7 +91,7 @@ impl Challenge {
 }
 
 /// An HTTP quoted-string.
-pub(super) fn quote(text: &str) -> String {
+pub(crate) fn quote(text: &str) -> String {
     let mut quoted = String::with_capacity(text.len() + 2);
     quoted.push('"');
     for c in text.chars() {
@@ -92,7 +119,7 @@ pub(super) fn quote(text: &str) -> String {
 /// # Errors
 ///
 /// [`Unauthorized`] for a protected agent when no requirement is met.
-pub(super) fn authenticate(
+pub(crate) fn authenticate(
     card: &AgentCard,
     auth: &AuthConfig,
     headers: &HeaderMap,
@@ -142,7 +169,7 @@ pub(super) fn authenticate(
 
 /// The challenges for every scheme the card declares, for a call that needs a
 /// principal on an open agent.
-pub(super) fn declared_challenges(card: &AgentCard) -> Vec<Challenge> {
+pub(crate) fn declared_challenges(card: &AgentCard) -> Vec<Challenge> {
     card.security_schemes
         .iter()
         .flat_map(|schemes| schemes.keys())

@@ -76,11 +76,15 @@ pub(super) async fn list<S: A2aService>(
     headers: HeaderMap,
 ) -> Response {
     let origin = origin(&headers);
+    let default = state.service.default_agent();
     let cards: Vec<AgentCard> = state
         .service
         .agents()
         .iter()
-        .filter_map(|agent| served_card(&*state.service, agent, origin.as_deref()))
+        .filter_map(|agent| {
+            let card = served_card(&*state.service, agent, origin.as_deref())?;
+            Some(legacy_card(card, default.as_deref() == Some(agent)))
+        })
         .collect();
     json_body(StatusCode::OK, &cards)
 }
@@ -184,15 +188,14 @@ fn card_of<S: A2aService>(
     let Some(card) = served_card(&*state.service, agent, origin(headers).as_deref()) else {
         return agent_not_found(agent);
     };
+    let default = state.service.default_agent().as_deref() == Some(agent);
     let form = forced.unwrap_or_else(|| match super::rpc::requested_version(headers, uri) {
         Ok(ProtocolVersion::V1_0) => CardForm::V1,
         Ok(ProtocolVersion::V0_3) | Err(_) => CardForm::Hybrid,
     });
     let body = match form {
-        CardForm::Hybrid => serde_json::to_vec(&hybrid(card)),
-        CardForm::V1 => {
-            serde_json::to_vec(&v1::AgentCard::for_versions(card, &ProtocolVersion::ALL))
-        }
+        CardForm::Hybrid => serde_json::to_vec(&hybrid(card, default)),
+        CardForm::V1 => serde_json::to_vec(&v1_card(card, default)),
     };
     let body = match body {
         Ok(body) => body,
@@ -234,12 +237,45 @@ fn card_of<S: A2aService>(
 /// field it lacks added beside it, recursively (scheme `type`/`scheme` next to the
 /// 1.0 oneof member, `capabilities` merged, skills merged one by one), as the
 /// Python SDK's `agent_card_to_dict` builds it.
-fn hybrid(card: AgentCard) -> Value {
-    let legacy = serde_json::to_value(&card).unwrap_or(Value::Null);
-    let mut merged = serde_json::to_value(v1::AgentCard::for_versions(card, &ProtocolVersion::ALL))
-        .unwrap_or(Value::Null);
+fn hybrid(card: AgentCard, default: bool) -> Value {
+    let legacy = serde_json::to_value(legacy_card(card.clone(), default)).unwrap_or(Value::Null);
+    let mut merged = serde_json::to_value(v1_card(card, default)).unwrap_or(Value::Null);
     merge_missing(&mut merged, legacy);
     merged
+}
+
+/// The 1.0 card of an agent as served: each interface once per version, 1.0
+/// first. A gRPC interface has no path to tell agents apart, so its 1.0 entry
+/// names the agent as `tenant` (the card's name is the agent's, as services name
+/// their cards), and it is listed for 0.3, whose requests carry no tenant and so
+/// reach the default agent, only on the `default` agent's card.
+pub(crate) fn v1_card(card: AgentCard, default: bool) -> v1::AgentCard {
+    let name = card.name.clone();
+    let mut card = v1::AgentCard::for_versions(card, &ProtocolVersion::ALL);
+    let grpc = crate::a2a::TransportProtocol::Grpc;
+    card.supported_interfaces.retain_mut(|interface| {
+        if !interface
+            .protocol_binding
+            .eq_ignore_ascii_case(grpc.as_str())
+        {
+            return true;
+        }
+        if interface.protocol_version == ProtocolVersion::V1_0.as_str() {
+            interface.tenant.clone_from(&name);
+            return true;
+        }
+        default
+    });
+    card
+}
+
+/// The 0.3 card of an agent as served: without a gRPC interface unless it is the
+/// `default` agent (0.3 gRPC calls reach the default agent; see [`v1_card`]).
+pub(crate) fn legacy_card(mut card: AgentCard, default: bool) -> AgentCard {
+    if !default && let Some(interfaces) = card.additional_interfaces.as_mut() {
+        interfaces.retain(|interface| interface.transport != crate::a2a::TransportProtocol::Grpc);
+    }
+    card
 }
 
 /// Adds to `into` what `from` has and `into` lacks: members of objects, and the

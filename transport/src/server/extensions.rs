@@ -8,7 +8,7 @@ use crate::a2a::AgentCard;
 /// The extension URIs a request asks for, in order, from every line of the headers
 /// `names` (in that order): comma-separated, surrounding whitespace ignored, empty
 /// items and values that are not visible ASCII skipped, duplicates dropped.
-pub(super) fn requested(headers: &HeaderMap, names: &[&str]) -> Vec<String> {
+pub(crate) fn requested(headers: &HeaderMap, names: &[&str]) -> Vec<String> {
     let mut uris: Vec<String> = Vec::new();
     let values = names
         .iter()
@@ -26,7 +26,7 @@ pub(super) fn requested(headers: &HeaderMap, names: &[&str]) -> Vec<String> {
 /// order. Matching is exact: a client asking for `/v2` of an extension the agent
 /// has as `/v1` gets nothing, as the extensions spec requires (no fallback between
 /// versions).
-pub(super) fn activate(card: &AgentCard, requested: Vec<String>) -> Vec<String> {
+pub(crate) fn activate(card: &AgentCard, requested: Vec<String>) -> Vec<String> {
     let declared = card.capabilities.extensions.as_deref().unwrap_or_default();
     requested
         .into_iter()
@@ -35,7 +35,7 @@ pub(super) fn activate(card: &AgentCard, requested: Vec<String>) -> Vec<String> 
 }
 
 /// The extensions the card marks `required` that are not in `activated`.
-pub(super) fn missing_required<'a>(card: &'a AgentCard, activated: &[String]) -> Vec<&'a str> {
+pub(crate) fn missing_required<'a>(card: &'a AgentCard, activated: &[String]) -> Vec<&'a str> {
     card.capabilities
         .extensions
         .as_deref()

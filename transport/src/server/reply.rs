@@ -125,24 +125,7 @@ pub(super) fn unauthorized(
     id: RequestId,
     rejected: &Unauthorized,
 ) -> Response {
-    let options = rejected
-        .challenges
-        .iter()
-        .map(Challenge::describe)
-        .collect::<Vec<_>>()
-        .join(" or ");
-    let detail = match (rejected.bad_credential, options.is_empty()) {
-        (_, true) => format!(
-            "agent `{agent}` requires authentication, but its card declares no scheme this \
-             server can check"
-        ),
-        (true, false) => {
-            format!(
-                "the credential presented is not valid for agent `{agent}`; it accepts {options}"
-            )
-        }
-        (false, false) => format!("agent `{agent}` requires authentication: present {options}"),
-    };
+    let detail = rejected.detail(agent);
     let schemes: Vec<&str> = rejected.challenges.iter().map(Challenge::scheme).collect();
     let error =
         http_problem(StatusCode::UNAUTHORIZED, detail).with_data(json!({ "schemes": schemes }));

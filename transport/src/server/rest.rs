@@ -154,7 +154,19 @@ pub(super) async fn call<S: A2aService>(
         }
         if matches!(request, A2aRequest::GetAuthenticatedExtendedCard) {
             return match call.extended(principal.as_ref()) {
-                Ok(card) => success(version, card.into()),
+                // The card as the other bindings serve it (a gRPC interface's
+                // tenant, the 0.3 gRPC entry on the default agent's card only).
+                Ok(card) => {
+                    let default = call.is_default();
+                    match version {
+                        ProtocolVersion::V1_0 => {
+                            json(StatusCode::OK, A2A_JSON, &cards::v1_card(card, default))
+                        }
+                        ProtocolVersion::V0_3 => {
+                            success(version, cards::legacy_card(card, default).into())
+                        }
+                    }
+                }
                 Err(None) => call.unauthenticated(Binding::Rest(version), RequestId::Null),
                 Err(Some(error)) => self::error(version, error),
             };

@@ -580,10 +580,25 @@ impl<S: A2aService> Call<S> {
         principal: Option<&Principal>,
     ) -> Response {
         match self.extended(principal) {
-            Ok(card) => encode_result(version, id, card.into()),
+            Ok(card) => {
+                let default = self.is_default();
+                match version {
+                    ProtocolVersion::V0_3 => {
+                        reply::success(id, &super::cards::legacy_card(card, default))
+                    }
+                    ProtocolVersion::V1_0 => {
+                        reply::success(id, &super::cards::v1_card(card, default))
+                    }
+                }
+            }
             Err(None) => self.unauthenticated(Binding::JsonRpc, id),
             Err(Some(error)) => reply::error(id, in_form(version, error)),
         }
+    }
+
+    /// Whether the call's agent is the one served at the root.
+    pub(super) fn is_default(&self) -> bool {
+        self.state.service.default_agent().as_deref() == Some(&self.agent)
     }
 
     /// The extended card for `principal`: `Err(None)` for an anonymous caller (401),
@@ -1015,7 +1030,7 @@ where
 }
 
 /// A task event in a terminal or interrupted state, after which a 1.0 stream ends.
-fn settles(event: &StreamEvent) -> bool {
+pub(crate) fn settles(event: &StreamEvent) -> bool {
     matches!(event, StreamEvent::Task(task)
         if task.status.state.is_terminal() || task.status.state.is_interrupted())
 }

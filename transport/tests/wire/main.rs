@@ -7,6 +7,8 @@
 mod client_retries;
 mod client_roundtrip;
 mod client_versions;
+mod grpc_client;
+mod grpc_server;
 mod jsonrpc_decoding;
 mod mock;
 mod schema_conformance;

@@ -218,13 +218,17 @@ fn resource_names_are_parsed_and_bad_ones_named() {
         parse_push_config_name("n", "tasks/abc/pushNotificationConfigs/c1").expect("parses"),
         (TaskId::new("abc"), Some("c1".to_owned()))
     );
+    assert_eq!(
+        parse_push_config_name("n", "tasks/abc/pushNotificationConfigs/").expect("parses"),
+        (TaskId::new("abc"), None),
+        "a config without an id"
+    );
     for bad in ["abc", "tasks/", "tasks/a/b", "task/abc", ""] {
         let error = parse_task_name("GetTaskRequest.name", bad).expect_err(bad);
         assert_eq!(error.field(), "GetTaskRequest.name");
     }
     for bad in [
         "tasks/a/configs/c",
-        "tasks/a/pushNotificationConfigs/",
         "tasks//pushNotificationConfigs/c",
         "tasks/a/pushNotificationConfigs/c/d",
     ] {
