@@ -49,12 +49,28 @@ async fn without_a_header_the_card_is_the_hybrid_both_clients_read() {
     assert_eq!(header(&response, "vary"), "A2A-Version");
     let card: Value = response.json().await.expect("JSON");
     let interfaces = card["supportedInterfaces"].as_array().expect("interfaces");
-    assert_eq!(interfaces.len(), 2, "{card}");
-    assert_eq!(interfaces[0]["protocolBinding"], "JSONRPC");
-    assert_eq!(interfaces[0]["protocolVersion"], "1.0");
-    assert_eq!(interfaces[1]["protocolBinding"], "JSONRPC");
-    assert_eq!(interfaces[1]["protocolVersion"], "0.3");
-    assert_eq!(interfaces[0]["url"], interfaces[1]["url"]);
+    // Each binding served (JSON-RPC, then HTTP+JSON: the default order) in 1.0,
+    // then 0.3, all at the agent's base URL.
+    let listed: Vec<(&str, &str)> = interfaces
+        .iter()
+        .map(|i| {
+            (
+                i["protocolBinding"].as_str().unwrap_or_default(),
+                i["protocolVersion"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            ("JSONRPC", "1.0"),
+            ("JSONRPC", "0.3"),
+            ("HTTP+JSON", "1.0"),
+            ("HTTP+JSON", "0.3")
+        ],
+        "{card}"
+    );
+    assert!(interfaces.iter().all(|i| i["url"] == interfaces[0]["url"]));
     // The 0.3 fields are kept beside the 1.0 ones.
     assert_eq!(card["url"], interfaces[0]["url"], "{card}");
     assert_eq!(card["preferredTransport"], "JSONRPC", "{card}");
