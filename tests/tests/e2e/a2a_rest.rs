@@ -394,3 +394,49 @@ async fn auth_and_extensions_are_those_of_json_rpc() {
     }
     edge.stop().await;
 }
+
+#[tokio::test]
+async fn a_binding_left_out_is_off_and_off_the_card() {
+    let config = TestEdge::config()
+        .bindings([TransportProtocol::HttpJson])
+        .grpc_bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)));
+    let edge = TestEdge::start_with(config).await;
+    // No gRPC listener, though it has an address: the bindings leave it out.
+    assert_eq!(edge.edge.grpc_addr(), None);
+    let card: Value = edge
+        .http()
+        .get(edge.card_url("echo"))
+        .send()
+        .await
+        .expect("the card")
+        .json()
+        .await
+        .expect("JSON");
+    assert_eq!(card["preferredTransport"], "HTTP+JSON", "{card}");
+    let bindings: Vec<&str> = card["supportedInterfaces"]
+        .as_array()
+        .expect("interfaces")
+        .iter()
+        .map(|i| i["protocolBinding"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(bindings, ["HTTP+JSON", "HTTP+JSON"]);
+    let rpc = edge
+        .http()
+        .post(edge.agent_url("echo"))
+        .header("content-type", "application/json")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"t"}}"#)
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(rpc.status(), 404);
+    // A client left to choose reads the card and goes over HTTP+JSON.
+    let client = A2aClient::connect(&edge.card_url("echo"), ClientOptions::new())
+        .await
+        .expect("connects");
+    assert_eq!(client.transport(), TransportProtocol::HttpJson);
+    client
+        .send_message(MessageSendParams::new(Message::user_text("hi")))
+        .await
+        .expect("answered over REST");
+    edge.stop().await;
+}
