@@ -7,6 +7,12 @@
 //! ([`PushNotifier`]), and owns the server's lifecycle ([`EdgeActor`], started with
 //! [`Edge::start`] from an [`EdgeConfig`]).
 //!
+//! With [`EdgeConfig::grpc_bind`] the edge also serves A2A over gRPC
+//! (`agentyard_transport::grpc`: `lf.a2a.v1.A2AService` and `a2a.v1.A2AService` on
+//! one listener) over the same [`SupervisorService`], so every rule below holds for
+//! gRPC calls too; each card then lists the gRPC interface as `host:port` (see
+//! [`SupervisorService::with_grpc`]; `docs/grpc.md`).
+//!
 //! # Which agents
 //!
 //! Only agents whose descriptor is `exposed` are served (further narrowed by

@@ -45,7 +45,7 @@
 //! 8. **The answer.** Errors are a `tonic::Status` whose code is the shared
 //!    mapping's ([`binding_status`](crate::a2a::v1::binding_status)), its message
 //!    the error's, and its `google.rpc.Status` details an `ErrorInfo` (see
-//!    [`status`]). Streams (`SendStreamingMessage`, `SubscribeToTask`, 0.3
+//!    `grpc/status.rs`). Streams (`SendStreamingMessage`, `SubscribeToTask`, 0.3
 //!    `TaskSubscription`) send `StreamResponse`s and end as the SSE streams do:
 //!    after a status update marked final, on 1.0 also after a task in a terminal
 //!    or interrupted state; an error from the service ends the stream with its

@@ -183,6 +183,36 @@ async fn the_tenant_names_the_agent_and_an_unknown_one_is_not_found() {
 }
 
 #[tokio::test]
+async fn the_a2a_agent_metadata_names_the_agent_when_the_tenant_is_empty() {
+    let server = GrpcServer::start(ServerConfig::builder()).await;
+    let task = task_of(
+        server
+            .v1()
+            .await
+            .send_message(with_metadata(v1_send("hi", ""), &[("a2a-agent", "plain")]))
+            .await
+            .expect("answered")
+            .into_inner(),
+    );
+    assert_eq!(seen(&task, "agent"), "plain");
+    // The tenant wins over the metadata.
+    let task = task_of(
+        server
+            .v1()
+            .await
+            .send_message(with_metadata(
+                v1_send("hi", "open"),
+                &[("a2a-agent", "plain")],
+            ))
+            .await
+            .expect("answered")
+            .into_inner(),
+    );
+    assert_eq!(seen(&task, "agent"), "open");
+    server.shut_down().await;
+}
+
+#[tokio::test]
 async fn a_missing_task_is_not_found_with_its_error_info() {
     let server = GrpcServer::start(ServerConfig::builder()).await;
     let status = server
@@ -485,6 +515,21 @@ async fn bad_input_is_invalid_argument_naming_the_field() {
         "{}",
         status.message()
     );
+    let status = server
+        .v1()
+        .await
+        .subscribe_to_task(with_metadata(
+            v1::pb::SubscribeToTaskRequest {
+                id: "t-1".to_owned(),
+                ..v1::pb::SubscribeToTaskRequest::default()
+            },
+            &[("last-event-id", "not-a-number")],
+        ))
+        .await
+        .expect_err("a bad last-event-id");
+    assert_eq!(status.code(), Code::InvalidArgument);
+    let bad = status.get_details_bad_request().expect("BadRequest");
+    assert_eq!(bad.field_violations[0].field, "last-event-id");
     server.shut_down().await;
 }
 
