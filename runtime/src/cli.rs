@@ -12,9 +12,11 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use agentyard_transport::a2a::v1::ProtocolVersion;
 use agentyard_transport::a2a::{
     AgentCard, Artifact, Message, MessageSendConfiguration, MessageSendParams, Part,
     SendMessageResult, StreamEvent, Task, TaskIdParams, TaskQueryParams, TaskState,
+    TransportProtocol,
 };
 use agentyard_transport::client::{A2aClient, ClientError, ClientOptions, RetryPolicy};
 use agentyard_transport::handoff::{self, HANDOFF_EXTENSION_URI, HandoffPayload};
@@ -145,6 +147,30 @@ pub(crate) struct Common {
     /// Give up on a call after this many seconds.
     #[arg(long, default_value_t = 60)]
     timeout: u64,
+    /// The binding to call over, `jsonrpc` or `grpc`, whatever the card prefers
+    /// (default: the card's first one the client speaks). With `grpc`, `URL` may be
+    /// the gRPC target itself (`HOST:PORT`).
+    #[arg(long, value_name = "BINDING", value_parser = parse_transport)]
+    transport: Option<TransportProtocol>,
+    /// The A2A version to speak, `1.0` or `0.3`, whatever the card prefers.
+    #[arg(long = "a2a-version", value_name = "VERSION", value_parser = parse_version)]
+    a2a_version: Option<ProtocolVersion>,
+}
+
+/// `--transport`: a binding the client speaks, named as cards name it (any case).
+fn parse_transport(text: &str) -> Result<TransportProtocol, String> {
+    match TransportProtocol::from(text.to_ascii_uppercase().as_str()) {
+        binding @ (TransportProtocol::JsonRpc | TransportProtocol::Grpc) => Ok(binding),
+        _ => Err(format!(
+            "`{text}` is not a binding this client speaks: jsonrpc or grpc"
+        )),
+    }
+}
+
+/// `--a2a-version`: a protocol version served (major.minor counts).
+fn parse_version(text: &str) -> Result<ProtocolVersion, String> {
+    ProtocolVersion::from_header(Some(text))
+        .map_err(|_| format!("`{text}` is not an A2A version this client speaks: 1.0 or 0.3"))
 }
 
 /// What makes up the message of `send` and `stream`.
@@ -365,6 +391,16 @@ async fn connect(url: &str, common: &Common, handoff: bool) -> Result<A2aClient,
     if handoff {
         options = options.extension(HANDOFF_EXTENSION_URI);
     }
+    if let Some(version) = common.a2a_version {
+        options = options.protocol_version(version);
+    }
+    if let Some(binding) = &common.transport {
+        options = options.transport(binding.clone());
+        // A gRPC target (`HOST:PORT`) has no card under it.
+        if *binding == TransportProtocol::Grpc && !url.contains("://") {
+            return Ok(A2aClient::connect(url, options).await?);
+        }
+    }
     let path = url.split(['?', '#']).next().unwrap_or(url);
     if path.ends_with(".json") {
         return Ok(A2aClient::connect(url, options).await?);
@@ -517,9 +553,10 @@ fn print_card(out: &mut Output, card: &AgentCard, client: &A2aClient) {
         out.line(&card.description);
     }
     out.line(&format!(
-        "endpoint:  {} (A2A {})",
+        "endpoint:  {} (A2A {} over {})",
         client.endpoint(),
-        client.protocol_version().as_str()
+        client.protocol_version().as_str(),
+        client.transport().as_str()
     ));
     let streaming = card.capabilities.streaming == Some(true);
     out.line(&format!(
