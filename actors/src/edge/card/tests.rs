@@ -142,3 +142,46 @@ fn the_extended_card_adds_skills_and_is_announced() {
     assert_eq!(ids, ["echo", "admin"]);
     assert!(extended_card(&public, &AgentSettings::default()).is_none());
 }
+
+#[test]
+fn the_grpc_interface_is_named_as_clients_dial_it() {
+    let addr = |text: &str| -> SocketAddr { text.parse().expect("an address") };
+    let plain = EdgeConfig::default().bind(addr("127.0.0.1:8080"));
+    assert_eq!(
+        grpc_url(&plain, "http://127.0.0.1:8080", addr("127.0.0.1:50051")),
+        "127.0.0.1:50051"
+    );
+    let public = EdgeConfig::default()
+        .bind(addr("0.0.0.0:8080"))
+        .public_url("https://agents.example.com");
+    assert_eq!(
+        grpc_url(&public, "https://agents.example.com", addr("0.0.0.0:50051")),
+        "agents.example.com:50051",
+        "the public URL's host"
+    );
+    assert_eq!(
+        grpc_url(&plain, "http://127.0.0.1:8080", addr("0.0.0.0:7000")),
+        "127.0.0.1:7000",
+        "gRPC on every address, HTTP on one: that one"
+    );
+    let v6 = EdgeConfig::default().bind(addr("[::1]:8080"));
+    assert_eq!(
+        grpc_url(&v6, "http://[::1]:8080", addr("[::1]:50051")),
+        "[::1]:50051"
+    );
+}
+
+#[test]
+fn an_interface_goes_after_those_the_card_has() {
+    let mut card = public_card(
+        &descriptor(),
+        &AgentSettings::default(),
+        &EdgeConfig::default(),
+        "http://127.0.0.1:8080",
+    );
+    add_interface(&mut card, "127.0.0.1:50051", TransportProtocol::Grpc);
+    let interfaces = card.additional_interfaces.expect("listed");
+    assert_eq!(interfaces.len(), 1);
+    assert_eq!(interfaces[0].url, "127.0.0.1:50051");
+    assert_eq!(interfaces[0].transport, TransportProtocol::Grpc);
+}
