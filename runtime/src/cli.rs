@@ -17,6 +17,7 @@ use agentyard_transport::a2a::v1::ProtocolVersion;
 use agentyard_transport::a2a::{
     AgentCard, Artifact, Message, MessageSendConfiguration, MessageSendParams, Part,
     SendMessageResult, StreamEvent, Task, TaskIdParams, TaskQueryParams, TaskState,
+    TransportProtocol,
 };
 use agentyard_transport::client::{A2aClient, ClientError, ClientOptions, RetryPolicy};
 use agentyard_transport::handoff::{self, HANDOFF_EXTENSION_URI, HandoffPayload};
@@ -184,6 +185,10 @@ fn parse_version(text: &str) -> Result<ProtocolVersion, String> {
         .ok()
         .filter(|_| !text.trim().is_empty())
         .ok_or_else(|| format!("`{text}` is not an A2A version this program speaks (1.0, 0.3)"))
+        // A gRPC target (`HOST:PORT`) has no card under it.
+        if common.transport == Some(Transport::Grpc) && !url.contains("://") {
+            return Ok(A2aClient::connect(url, options).await?);
+        }
 }
 
 /// What makes up the message of `send` and `stream`.

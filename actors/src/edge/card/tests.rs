@@ -1,3 +1,5 @@
+use std::net::SocketAddr;
+
 use agentyard_transport::a2a::{AgentProvider, AgentSkill, SecurityScheme, TransportProtocol};
 use serde_json::json;
 
@@ -197,4 +199,32 @@ fn interfaces_of(bindings: &[TransportProtocol], grpc: Option<&str>) -> Vec<Stri
         .into_iter()
         .map(|i| i.transport.as_str().to_owned())
         .collect()
+}
+
+#[test]
+fn the_grpc_interface_is_named_as_clients_dial_it() {
+    let addr = |text: &str| -> SocketAddr { text.parse().expect("an address") };
+    let plain = EdgeConfig::default().bind(addr("127.0.0.1:8080"));
+    assert_eq!(
+        grpc_url(&plain, "http://127.0.0.1:8080", addr("127.0.0.1:50051")),
+        "127.0.0.1:50051"
+    );
+    let public = EdgeConfig::default()
+        .bind(addr("0.0.0.0:8080"))
+        .public_url("https://agents.example.com");
+    assert_eq!(
+        grpc_url(&public, "https://agents.example.com", addr("0.0.0.0:50051")),
+        "agents.example.com:50051",
+        "the public URL's host"
+    );
+    assert_eq!(
+        grpc_url(&plain, "http://127.0.0.1:8080", addr("0.0.0.0:7000")),
+        "127.0.0.1:7000",
+        "gRPC on every address, HTTP on one: that one"
+    );
+    let v6 = EdgeConfig::default().bind(addr("[::1]:8080"));
+    assert_eq!(
+        grpc_url(&v6, "http://[::1]:8080", addr("[::1]:50051")),
+        "[::1]:50051"
+    );
 }

@@ -1016,3 +1016,49 @@ async fn a_refused_send_is_logged_once_at_info_with_its_reason() {
     );
     assert!(refused[0].contains("agent=texty"), "{}", refused[0]);
 }
+
+#[tokio::test]
+async fn cards_list_the_grpc_interface_and_follow_the_host_when_nothing_else_is_reachable() {
+    use agentyard_transport::a2a::TransportProtocol;
+
+    let grpc_of = |card: AgentCard| {
+        card.additional_interfaces
+            .into_iter()
+            .flatten()
+            .find(|interface| interface.transport == TransportProtocol::Grpc)
+            .map(|interface| interface.url)
+    };
+    let supervisor = supervisor().await;
+    let config = EdgeConfig::default().bind("127.0.0.1:8080".parse().expect("an address"));
+    let service = SupervisorService::with_grpc(
+        supervisor.clone(),
+        &config,
+        "http://127.0.0.1:8080",
+        None,
+        Some("127.0.0.1:50051".parse().expect("an address")),
+    )
+    .expect("service");
+    let card = service.card_at("echo", "http://elsewhere:1").expect("card");
+    assert_eq!(grpc_of(card).as_deref(), Some("127.0.0.1:50051"));
+
+    let open = EdgeConfig::default().bind("0.0.0.0:8080".parse().expect("an address"));
+    let service = SupervisorService::with_grpc(
+        supervisor.clone(),
+        &open,
+        "http://0.0.0.0:8080",
+        None,
+        Some("0.0.0.0:50051".parse().expect("an address")),
+    )
+    .expect("service");
+    let card = service
+        .card_at("echo", "http://agents.lan:8080")
+        .expect("card");
+    assert_eq!(
+        grpc_of(card).as_deref(),
+        Some("agents.lan:50051"),
+        "the host the client reached, with the gRPC port"
+    );
+    let no_grpc = SupervisorService::new(supervisor, &EdgeConfig::default(), "http://h", None)
+        .expect("service");
+    assert_eq!(grpc_of(no_grpc.card("echo").expect("card")), None);
+}
