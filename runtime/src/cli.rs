@@ -185,10 +185,6 @@ fn parse_version(text: &str) -> Result<ProtocolVersion, String> {
         .ok()
         .filter(|_| !text.trim().is_empty())
         .ok_or_else(|| format!("`{text}` is not an A2A version this program speaks (1.0, 0.3)"))
-        // A gRPC target (`HOST:PORT`) has no card under it.
-        if common.transport == Some(Transport::Grpc) && !url.contains("://") {
-            return Ok(A2aClient::connect(url, options).await?);
-        }
 }
 
 /// What makes up the message of `send` and `stream`.
@@ -414,6 +410,10 @@ async fn connect(url: &str, common: &Common, handoff: bool) -> Result<A2aClient,
     }
     if let Some(version) = common.a2a_version {
         options = options.protocol_version(version);
+    }
+    // A gRPC target (`HOST:PORT`) has no card under it.
+    if common.transport == Some(Transport::Grpc) && !url.contains("://") {
+        return Ok(A2aClient::connect(url, options).await?);
     }
     let path = url.split(['?', '#']).next().unwrap_or(url);
     if path.ends_with(".json") {
