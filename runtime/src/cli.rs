@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use agentyard_transport::a2a::TransportProtocol;
 use agentyard_transport::a2a::v1::ProtocolVersion;
 use agentyard_transport::a2a::{
     AgentCard, Artifact, Message, MessageSendConfiguration, MessageSendParams, Part,

@@ -12,9 +12,13 @@ fn headers_are_name_colon_value() {
 
 #[test]
 fn transport_and_version_take_the_names_cards_use() {
-    assert_eq!(parse_transport("grpc"), Ok(TransportProtocol::Grpc));
-    assert_eq!(parse_transport("JSONRPC"), Ok(TransportProtocol::JsonRpc));
-    assert!(parse_transport("carrier-pigeon").is_err());
+    let transport = |name: &str| {
+        <Transport as clap::ValueEnum>::from_str(name, true).map(TransportProtocol::from)
+    };
+    assert_eq!(transport("grpc"), Ok(TransportProtocol::Grpc));
+    assert_eq!(transport("JSONRPC"), Ok(TransportProtocol::JsonRpc));
+    assert_eq!(transport("rest"), Ok(TransportProtocol::HttpJson));
+    assert!(transport("carrier-pigeon").is_err());
     assert_eq!(parse_version("1.0"), Ok(ProtocolVersion::V1_0));
     assert_eq!(parse_version("0.3.0"), Ok(ProtocolVersion::V0_3));
     assert!(parse_version("9.9").is_err());
