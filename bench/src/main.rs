@@ -89,6 +89,9 @@ enum Suite {
     Sessions,
     /// A2A over HTTP through the edge against bare axum routes.
     Http,
+    /// A2A 1.0 through JSON-RPC, HTTP+JSON and gRPC against each other and the bare
+    /// axum floor.
+    Bindings,
     /// HTTP `message/send` with metrics (and, once added, tracing) on against off.
     Observability,
     /// Ten times the sustainable rate against a small concurrency limit.
@@ -253,6 +256,9 @@ async fn run(cli: Cli) -> Result<bool> {
     }
     if every || cli.suite == Suite::Http {
         suites::http::run(&options, &mut report).await?;
+    }
+    if every || cli.suite == Suite::Bindings {
+        suites::bindings::run(&options, &mut report).await?;
     }
     if every || cli.suite == Suite::Observability {
         suites::observability::run(&options, &mut report).await?;

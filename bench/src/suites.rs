@@ -4,6 +4,8 @@
 //! - [`supervisor`]: the send path against raw ractor `call` and `cast`.
 //! - [`sessions`]: many sessions against as many raw actors, in child processes.
 //! - [`http`]: A2A over HTTP through the edge against bare axum routes.
+//! - [`bindings`]: A2A 1.0 through JSON-RPC, HTTP+JSON and gRPC, against each other
+//!   and the bare axum floor.
 //! - [`observability`]: HTTP `message/send` with metrics on against off, in the same
 //!   rounds.
 //! - [`overload`]: ten times the sustainable rate against a small limit, in a child.
@@ -15,6 +17,7 @@
 //! - [`sustained`]: five minutes of new conversations against `agentyard serve`'s
 //!   defaults, in a child, with its memory sampled.
 
+pub(crate) mod bindings;
 pub(crate) mod http;
 pub(crate) mod observability;
 pub(crate) mod overload;

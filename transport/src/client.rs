@@ -980,7 +980,9 @@ impl A2aClient {
     /// Any streaming call (`message/stream`, `tasks/resubscribe`).
     ///
     /// A server that answers with a single JSON-RPC response instead of SSE gets its
-    /// error returned here, or its result as a one-event stream.
+    /// error returned here, or its result as a one-event stream; so does one whose
+    /// stream's first event is an error (the call was refused before it started). The
+    /// stream is returned once its first event has arrived.
     ///
     /// # Errors
     ///
@@ -1014,12 +1016,23 @@ impl A2aClient {
         let content_type = media_type(response.headers());
         let id = outgoing.id().clone();
         let events = match content_type.as_str() {
-            "text/event-stream" => sse::events(
-                response.bytes_stream(),
-                id,
-                self.version,
-                ClientError::Transport,
-            ),
+            "text/event-stream" => {
+                let mut events = sse::events(
+                    response.bytes_stream(),
+                    id,
+                    self.version,
+                    ClientError::Transport,
+                );
+                // A stream whose first event is an error never opened: the server
+                // refused the call (an unknown task, say) in its only event. That is
+                // the opening's error, as HTTP+JSON and gRPC report it, so a caller
+                // sees one behaviour whatever the binding.
+                match events.next().await {
+                    Some(Err(error @ ClientError::JsonRpc(_))) => return Err(error),
+                    Some(first) => futures::stream::once(async { first }).chain(events).boxed(),
+                    None => events,
+                }
+            }
             "application/json" => {
                 let bytes = response.bytes().await?;
                 let data = String::from_utf8_lossy(&bytes);

@@ -88,19 +88,19 @@ impl Agent for Artifacts {
 
 /// One kind of request, on both sides.
 #[derive(Debug, Clone, Copy)]
-struct Case {
-    id: &'static str,
-    label: &'static str,
+pub(crate) struct Case {
+    pub(crate) id: &'static str,
+    pub(crate) label: &'static str,
     /// The runtime's agent.
-    agent: &'static str,
+    pub(crate) agent: &'static str,
     /// The bare server's route.
     route: &'static str,
     method: &'static str,
-    streaming: bool,
+    pub(crate) streaming: bool,
     concurrency: &'static [usize],
 }
 
-const CASES: [Case; 4] = [
+pub(crate) const CASES: [Case; 4] = [
     Case {
         id: "send.message",
         label: "message/send → Message",
@@ -351,9 +351,9 @@ impl Fixed {
 }
 
 /// Both servers of one round.
-struct Servers {
+pub(crate) struct Servers {
     runtime: Runtime,
-    edge: Edge,
+    pub(crate) edge: Edge,
     bare_url: String,
     bare_stop: oneshot::Sender<()>,
     bare_task: tokio::task::JoinHandle<()>,
@@ -365,6 +365,12 @@ struct Servers {
 
 impl Servers {
     async fn start() -> Result<Self> {
+        Self::start_with(EdgeConfig::default()).await
+    }
+
+    /// The servers, with the edge configured from `base` (push off and the echo
+    /// agent answering with a message are added).
+    pub(crate) async fn start_with(base: EdgeConfig) -> Result<Self> {
         let exposed = |name: &str| AgentDescriptor::new(name).exposed(true);
         let runtime = bench_builder()?
             .agent(exposed(ECHO), plain_echo())
@@ -372,7 +378,7 @@ impl Servers {
             .agent(exposed(STREAMER), |_| Artifacts(3))
             .build()
             .await?;
-        let config = EdgeConfig::default()
+        let config = base
             .agent_settings(ECHO, AgentSettings::default().answer_with_message(true))
             .push(PushConfig::disabled());
         let edge = Edge::start(runtime.supervisor().clone(), config)
@@ -439,13 +445,18 @@ impl Servers {
         })
     }
 
-    /// The runtime side of `case` in its 1.0 form.
-    fn v1_side(&self, case: &Case) -> Arc<Http> {
-        let events = match case.route {
+    /// How many SSE events a 1.0 stream of `case` carries (0 for a send).
+    pub(crate) fn v1_events(&self, case: &Case) -> usize {
+        match case.route {
             "/stream1" => self.v1_events[0],
             "/stream3" => self.v1_events[1],
             _ => 0,
-        };
+        }
+    }
+
+    /// The runtime side of `case` in its 1.0 form.
+    pub(crate) fn v1_side(&self, case: &Case) -> Arc<Http> {
+        let events = self.v1_events(case);
         let mut http = Http::new(&self.client, self.edge.agent_url(case.agent), case, events);
         http.v1 = true;
         Arc::new(http)
@@ -460,7 +471,7 @@ impl Servers {
         ))
     }
 
-    fn floor_side(&self, case: &Case) -> Arc<Http> {
+    pub(crate) fn floor_side(&self, case: &Case) -> Arc<Http> {
         Arc::new(Http::new(
             &self.client,
             format!("{}{}", self.bare_url, case.route),
@@ -469,7 +480,7 @@ impl Servers {
         ))
     }
 
-    async fn stop(self) {
+    pub(crate) async fn stop(self) {
         let _ = self.bare_stop.send(());
         let _ = self.bare_task.await;
         self.edge.stop().await;
@@ -575,7 +586,7 @@ fn request_body_v1(method: &str, sender: usize, seq: u64) -> String {
 }
 
 /// A sender of one case to one side.
-struct Http {
+pub(crate) struct Http {
     client: reqwest::Client,
     url: String,
     method: &'static str,

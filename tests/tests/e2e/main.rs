@@ -16,6 +16,7 @@ mod a2a_only_exposed_agents;
 mod a2a_push_notifications;
 mod a2a_rest;
 mod a2a_resubscribe;
+mod a2a_six_doors;
 mod a2a_tasks_belong_to_where_they_were_created;
 mod a2a_tasks_cancel;
 mod a2a_tasks_get;
