@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the official A2A clients the interop suite drives (tests/tests/interop.rs):
 # a2a-sdk 0.3.x and 1.x into venvs under $CARGO_TARGET_DIR/interop/{venv,venv1} (default
-# target/), and @a2a-js/sdk 0.3.x and 1.x into tests/interop/{js,js1}/node_modules from
-# the committed lock files.
+# target/), and @a2a-js/sdk 0.3.x and 1.x (the latter with its gRPC peers) into
+# tests/interop/{js,js1}/node_modules from the committed lock files.
 # Idempotent: what is installed from the same pins is not installed again.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

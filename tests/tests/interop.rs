@@ -4,11 +4,14 @@
 //! push to a local webhook, API-key auth, the handoff extension, the samples'
 //! `acceptedOutputModes`, a non-blocking send to a busy conversation; and the JS SDK
 //! 1.x (`@a2a-js/sdk` 1.3, default options) and the Python SDK 1.x (`a2a-sdk` 1.3, on
-//! its A2A 1.0 transport) send, stream, get, cancel, subscribe and list. The 1.x
+//! its A2A 1.0 transport) send, stream, get, cancel, subscribe and list (the JS SDK
+//! 1.x also input-required, the unknown-task and not-cancelable errors, API-key auth
+//! and the handoff extension). The 1.x
 //! clients run again on the HTTP+JSON binding in 1.0, and the 0.3 Python client on
 //! HTTP+JSON in 0.3 (`AGENTYARD_BINDING=HTTP+JSON`). Over gRPC,
-//! the Python SDK 1.x (its `grpc` extra, A2A 1.0) and 0.3.x (A2A 0.3.0) drive
-//! `agentyard serve`'s gRPC listener, found from the cards. The cases
+//! the Python SDK 1.x (its `grpc` extra, A2A 1.0) and 0.3.x (A2A 0.3.0) and the JS
+//! SDK 1.x (its `client/grpc` transport, A2A 1.0) drive `agentyard serve`'s gRPC
+//! listener, found from the cards. The cases
 //! live in `tests/interop/{python,js,python1,js1}`;
 //! this harness starts the servers, runs each script and fails with its output.
 //! The other way round, agentyard's `A2aClient` sends, streams and gets against a
@@ -138,6 +141,8 @@ fn drive(client: &str, program: &Path, args: &[PathBuf], env: &[(&str, &str)], b
 const BINDING: &str = "AGENTYARD_BINDING";
 /// HTTP+JSON, as the cards name it.
 const REST: &[(&str, &str)] = &[(BINDING, "HTTP+JSON")];
+/// gRPC, as the cards name it.
+const GRPC: &[(&str, &str)] = &[(BINDING, "GRPC")];
 
 #[test]
 fn python_sdk_drives_the_server() {
@@ -254,6 +259,11 @@ fn js_sdk_1_x_drives_the_server_over_http_json_in_a2a_1_0() {
     js1_drives_the_server("js1-rest", REST);
 }
 
+#[test]
+fn js_sdk_1_x_drives_the_server_over_grpc_in_a2a_1_0() {
+    js1_drives_the_server("js1-grpc", GRPC);
+}
+
 /// Runs the JS SDK 1.x script with `env`.
 fn js1_drives_the_server(client: &str, env: &[(&str, &str)]) {
     let js = root().join("tests/interop/js1");
@@ -261,6 +271,17 @@ fn js1_drives_the_server(client: &str, env: &[(&str, &str)]) {
         return unavailable(
             client,
             &format!("no @a2a-js/sdk in {}/node_modules; {SET_UP}", js.display()),
+        );
+    }
+    // The SDK's gRPC transport needs its peers (package.json); node_modules installed
+    // before they were listed lacks them.
+    if client.ends_with("-grpc") && !js.join("node_modules/@grpc/grpc-js/package.json").is_file() {
+        return unavailable(
+            client,
+            &format!(
+                "no @grpc/grpc-js in {}/node_modules; {SET_UP}",
+                js.display()
+            ),
         );
     }
     let node = PathBuf::from("node");
