@@ -145,9 +145,7 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
                     format!("{}.{concurrency}.{id}", case.id),
                     format!(
                         "{binding} A2A 1.0 {}, {concurrency} conn, {unit}",
-                        case.label
-                            .replace("message/send", "SendMessage")
-                            .replace("message/stream", "SendStreamingMessage")
+                        v1_label(case)
                     ),
                     Unit::PerSecond,
                     Better::Higher,
@@ -167,7 +165,7 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
                     ),
                     format!(
                         "{name} A2A 1.0 {}, {concurrency} conn, p50 latency",
-                        case.label
+                        v1_label(case)
                     ),
                     Unit::Nanos,
                     Better::Lower,
@@ -192,6 +190,13 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
          bare axum route"
     ));
     Ok(())
+}
+
+/// The case's label with its 1.0 method name.
+fn v1_label(case: &Case) -> String {
+    case.label
+        .replace("message/send", "SendMessage")
+        .replace("message/stream", "SendStreamingMessage")
 }
 
 /// A row: its id, the binding measured and its runs, what it is measured against and
