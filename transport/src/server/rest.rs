@@ -53,6 +53,24 @@ pub(super) async fn resolve<S: A2aService>(
     next: Next,
 ) -> Response {
     let Some(target) = parse(request.uri().path()) else {
+        // A path under an agent's base URL or `/v1/` is a caller of this binding
+        // asking for a resource there is none of: answered in its form. Anything
+        // else could be any caller's mistake, and gets the server's plain 404.
+        let path = request.uri().path();
+        let under_agent = path
+            .strip_prefix("/agents/")
+            .is_some_and(|rest| rest.trim_end_matches('/').contains('/'));
+        if under_agent || path.starts_with("/v1/") || path.contains("/v1/") {
+            let version = if path.starts_with("/v1/") || path.contains("/v1/") {
+                ProtocolVersion::V0_3
+            } else {
+                ProtocolVersion::V1_0
+            };
+            return not_found(
+                version,
+                format!("no A2A resource is at `{path}`; see the A2A HTTP+JSON paths"),
+            );
+        }
         return cards::no_route(request.uri().clone()).await;
     };
     let version = target.version;

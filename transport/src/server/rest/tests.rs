@@ -237,6 +237,29 @@ async fn a_send_reaches_the_service_at_the_root_and_under_an_agent() {
 }
 
 #[tokio::test]
+async fn an_unknown_resource_under_an_agent_is_a_rest_404() {
+    let (_, router) = router(ServerConfig::default());
+    for (uri, form_1_0) in [
+        ("/agents/echo/message:sned", true),
+        ("/agents/echo/tasks/t-1/what", true),
+        ("/v1/tasks:nothing", false),
+        ("/agents/echo/v1/nothing/here", false),
+    ] {
+        let (status, _, body) = send(&router, Method::POST, uri, &[], Some(message())).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{uri}");
+        let body: Value = serde_json::from_str(&body).expect("JSON");
+        if form_1_0 {
+            assert_eq!(body["error"]["status"], "NOT_FOUND", "{uri}: {body}");
+        } else {
+            // The 0.3 SDKs' REST error form: the JSON-RPC error object itself.
+            assert!(body["code"].is_number(), "{uri}: {body}");
+            assert!(body["message"].is_string(), "{uri}: {body}");
+        }
+        assert!(body.to_string().contains(uri), "names the path: {body}");
+    }
+}
+
+#[tokio::test]
 async fn a_tenant_other_than_the_agent_served_is_not_found() {
     let (_, router) = router(ServerConfig::default());
     for uri in [
