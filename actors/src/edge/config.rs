@@ -502,7 +502,7 @@ impl axum::response::IntoResponse for Unauthorized {
 /// | `attempts` | 5 per notification and webhook |
 /// | `initial_backoff` / `max_backoff` | 500 ms / 30 s, doubling |
 /// | `request_timeout` | 10 s per attempt |
-/// | `workers` / `queue_capacity` | 4 / 1,024 notifications |
+/// | `workers` / `queue_capacity` | 4 webhook calls open at once / 1,024 deliveries held |
 /// | `max_configs_per_task` | 16 |
 /// | `retention` | 1 hour after the task ends |
 #[derive(Debug, Clone)]
@@ -528,11 +528,13 @@ pub struct PushConfig {
     pub max_backoff: Duration,
     /// How long one attempt may take.
     pub request_timeout: Duration,
-    /// Delivery workers; notifications of one task always go through the same one, in
-    /// order.
+    /// Webhook calls open at once, in all (at least 1). A delivery waiting out its
+    /// retry backoff holds none; each webhook still gets a task's notifications one
+    /// after another, in order.
     pub workers: usize,
-    /// Notifications that may wait for a worker, in all; past that they are dropped
-    /// with a warning (never blocking a task or the supervisor).
+    /// Deliveries (one status change to one webhook) held at once, in all: waiting
+    /// behind an earlier one to the same webhook, being sent, or being retried. Past
+    /// that they are dropped with a warning (never blocking a task or the supervisor).
     pub queue_capacity: usize,
     /// Webhooks one task may have.
     pub max_configs_per_task: usize,

@@ -3,22 +3,32 @@
 //! # How a status change becomes a POST
 //!
 //! The notifier subscribes to the runtime's event bus ([`Supervisor::subscribe`]).
-//! Every `a2a.task.status` event of a task that has webhooks becomes a job on a
-//! bounded queue; a worker reads the task from the store, sets the status of that
-//! event on it, and POSTs the task JSON to each of the task's webhooks with
+//! Every `a2a.task.status` event of a task that has webhooks becomes one delivery per
+//! webhook, queued on that webhook's lane; the lane reads the task from the store,
+//! sets the status of that event on it, and POSTs the task JSON to the webhook with
 //! `X-A2A-Notification-Token` (when the config has a token) and an `Authorization`
 //! header from `authentication` (`Bearer` or `Basic` with its `credentials`).
 //!
 //! - **Never blocking the runtime.** The bus never waits for the notifier: a notifier
 //!   that falls behind is told how many events it missed, and then re-reads every task
 //!   with webhooks and notifies those whose status moved on since their last
-//!   notification. The queue never waits either: when it is full the notification is
-//!   dropped with a warning (counted in [`PushStats::dropped`]).
-//! - **Order.** Jobs are sharded by task over the workers, and a worker handles its
-//!   jobs one after another, so one task's notifications arrive in order. The webhooks
-//!   of one job are called concurrently. The price is head-of-line blocking: a webhook
-//!   that keeps failing holds its worker for its retries (at most `attempts` ×
-//!   `request_timeout` plus the backoff).
+//!   notification. Queuing never waits either: when `queue_capacity` deliveries are
+//!   already held (waiting their turn or being retried), a new one is dropped with a
+//!   warning (counted in [`PushStats::dropped`]).
+//! - **Order, and one webhook delaying only itself.** Each webhook of each task has
+//!   its own lane: a tokio task, alive while the lane has deliveries, that sends them
+//!   one after another, so one webhook gets a task's statuses in order (a later one
+//!   never overtakes an earlier one still being retried; none is coalesced). Lanes
+//!   run side by side, so a webhook that is slow or keeps failing holds up only its
+//!   own later deliveries, never another webhook of the task nor another task. A
+//!   semaphore of `workers` permits bounds the webhook calls open at once; a
+//!   delivery holds a permit for one attempt (and for reading the task before it),
+//!   never while it waits out its backoff. This replaced workers sharded by task,
+//!   whose serial worker a failing webhook held for all its retries (head-of-line
+//!   blocking); lanes were chosen over keeping the shards and moving only the
+//!   retries out of them because a slow webhook (an attempt running to
+//!   `request_timeout`) would still have held its shard. The cost: each webhook's
+//!   delivery reads and serializes the task itself.
 //! - **Retries.** A connection failure, a timeout, 408, 429 or a 5xx is retried with
 //!   exponential backoff up to `attempts` in all; so is a host name that does not
 //!   resolve (DNS may come back). Any other answer, or an address the guard refuses,
@@ -48,10 +58,9 @@ mod ssrf;
 
 use crate::metrics::PushOutcome;
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
+use std::collections::VecDeque;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use agentyard_transport::TaskId;
@@ -61,8 +70,9 @@ use agentyard_transport::a2a::{
 };
 use agentyard_transport::trace::{TRACEPARENT, Traceparent};
 use dashmap::DashMap;
+use dashmap::mapref::entry::Entry;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
-use tokio::sync::mpsc;
+use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -84,7 +94,8 @@ pub struct PushStats {
     pub delivered: u64,
     /// Notifications given up on (attempts exhausted, or a permanent refusal).
     pub failed: u64,
-    /// Notifications dropped because the queue was full.
+    /// Notifications (one status to one webhook) dropped because `queue_capacity`
+    /// deliveries were already held.
     pub dropped: u64,
     /// Attempts that failed and were retried.
     pub retried: u64,
@@ -115,13 +126,38 @@ struct TaskWebhooks {
     trace: Option<Arc<Traceparent>>,
 }
 
-/// One status change to notify.
+/// A webhook's lane: its task and its name (see [`lane_name`]).
+type LaneKey = (TaskId, String);
+
+/// What names a webhook's lane: its id (every stored webhook has one, minted when it
+/// is set), else its URL.
+fn lane_name(webhook: &PushNotificationConfig) -> &str {
+    webhook.id.as_deref().unwrap_or(&webhook.url)
+}
+
+/// One status change to send to one webhook.
 #[derive(Debug)]
-struct Job {
+struct Delivery {
     task_id: TaskId,
+    /// The webhook's [`lane_name`]: its config is looked up when the delivery starts,
+    /// so a webhook deleted meanwhile is skipped and a replaced one gets its new config.
+    webhook: String,
     status: TaskStatus,
     origin: Option<Arc<Event>>,
     trace: Option<Arc<Traceparent>>,
+    /// Its place in `queue_capacity`, given back when the delivery is dropped.
+    _slot: Slot,
+}
+
+/// One of the `queue_capacity` deliveries the notifier may hold; frees itself when
+/// dropped, however the delivery ended (sent, given up on, skipped, shut down).
+#[derive(Debug)]
+struct Slot(Arc<AtomicUsize>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 #[derive(Debug, Default)]
@@ -149,7 +185,13 @@ struct Inner {
     guard: Arc<WebhookGuard>,
     client: reqwest::Client,
     webhooks: DashMap<TaskId, TaskWebhooks>,
-    queues: Vec<mpsc::Sender<Job>>,
+    /// The deliveries waiting behind the one being sent, of every lane that has a
+    /// running sender (a lane is here exactly while its sender runs).
+    lanes: DashMap<LaneKey, VecDeque<Delivery>>,
+    /// Deliveries held: waiting in a lane, being sent, or being retried.
+    held: Arc<AtomicUsize>,
+    /// A permit per webhook call that may be open at once (`workers`).
+    calls: Semaphore,
     counters: Counters,
     cancel: CancellationToken,
     tracker: TaskTracker,
@@ -173,8 +215,8 @@ enum AttemptError {
 }
 
 impl PushNotifier {
-    /// Starts the notifier: its event listener and its delivery workers. Must be called
-    /// inside a tokio runtime.
+    /// Starts the notifier: its event listener (lanes start as deliveries come). Must
+    /// be called inside a tokio runtime.
     ///
     /// # Errors
     /// [`EdgeError::PushClient`] if the HTTP client cannot be built.
@@ -189,22 +231,16 @@ impl PushNotifier {
             .user_agent(concat!("agentyard/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(EdgeError::PushClient)?;
-        let workers = config.workers.max(1);
-        let per_worker = (config.queue_capacity / workers).max(1);
-        let mut queues = Vec::with_capacity(workers);
-        let mut receivers = Vec::with_capacity(workers);
-        for _ in 0..workers {
-            let (tx, rx) = mpsc::channel(per_worker);
-            queues.push(tx);
-            receivers.push(rx);
-        }
+        let calls = Semaphore::new(config.workers.max(1));
         let inner = Arc::new(Inner {
             supervisor,
             config,
             guard,
             client,
             webhooks: DashMap::new(),
-            queues,
+            lanes: DashMap::new(),
+            held: Arc::new(AtomicUsize::new(0)),
+            calls,
             counters: Counters::default(),
             cancel: CancellationToken::new(),
             tracker: TaskTracker::new(),
@@ -214,16 +250,14 @@ impl PushNotifier {
         inner
             .tracker
             .spawn(listen(Arc::clone(&inner), subscription));
-        for rx in receivers {
-            inner.tracker.spawn(work(Arc::clone(&inner), rx));
-        }
         inner.tracker.spawn(restore(Arc::clone(&inner)));
+        // Closed only so that `wait` can end: lanes are still spawned on it later.
         inner.tracker.close();
         Ok(Self { inner })
     }
 
     /// Stops listening and delivering; notifications not yet delivered are dropped.
-    /// Returns once every worker has stopped.
+    /// Returns once the listener and every lane have stopped.
     pub async fn shutdown(&self) {
         self.inner.cancel.cancel();
         self.inner.tracker.wait().await;
@@ -456,10 +490,10 @@ impl PushNotifier {
 }
 
 impl Inner {
-    /// Queues a job for this status change if the task has webhooks and the status is
-    /// not the one queued last.
-    fn offer(&self, task_id: &TaskId, status: &TaskStatus, origin: Option<&Arc<Event>>) {
-        let (origin, trace) = {
+    /// Queues a delivery of this status change on the lane of each of the task's
+    /// webhooks, unless the task has none or the status is the one queued last.
+    fn offer(self: &Arc<Self>, task_id: &TaskId, status: &TaskStatus, origin: Option<&Arc<Event>>) {
+        let (webhooks, origin, trace) = {
             let Some(mut entry) = self.webhooks.get_mut(task_id) else {
                 return;
             };
@@ -477,33 +511,69 @@ impl Inner {
             if let Some(origin) = origin {
                 entry.origin = Some(Arc::clone(origin));
             }
-            (entry.origin.clone(), entry.trace.clone())
+            let webhooks: Vec<String> = entry
+                .configs
+                .iter()
+                .map(|c| lane_name(c).to_owned())
+                .collect();
+            (webhooks, entry.origin.clone(), entry.trace.clone())
         };
-        let job = Job {
-            task_id: task_id.clone(),
-            status: status.clone(),
-            origin,
-            trace,
-        };
-        let queue = &self.queues[shard(task_id, self.queues.len())];
-        if let Err(error) = queue.try_send(job) {
-            self.counters.dropped.fetch_add(1, Ordering::Relaxed);
-            let job = match error {
-                mpsc::error::TrySendError::Full(job) | mpsc::error::TrySendError::Closed(job) => {
-                    job
-                }
+        for webhook in webhooks {
+            let Some(slot) = self.reserve() else {
+                self.counters.dropped.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(
+                    %task_id,
+                    state = %status.state,
+                    webhook,
+                    "push notification queue full; notification dropped"
+                );
+                continue;
             };
-            tracing::warn!(
-                task_id = %job.task_id,
-                state = %job.status.state,
-                "push notification queue full; notification dropped"
-            );
+            self.queue(Delivery {
+                task_id: task_id.clone(),
+                webhook,
+                status: status.clone(),
+                origin: origin.clone(),
+                trace: trace.clone(),
+                _slot: slot,
+            });
         }
+    }
+
+    /// A place for one more delivery, unless `queue_capacity` are held.
+    fn reserve(&self) -> Option<Slot> {
+        let capacity = self.config.queue_capacity.max(1);
+        self.held
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+                (held < capacity).then_some(held + 1)
+            })
+            .ok()
+            .map(|_| Slot(Arc::clone(&self.held)))
+    }
+
+    /// Puts a delivery at the end of its webhook's lane, starting the lane's sender
+    /// when it has none.
+    fn queue(self: &Arc<Self>, delivery: Delivery) {
+        if self.cancel.is_cancelled() {
+            return;
+        }
+        let key = (delivery.task_id.clone(), delivery.webhook.clone());
+        let first = match self.lanes.entry(key.clone()) {
+            Entry::Occupied(mut lane) => {
+                lane.get_mut().push_back(delivery);
+                return;
+            }
+            Entry::Vacant(lane) => {
+                lane.insert(VecDeque::new());
+                delivery
+            }
+        };
+        self.tracker.spawn(run_lane(Arc::clone(self), key, first));
     }
 
     /// After the listener lagged: notifies every task whose status moved on since its
     /// last notification.
-    async fn resync(&self) {
+    async fn resync(self: &Arc<Self>) {
         self.counters.resyncs.fetch_add(1, Ordering::Relaxed);
         let tasks: Vec<TaskId> = self
             .webhooks
@@ -529,47 +599,63 @@ impl Inner {
         });
     }
 
-    /// Delivers one status change to every webhook of its task.
-    async fn deliver(&self, job: Job) {
-        let (webhooks, v1_ids) = match self.webhooks.get(&job.task_id) {
-            Some(entry) => (entry.configs.clone(), entry.v1_ids.clone()),
-            None => return,
-        };
-        if webhooks.is_empty() {
+    /// Sends one status change to its webhook, as the webhook's config is now.
+    async fn deliver(&self, delivery: &Delivery) {
+        let found = self.webhooks.get(&delivery.task_id).and_then(|entry| {
+            let webhook = entry
+                .configs
+                .iter()
+                .find(|c| lane_name(c) == delivery.webhook)?;
+            let v1 = webhook
+                .id
+                .as_ref()
+                .is_some_and(|id| entry.v1_ids.contains(id));
+            Some((webhook.clone(), v1))
+        });
+        // Deleted (or its task forgotten) since the delivery was queued.
+        let Some((webhook, v1)) = found else {
             return;
-        }
-        let mut task = match self.supervisor.get_task(&job.task_id, None).await {
-            Ok(task) => task,
-            Err(error) => {
-                tracing::warn!(task_id = %job.task_id, %error, "cannot read the task to notify");
+        };
+        let task_id = &delivery.task_id;
+        let body = {
+            // Reading the store counts as part of the call it prepares.
+            let Ok(_permit) = self.calls.acquire().await else {
                 return;
-            }
-        };
-        task.status = job.status;
-        let task_id = task.id.clone();
-        let v1_body = if v1_ids.is_empty() {
-            Ok(Vec::new())
-        } else {
-            serde_json::to_vec(&v1::StreamResponse::Task(task.clone().into()))
-        };
-        let (body, v1_body) = match (serde_json::to_vec(&task), v1_body) {
-            (Ok(body), Ok(v1_body)) => (body, v1_body),
-            (Err(error), _) | (_, Err(error)) => {
-                tracing::error!(%task_id, %error, "cannot serialize the task to notify");
-                return;
-            }
-        };
-        let origin = job.origin.as_ref();
-        let trace = job.trace.as_deref();
-        futures::future::join_all(webhooks.iter().map(|webhook| {
-            let v1 = webhook.id.as_ref().is_some_and(|id| v1_ids.contains(id));
-            let (body, media) = if v1 {
-                (v1_body.as_slice(), V1_MEDIA_TYPE)
-            } else {
-                (body.as_slice(), "application/json")
             };
-            self.deliver_to(&task_id, origin, trace, webhook, body, media)
-        }))
+            let mut task = match self.supervisor.get_task(task_id, None).await {
+                Ok(task) => task,
+                Err(error) => {
+                    tracing::warn!(%task_id, %error, "cannot read the task to notify");
+                    return;
+                }
+            };
+            task.status = delivery.status.clone();
+            let body = if v1 {
+                serde_json::to_vec(&v1::StreamResponse::Task(task.into()))
+            } else {
+                serde_json::to_vec(&task)
+            };
+            match body {
+                Ok(body) => body,
+                Err(error) => {
+                    tracing::error!(%task_id, %error, "cannot serialize the task to notify");
+                    return;
+                }
+            }
+        };
+        let media = if v1 {
+            V1_MEDIA_TYPE
+        } else {
+            "application/json"
+        };
+        self.deliver_to(
+            task_id,
+            delivery.origin.as_ref(),
+            delivery.trace.as_deref(),
+            &webhook,
+            &body,
+            media,
+        )
         .await;
     }
 
@@ -628,6 +714,10 @@ impl Inner {
         let attempts = self.config.attempts.max(1);
         let mut backoff = self.config.initial_backoff;
         for attempt in 1..=attempts {
+            // Taken before the span starts, so that the span times the call alone.
+            let Ok(permit) = self.calls.acquire().await else {
+                return;
+            };
             let span = tracing::info_span!(
                 "a2a.push",
                 %task_id,
@@ -645,6 +735,8 @@ impl Inner {
                 .attempt(webhook, body, media, &traceparent, &span)
                 .instrument(span.clone())
                 .await;
+            // Held for the attempt only: the backoff below waits without it.
+            drop(permit);
             if outcome.is_err() {
                 span.record("otel.status_code", "ERROR");
             }
@@ -794,14 +886,7 @@ fn source_text(error: &reqwest::Error) -> String {
     text
 }
 
-fn shard(task_id: &TaskId, shards: usize) -> usize {
-    let mut hasher = DefaultHasher::new();
-    task_id.as_str().hash(&mut hasher);
-    // The remainder is below `shards`, so it fits in usize.
-    usize::try_from(hasher.finish() % shards.max(1) as u64).unwrap_or(0)
-}
-
-/// Turns status events into jobs until the notifier stops or the runtime goes away.
+/// Turns status events into deliveries until the notifier stops or the runtime goes away.
 async fn listen(inner: Arc<Inner>, mut subscription: crate::events::Subscription) {
     let every = (inner.config.retention / 4).clamp(Duration::from_secs(1), Duration::from_secs(60));
     let mut sweep = tokio::time::interval(every);
@@ -863,20 +948,32 @@ async fn restore(inner: Arc<Inner>) {
     }
 }
 
-/// Delivers the jobs of one shard, one after another.
-async fn work(inner: Arc<Inner>, mut rx: mpsc::Receiver<Job>) {
+/// Sends the deliveries of one lane one after another, from `first` until the lane
+/// is empty (then the lane is removed, and the next delivery starts a new sender) or
+/// the notifier stops.
+async fn run_lane(inner: Arc<Inner>, key: LaneKey, first: Delivery) {
+    let mut next = first;
     loop {
-        let job = tokio::select! {
-            () = inner.cancel.cancelled() => break,
-            job = rx.recv() => match job {
-                Some(job) => job,
-                None => break,
-            },
-        };
         tokio::select! {
-            () = inner.cancel.cancelled() => break,
-            () = inner.deliver(job) => {}
+            () = inner.cancel.cancelled() => {
+                // Drops (and so frees) the deliveries still waiting.
+                inner.lanes.remove(&key);
+                return;
+            }
+            () = inner.deliver(&next) => {}
         }
+        next = match inner.lanes.entry(key.clone()) {
+            Entry::Occupied(mut lane) => match lane.get_mut().pop_front() {
+                Some(delivery) => delivery,
+                None => {
+                    // Under the lane's lock: a delivery queued after this finds no
+                    // lane and starts a new sender.
+                    lane.remove();
+                    return;
+                }
+            },
+            Entry::Vacant(_) => return,
+        };
     }
 }
 

@@ -269,11 +269,300 @@ async fn webhooks_of_ended_tasks_are_forgotten_after_the_retention() {
     push.shutdown().await;
 }
 
-#[test]
-fn one_task_always_goes_to_the_same_worker() {
-    let task = TaskId::new("t-42");
-    let first = shard(&task, 4);
-    assert!(first < 4);
-    assert!((0..10).all(|_| shard(&task, 4) == first));
-    assert_eq!(shard(&task, 1), 0);
+/// What a [`Receiver`] saw of one request: the path, the timestamp of the status in
+/// the body, and whether it answered 2xx.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Seen {
+    path: String,
+    stamp: String,
+    accepted: bool,
+}
+
+/// A local webhook server: `/ok` answers 200; `/flaky` answers 503 to its first
+/// request and 200 after; `/slow` answers 200 after a second (of tokio time), and
+/// counts how many of its requests were open at once.
+struct Receiver {
+    base: String,
+    seen: tokio::sync::mpsc::UnboundedReceiver<Seen>,
+    most_open: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Receiver {
+    async fn start() -> Self {
+        use axum::http::{StatusCode, Uri};
+        use std::sync::atomic::AtomicUsize;
+        let (tx, seen) = tokio::sync::mpsc::unbounded_channel();
+        let flaky_calls = Arc::new(AtomicUsize::new(0));
+        let open = Arc::new(AtomicUsize::new(0));
+        let most_open = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&most_open);
+        let app = axum::Router::new().fallback(move |uri: Uri, body: axum::body::Bytes| {
+            let (tx, flaky_calls, open, most_open) = (
+                tx.clone(),
+                Arc::clone(&flaky_calls),
+                Arc::clone(&open),
+                Arc::clone(&counted),
+            );
+            async move {
+                let path = uri.path().to_owned();
+                let accepted = match path.as_str() {
+                    "/flaky" => flaky_calls.fetch_add(1, Ordering::SeqCst) > 0,
+                    "/slow" => {
+                        let now = open.fetch_add(1, Ordering::SeqCst) + 1;
+                        most_open.fetch_max(now, Ordering::SeqCst);
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                        open.fetch_sub(1, Ordering::SeqCst);
+                        true
+                    }
+                    _ => true,
+                };
+                let task: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+                let stamp = task["status"]["timestamp"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                let _ = tx.send(Seen {
+                    path,
+                    stamp,
+                    accepted,
+                });
+                if accepted {
+                    StatusCode::OK
+                } else {
+                    StatusCode::SERVICE_UNAVAILABLE
+                }
+            }
+        });
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let base = format!("http://{}", listener.local_addr().expect("addr"));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        Self {
+            base,
+            seen,
+            most_open,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}/{path}", self.base)
+    }
+
+    /// The next request, within ten minutes of tokio time.
+    async fn next(&mut self) -> Seen {
+        tokio::time::timeout(Duration::from_secs(600), self.seen.recv())
+            .await
+            .expect("a request within the deadline")
+            .expect("the receiver is running")
+    }
+}
+
+/// A loopback URL where nothing listens: every connection is refused.
+fn dead_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let address = listener.local_addr().expect("addr");
+    drop(listener);
+    format!("http://{address}/dead")
+}
+
+/// Slow retries (10 s, then doubling to 60 s: 130 s for five attempts), so that a
+/// delivery held up behind a dead webhook shows in the tokio time it took.
+fn slow_retries(workers: usize) -> PushConfig {
+    let mut config = PushConfig::default().allow_loopback(true).retries(
+        5,
+        Duration::from_secs(10),
+        Duration::from_secs(60),
+    );
+    config.workers = workers;
+    config
+}
+
+/// A working status stamped `second` seconds past a fixed minute, so each is told
+/// apart in the body.
+fn status(second: u32) -> TaskStatus {
+    let mut status = TaskStatus::new(agentyard_transport::a2a::TaskState::Working);
+    status.timestamp = Some(stamp(second));
+    status
+}
+
+fn stamp(second: u32) -> String {
+    format!("2026-01-01T00:00:{second:02}Z")
+}
+
+/// Stores a task. Its webhooks are set before, while the store does not know it, so
+/// they stay in memory only and the notifier's `restore` (which reads the store's
+/// webhooks at start, at some moment of the test) never adds a delivery of its own.
+async fn add_task(supervisor: &Supervisor, id: &str) -> TaskId {
+    let task_id = TaskId::new(id);
+    supervisor
+        .core()
+        .store
+        .insert(Task::new(
+            task_id.clone(),
+            agentyard_transport::ContextId::new("ctx"),
+            status(0),
+        ))
+        .await
+        .expect("stored");
+    task_id
+}
+
+async fn until(what: &str, done: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dead_webhook_does_not_delay_another_task_sharing_its_worker() {
+    let (supervisor, push) = notifier(slow_retries(1)).await;
+    let mut receiver = Receiver::start().await;
+    push.set(task_config("a", Some("dead"), &dead_url()), false)
+        .await
+        .expect("set");
+    push.set(task_config("b", Some("ok"), &receiver.url("ok")), false)
+        .await
+        .expect("set");
+    let a = add_task(&supervisor, "a").await;
+    let b = add_task(&supervisor, "b").await;
+    let start = Instant::now();
+    push.inner.offer(&a, &status(1), None);
+    push.inner.offer(&b, &status(1), None);
+    let seen = receiver.next().await;
+    assert_eq!(seen.path, "/ok");
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "task b waited {:?} behind task a's dead webhook",
+        start.elapsed()
+    );
+    assert_eq!(
+        push.stats().failed,
+        0,
+        "a's dead webhook was still retrying"
+    );
+    // The dead webhook is still retried to the end, and reported.
+    until("the dead webhook to be given up on", || {
+        push.stats().failed == 1
+    })
+    .await;
+    let stats = push.stats();
+    assert_eq!((stats.delivered, stats.retried), (1, 4), "{stats:?}");
+    push.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dead_webhook_does_not_delay_the_tasks_other_webhook() {
+    let (supervisor, push) = notifier(slow_retries(4)).await;
+    let mut receiver = Receiver::start().await;
+    push.set(task_config("a", Some("dead"), &dead_url()), false)
+        .await
+        .expect("set");
+    push.set(task_config("a", Some("ok"), &receiver.url("ok")), false)
+        .await
+        .expect("set");
+    let a = add_task(&supervisor, "a").await;
+    let start = Instant::now();
+    push.inner.offer(&a, &status(1), None);
+    push.inner.offer(&a, &status(2), None);
+    let first = receiver.next().await;
+    let second = receiver.next().await;
+    assert_eq!(
+        [first.stamp, second.stamp],
+        [stamp(1), stamp(2)],
+        "in order"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "the working webhook waited {:?} behind the dead one",
+        start.elapsed()
+    );
+    assert_eq!(push.stats().failed, 0);
+    push.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retried_notification_is_not_overtaken_by_a_later_one() {
+    let (supervisor, push) = notifier(slow_retries(4)).await;
+    let mut receiver = Receiver::start().await;
+    push.set(
+        task_config("a", Some("flaky"), &receiver.url("flaky")),
+        false,
+    )
+    .await
+    .expect("set");
+    let a = add_task(&supervisor, "a").await;
+    for second in 1..=3 {
+        push.inner.offer(&a, &status(second), None);
+    }
+    let mut seen = Vec::new();
+    for _ in 0..4 {
+        let request = receiver.next().await;
+        seen.push((request.stamp, request.accepted));
+    }
+    assert_eq!(
+        seen,
+        [
+            (stamp(1), false),
+            (stamp(1), true),
+            (stamp(2), true),
+            (stamp(3), true)
+        ]
+    );
+    // The webhook answered before the notifier counted it.
+    until("three deliveries", || push.stats().delivered == 3).await;
+    assert_eq!(push.stats().retried, 1);
+    push.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn no_more_webhook_calls_are_open_at_once_than_workers() {
+    let (supervisor, push) = notifier(slow_retries(2)).await;
+    let mut receiver = Receiver::start().await;
+    let mut tasks = Vec::new();
+    for n in 0..5 {
+        let id = format!("t-{n}");
+        push.set(task_config(&id, Some("slow"), &receiver.url("slow")), false)
+            .await
+            .expect("set");
+        tasks.push(add_task(&supervisor, &id).await);
+    }
+    for task in &tasks {
+        push.inner.offer(task, &status(1), None);
+    }
+    for _ in 0..5 {
+        assert!(receiver.next().await.accepted);
+    }
+    assert_eq!(
+        receiver.most_open.load(std::sync::atomic::Ordering::SeqCst),
+        2
+    );
+    until("five deliveries", || push.stats().delivered == 5).await;
+    push.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn deliveries_past_the_capacity_are_dropped_and_counted() {
+    let mut config = slow_retries(4);
+    config.queue_capacity = 2;
+    let (supervisor, push) = notifier(config).await;
+    push.set(task_config("a", Some("dead"), &dead_url()), false)
+        .await
+        .expect("set");
+    let a = add_task(&supervisor, "a").await;
+    // One delivery retrying and one waiting behind it fill the capacity.
+    for second in 1..=4 {
+        push.inner.offer(&a, &status(second), None);
+    }
+    assert_eq!(push.stats().dropped, 2);
+    until("the dead webhook to be given up on twice", || {
+        push.stats().failed == 2
+    })
+    .await;
+    // Room again once they ended.
+    push.inner.offer(&a, &status(5), None);
+    assert_eq!(push.stats().dropped, 2);
+    push.shutdown().await;
 }
