@@ -566,3 +566,52 @@ async fn deliveries_past_the_capacity_are_dropped_and_counted() {
     assert_eq!(push.stats().dropped, 2);
     push.shutdown().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn shutdown_stops_a_lane_in_its_backoff_and_frees_what_it_held() {
+    let (supervisor, push) = notifier(slow_retries(4)).await;
+    push.set(task_config("a", Some("dead"), &dead_url()), false)
+        .await
+        .expect("set");
+    let a = add_task(&supervisor, "a").await;
+    for second in 1..=3 {
+        push.inner.offer(&a, &status(second), None);
+    }
+    until("a first retry", || push.stats().retried == 1).await;
+    let start = Instant::now();
+    push.shutdown().await;
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "shutdown waited {:?} for the backoff",
+        start.elapsed()
+    );
+    assert_eq!(push.stats().failed, 0);
+    assert!(push.inner.lanes.is_empty());
+    assert_eq!(push.inner.held.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn webhooks_in_the_store_are_notified_of_their_tasks_status_at_start() {
+    let supervisor = Supervisor::start(
+        SupervisorConfig::default(),
+        Vec::new(),
+        Arc::new(AllowAll),
+        Arc::new(InMemoryTaskStore::new()),
+    )
+    .await
+    .expect("supervisor");
+    let mut receiver = Receiver::start().await;
+    // As a previous process left them: the task and its webhook in the store.
+    add_task(&supervisor, "a").await;
+    supervisor
+        .core()
+        .store
+        .put_push_config(&task_config("a", Some("ok"), &receiver.url("ok")))
+        .await
+        .expect("stored");
+    let push = PushNotifier::start(supervisor.clone(), slow_retries(4)).expect("notifier");
+    let seen = receiver.next().await;
+    assert_eq!((seen.path.as_str(), seen.stamp), ("/ok", stamp(0)));
+    assert_eq!(push.list(&TaskId::new("a")).len(), 1);
+    push.shutdown().await;
+}
