@@ -542,3 +542,68 @@ async fn auth_and_extensions_are_the_same_through_every_door() {
     .await;
     edge.stop().await;
 }
+
+#[tokio::test]
+async fn policy_idempotency_and_isolation_are_the_same_through_every_door() {
+    use agentyard::policy::{EntryPoint, Pattern, Rule, RulePolicy};
+    let config = config().auth(
+        EdgeAuth::default()
+            .bearer_token(TOKEN, "alice")
+            .bearer_token("t-bob", "bob"),
+    );
+    let edge = TestEdge::start_custom(config, |builder| {
+        builder.policy(
+            RulePolicy::builder()
+                .rule(
+                    Rule::deny()
+                        .named("texty is not for the public")
+                        .entry_point(EntryPoint::Http)
+                        .to(Pattern::exact("texty")),
+                )
+                .build(),
+        )
+    })
+    .await;
+    same_through(
+        "policy, idempotency, isolation",
+        &edge,
+        everywhere,
+        |edge, door| async move {
+            let alice = || ClientOptions::new().bearer_token(TOKEN);
+            let denied = client(edge, &door, "texty", alice()).await;
+            let denied = denied
+                .send_message(MessageSendParams::new(Message::user_text("hi")))
+                .await;
+            // The same key twice from one caller: one task, the agent run once.
+            let key = format!("key-{door}").replace(' ', "-");
+            let keyed = client(edge, &door, "echo", alice().header("Idempotency-Key", key)).await;
+            let first = keyed
+                .send_message(MessageSendParams::new(Message::user_text("once")))
+                .await
+                .map(task_of)
+                .expect("sent");
+            let again = keyed
+                .send_message(MessageSendParams::new(Message::user_text("once more")))
+                .await
+                .map(task_of)
+                .expect("sent again");
+            // Another caller cannot see alice's task.
+            let bob = client(
+                edge,
+                &door,
+                "echo",
+                ClientOptions::new().bearer_token("t-bob"),
+            )
+            .await;
+            let seen_by_bob = bob.get_task(TaskQueryParams::new(first.id.clone())).await;
+            json!({
+                "denied": outcome(denied, result_seen),
+                "same task for the same key": first.id == again.id,
+                "repeat": task_seen(&again),
+                "bob reads alice's task": outcome(seen_by_bob, task_seen),
+            })
+        },
+    )
+    .await;
+    edge.stop().await;
+}

@@ -493,17 +493,25 @@ fn error_from_body(version: ProtocolVersion, body: &Value) -> Option<(JsonRpcErr
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             let details = status.get("details").cloned();
-            let reason = details
+            let info = details
                 .as_ref()
                 .and_then(Value::as_array)
                 .and_then(|details| {
                     details.iter().find(|detail| {
                         detail.get("@type").and_then(Value::as_str) == Some(ERROR_INFO_TYPE)
                     })
-                })
+                });
+            // The code itself when the server wrote it (agentyard does, as on gRPC:
+            // its own codes have no A2A reason), else the one the reason names.
+            let written = info
+                .and_then(|info| info.get("metadata"))
+                .and_then(|metadata| metadata.get("code"))
+                .and_then(Value::as_str)
+                .and_then(|code| code.parse::<i64>().ok());
+            let reason = info
                 .and_then(|info| info.get("reason"))
                 .and_then(Value::as_str);
-            let code = reason.and_then(code_of_reason);
+            let code = written.or_else(|| reason.and_then(code_of_reason));
             let mut error = JsonRpcError::new(code.unwrap_or(-32600), message);
             error.data = details;
             Some((error, code.is_some()))
@@ -533,8 +541,13 @@ fn error_of(
         .and_then(|value| error_from_body(version, &value));
     // A refusal before the call (401, an agent not served, a body too large, ...)
     // is an HTTP error on JSON-RPC too; an A2A error is the agent's answer.
+    // A 429 or 503 asks the client to come back later: an HTTP error the retry
+    // policy acts on, its A2A error inside, as gRPC's RESOURCE_EXHAUSTED and
+    // UNAVAILABLE are.
     let refusal = |error: &JsonRpcError, recovered: bool| {
         status == reqwest::StatusCode::UNAUTHORIZED
+            || status == reqwest::StatusCode::TOO_MANY_REQUESTS
+            || status == reqwest::StatusCode::SERVICE_UNAVAILABLE
             || !recovered
             || (error.code == -32600 && status != reqwest::StatusCode::BAD_REQUEST)
     };

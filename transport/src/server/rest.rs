@@ -575,7 +575,7 @@ fn error_body(
                         JsonRpcError::new(0, error.message).with_data(Value::Object(data)),
                     )
                 }
-                None => v1::to_v1_error(error),
+                None => with_code(error),
             };
             let body = ErrorBody::V1 {
                 error: Status {
@@ -588,6 +588,27 @@ fn error_body(
             (status, body)
         }
     }
+}
+
+/// `error` in its 1.0 form with its JSON-RPC code in the `ErrorInfo` metadata
+/// (`code`), as the gRPC binding carries it: agentyard's own codes (-32010 policy,
+/// -32011 busy) have no A2A reason, and a client recovers them from it.
+fn with_code(error: JsonRpcError) -> JsonRpcError {
+    let code = error.code;
+    let mut error = v1::to_v1_error(error);
+    if let Some(Value::Array(details)) = error.data.as_mut()
+        && let Some(Value::Object(info)) = details
+            .iter_mut()
+            .find(|detail| detail.get("@type").and_then(Value::as_str) == Some(v1::ERROR_INFO_TYPE))
+    {
+        let metadata = info
+            .entry("metadata")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(metadata) = metadata {
+            metadata.insert("code".to_owned(), Value::String(code.to_string()));
+        }
+    }
+    error
 }
 
 /// `body` as JSON with `status` and `content_type`.

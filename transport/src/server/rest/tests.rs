@@ -397,6 +397,8 @@ async fn errors_are_google_rpc_status_under_the_mapped_status() {
     assert_eq!(info["reason"], "TASK_NOT_FOUND");
     assert_eq!(info["domain"], "a2a-protocol.org");
     assert_eq!(info["metadata"]["taskId"], "missing");
+    // The JSON-RPC code rides along, as on gRPC, for codes A2A gives no reason.
+    assert_eq!(info["metadata"]["code"], "-32001");
 
     // Bad JSON names what is wrong; a body of the wrong shape names the field.
     let request = Request::post("/message:send")
