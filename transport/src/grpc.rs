@@ -59,6 +59,7 @@
 //! Each call logs one line at info (`grpc request`, with `agent`, `rpc_method`,
 //! `version`, `grpc_status` and `duration_ms`).
 
+mod door;
 mod gate;
 pub(crate) mod status;
 mod v0_3;
@@ -97,12 +98,13 @@ pub fn routes<S: A2aService>(
         shutdown,
     };
     let limit = config.body_limit();
-    let v1 =
-        crate::proto::v1::pb::a2a_service_server::A2aServiceServer::new(v1::V1(shared.clone()))
-            .max_decoding_message_size(limit)
-            .max_encoding_message_size(limit);
+    let v1 = crate::proto::v1::pb::a2a_service_server::A2aServiceServer::new(v1::V1::new(
+        shared.clone(),
+    ))
+    .max_decoding_message_size(limit)
+    .max_encoding_message_size(limit);
     let v0_3 =
-        crate::proto::v0_3::pb::a2a_service_server::A2aServiceServer::new(v0_3::V0_3(shared))
+        crate::proto::v0_3::pb::a2a_service_server::A2aServiceServer::new(v0_3::V0_3::new(shared))
             .max_decoding_message_size(limit)
             .max_encoding_message_size(limit);
     tonic::service::Routes::new(v1).add_service(v0_3)

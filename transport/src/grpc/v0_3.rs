@@ -1,109 +1,45 @@
 //! `a2a.v1.A2AService`: A2A 0.3.0 over gRPC.
 
-use std::pin::Pin;
-
-use futures::{Stream, StreamExt as _};
 use tonic::{Request, Response, Status};
 
-use super::gate::{Admitted, Shared};
-use super::status::{conversion_status, to_status};
+use super::door::{Door, EventStream, Wire, answered, internal};
+use crate::a2a::StreamEvent;
 use crate::a2a::v1::ProtocolVersion;
-use crate::jsonrpc::{A2aRequest, JsonRpcError, method};
+use crate::jsonrpc::{A2aRequest, method};
+use crate::proto::ConversionError;
 use crate::proto::v0_3::{self, pb};
-use crate::service::A2aService;
+use crate::service::{A2aResult, A2aService};
 
-/// The 0.3 service over an [`A2aService`].
-pub(crate) struct V0_3<S>(pub(crate) Shared<S>);
+/// A2A 0.3's messages: no tenant (the agent comes from the metadata or is the
+/// default one); a stream ends after the status update marked `final`, as the 0.3
+/// SSE stream does.
+pub(crate) struct Wire03;
 
-/// The stream of a streaming 0.3 RPC.
-pub(crate) type EventStream =
-    Pin<Box<dyn Stream<Item = Result<pb::StreamResponse, Status>> + Send>>;
+impl Wire for Wire03 {
+    const VERSION: ProtocolVersion = ProtocolVersion::V0_3;
+    const SETTLES_ON_TASK: bool = false;
+    type Request = v0_3::Request;
+    type Response = v0_3::Response;
+    type Event = pb::StreamResponse;
 
-impl<S: A2aService> V0_3<S> {
-    /// Lets the call in (0.3 requests have no tenant: the agent comes from the
-    /// metadata or is the default one), converts it and checks it against the card.
-    fn admit(
-        &self,
-        method: &'static str,
-        metadata: &tonic::metadata::MetadataMap,
-        request: v0_3::Request,
-    ) -> Result<(Admitted, A2aRequest), Status> {
-        let admitted = self
-            .0
-            .admit(ProtocolVersion::V0_3, method, metadata, "", true)?;
-        let request =
-            v0_3::request(request).map_err(|error| admitted.fail(conversion_status(&error)))?;
-        Shared::<S>::check(&admitted, &request).map_err(|status| admitted.fail(status))?;
-        Ok((admitted, request))
+    fn tenant(_: &v0_3::Request) -> &str {
+        ""
     }
-
-    /// A unary RPC: `pick` takes the response message out of the converted result.
-    async fn unary<T>(
-        &self,
-        method: &'static str,
-        metadata: &tonic::metadata::MetadataMap,
-        request: v0_3::Request,
-        pick: impl FnOnce(v0_3::Response) -> Option<T>,
-    ) -> Result<Response<T>, Status> {
-        let (admitted, request) = self.admit(method, metadata, request)?;
-        let result = self
-            .0
-            .unary(&admitted, request)
-            .await
-            .map_err(|status| admitted.fail(status))?;
-        let response = v0_3::result(result).map_err(|error| {
-            admitted.fail(to_status(
-                JsonRpcError::internal_error()
-                    .with_message(format!("the answer to `{method}` cannot be sent: {error}")),
-                None,
-            ))
-        })?;
-        let message = pick(response).ok_or_else(|| {
-            admitted.fail(to_status(
-                JsonRpcError::internal_error().with_message(format!(
-                    "agent `{}` answered `{method}` with the wrong kind of result",
-                    admitted.agent()
-                )),
-                None,
-            ))
-        })?;
-        let mut response = Response::new(message);
-        admitted.echo(response.metadata_mut());
-        admitted.log(tonic::Code::Ok);
-        Ok(response)
+    fn request(request: v0_3::Request) -> Result<A2aRequest, ConversionError> {
+        v0_3::request(request)
     }
-
-    /// A streaming RPC: the service's events as `StreamResponse`s, ending after
-    /// the one marked `final`, as the 0.3 SSE stream does.
-    async fn streaming(
-        &self,
-        method: &'static str,
-        metadata: &tonic::metadata::MetadataMap,
-        request: v0_3::Request,
-    ) -> Result<Response<EventStream>, Status> {
-        let (admitted, request) = self.admit(method, metadata, request)?;
-        let events = self
-            .0
-            .stream(&admitted, request, false)
-            .await
-            .map_err(|status| admitted.fail(status))?;
-        let frames = events.map(|event| match event {
-            Ok(event) => v0_3::stream_response(event).map_err(|error| {
-                to_status(
-                    JsonRpcError::internal_error()
-                        .with_message(format!("a stream event cannot be sent: {error}")),
-                    None,
-                )
-            }),
-            Err(error) => Err(to_status(error, None)),
-        });
-        let frames = super::end_after_error(frames);
-        let mut response = Response::new(Box::pin(frames) as EventStream);
-        admitted.echo(response.metadata_mut());
-        admitted.log(tonic::Code::Ok);
-        Ok(response)
+    fn result(result: A2aResult) -> Result<v0_3::Response, ConversionError> {
+        v0_3::result(result)
+    }
+    fn event(event: StreamEvent) -> Result<pb::StreamResponse, ConversionError> {
+        v0_3::stream_response(event)
     }
 }
+
+/// The 0.3 service over an [`A2aService`].
+pub(crate) type V0_3<S> = Door<S, Wire03>;
+
+type Events = EventStream<pb::StreamResponse>;
 
 #[tonic::async_trait]
 impl<S: A2aService> pb::a2a_service_server::A2aService for V0_3<S> {
@@ -124,12 +60,12 @@ impl<S: A2aService> pb::a2a_service_server::A2aService for V0_3<S> {
         .await
     }
 
-    type SendStreamingMessageStream = EventStream;
+    type SendStreamingMessageStream = Events;
 
     async fn send_streaming_message(
         &self,
         request: Request<pb::SendMessageRequest>,
-    ) -> Result<Response<EventStream>, Status> {
+    ) -> Result<Response<Events>, Status> {
         let (metadata, _, message) = request.into_parts();
         self.streaming(
             method::SEND_STREAMING_MESSAGE,
@@ -173,12 +109,12 @@ impl<S: A2aService> pb::a2a_service_server::A2aService for V0_3<S> {
         .await
     }
 
-    type TaskSubscriptionStream = EventStream;
+    type TaskSubscriptionStream = Events;
 
     async fn task_subscription(
         &self,
         request: Request<pb::TaskSubscriptionRequest>,
-    ) -> Result<Response<EventStream>, Status> {
+    ) -> Result<Response<Events>, Status> {
         let (metadata, _, message) = request.into_parts();
         self.streaming(
             method::TASK_RESUBSCRIPTION,
@@ -245,26 +181,19 @@ impl<S: A2aService> pb::a2a_service_server::A2aService for V0_3<S> {
     ) -> Result<Response<pb::AgentCard>, Status> {
         // The public card, as `/.well-known/agent-card.json` serves it: no
         // credentials needed.
-        let admitted = self.0.admit(
+        let admitted = self.shared.admit(
             ProtocolVersion::V0_3,
             "GetAgentCard",
             request.metadata(),
             "",
             false,
         )?;
-        let default = self.0.service.default_agent().as_deref() == Some(admitted.agent());
+        let default = self.shared.service.default_agent().as_deref() == Some(admitted.agent());
         let card = crate::server::cards::legacy_card(admitted.card.clone(), default);
         let card = v0_3::card(card).map_err(|error| {
-            admitted.fail(to_status(
-                JsonRpcError::internal_error()
-                    .with_message(format!("the card cannot be sent: {error}")),
-                None,
-            ))
+            admitted.fail(internal(format!("the card cannot be sent: {error}")))
         })?;
-        let mut response = Response::new(card);
-        admitted.echo(response.metadata_mut());
-        admitted.log(tonic::Code::Ok);
-        Ok(response)
+        Ok(answered(&admitted, card))
     }
 
     async fn delete_task_push_notification_config(

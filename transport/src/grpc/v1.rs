@@ -1,111 +1,45 @@
 //! `lf.a2a.v1.A2AService`: A2A 1.0 over gRPC.
 
-use std::pin::Pin;
-
-use futures::{Stream, StreamExt as _};
 use tonic::{Request, Response, Status};
 
-use super::gate::{Admitted, Shared};
-use super::status::{conversion_status, to_status};
+use super::door::{Door, EventStream, Wire, answered, internal};
+use super::status::to_status;
+use crate::a2a::StreamEvent;
 use crate::a2a::v1::{self as model, ProtocolVersion};
-use crate::jsonrpc::{A2aRequest, JsonRpcError};
+use crate::jsonrpc::A2aRequest;
+use crate::proto::ConversionError;
 use crate::proto::v1::{self, pb};
-use crate::service::{A2aService, NoExtendedCard, no_extended_card};
+use crate::service::{A2aResult, A2aService, NoExtendedCard, no_extended_card};
 
-/// The 1.0 service over an [`A2aService`].
-pub(crate) struct V1<S>(pub(crate) Shared<S>);
+/// A2A 1.0's messages: the agent is the request's `tenant`; a stream settles on the
+/// task.
+pub(crate) struct Wire1;
 
-/// The stream of a streaming 1.0 RPC.
-pub(crate) type EventStream =
-    Pin<Box<dyn Stream<Item = Result<pb::StreamResponse, Status>> + Send>>;
+impl Wire for Wire1 {
+    const VERSION: ProtocolVersion = ProtocolVersion::V1_0;
+    const SETTLES_ON_TASK: bool = true;
+    type Request = v1::Request;
+    type Response = v1::Response;
+    type Event = pb::StreamResponse;
 
-impl<S: A2aService> V1<S> {
-    /// Lets the call in, converts it and checks it against the card.
-    fn admit(
-        &self,
-        method: &'static str,
-        metadata: &tonic::metadata::MetadataMap,
-        request: v1::Request,
-    ) -> Result<(Admitted, A2aRequest), Status> {
-        let admitted = self.0.admit(
-            ProtocolVersion::V1_0,
-            method,
-            metadata,
-            request.tenant(),
-            true,
-        )?;
-        let request =
-            v1::request(request).map_err(|error| admitted.fail(conversion_status(&error)))?;
-        Shared::<S>::check(&admitted, &request).map_err(|status| admitted.fail(status))?;
-        Ok((admitted, request))
+    fn tenant(request: &v1::Request) -> &str {
+        request.tenant()
     }
-
-    /// A unary RPC: `pick` takes the response message out of the converted result.
-    async fn unary<T>(
-        &self,
-        method: &'static str,
-        metadata: &tonic::metadata::MetadataMap,
-        request: v1::Request,
-        pick: impl FnOnce(v1::Response) -> Option<T>,
-    ) -> Result<Response<T>, Status> {
-        let (admitted, request) = self.admit(method, metadata, request)?;
-        let result = self
-            .0
-            .unary(&admitted, request)
-            .await
-            .map_err(|status| admitted.fail(status))?;
-        let response = v1::result(result).map_err(|error| {
-            admitted.fail(to_status(
-                JsonRpcError::internal_error()
-                    .with_message(format!("the answer to `{method}` cannot be sent: {error}")),
-                None,
-            ))
-        })?;
-        let message = pick(response).ok_or_else(|| {
-            admitted.fail(to_status(
-                JsonRpcError::internal_error().with_message(format!(
-                    "agent `{}` answered `{method}` with the wrong kind of result",
-                    admitted.agent()
-                )),
-                None,
-            ))
-        })?;
-        let mut response = Response::new(message);
-        admitted.echo(response.metadata_mut());
-        admitted.log(tonic::Code::Ok);
-        Ok(response)
+    fn request(request: v1::Request) -> Result<A2aRequest, ConversionError> {
+        v1::request(request)
     }
-
-    /// A streaming RPC: the service's events as `StreamResponse`s.
-    async fn streaming(
-        &self,
-        method: &'static str,
-        metadata: &tonic::metadata::MetadataMap,
-        request: v1::Request,
-    ) -> Result<Response<EventStream>, Status> {
-        let (admitted, request) = self.admit(method, metadata, request)?;
-        let events = self
-            .0
-            .stream(&admitted, request, true)
-            .await
-            .map_err(|status| admitted.fail(status))?;
-        let frames = events.map(|event| match event {
-            Ok(event) => v1::stream_response(event).map_err(|error| {
-                to_status(
-                    JsonRpcError::internal_error()
-                        .with_message(format!("a stream event cannot be sent: {error}")),
-                    None,
-                )
-            }),
-            Err(error) => Err(to_status(error, None)),
-        });
-        let frames = super::end_after_error(frames);
-        let mut response = Response::new(Box::pin(frames) as EventStream);
-        admitted.echo(response.metadata_mut());
-        admitted.log(tonic::Code::Ok);
-        Ok(response)
+    fn result(result: A2aResult) -> Result<v1::Response, ConversionError> {
+        v1::result(result)
+    }
+    fn event(event: StreamEvent) -> Result<pb::StreamResponse, ConversionError> {
+        v1::stream_response(event)
     }
 }
+
+/// The 1.0 service over an [`A2aService`].
+pub(crate) type V1<S> = Door<S, Wire1>;
+
+type Events = EventStream<pb::StreamResponse>;
 
 #[tonic::async_trait]
 impl<S: A2aService> pb::a2a_service_server::A2aService for V1<S> {
@@ -126,12 +60,12 @@ impl<S: A2aService> pb::a2a_service_server::A2aService for V1<S> {
         .await
     }
 
-    type SendStreamingMessageStream = EventStream;
+    type SendStreamingMessageStream = Events;
 
     async fn send_streaming_message(
         &self,
         request: Request<pb::SendMessageRequest>,
-    ) -> Result<Response<EventStream>, Status> {
+    ) -> Result<Response<Events>, Status> {
         let (metadata, _, message) = request.into_parts();
         self.streaming(
             model::method::SEND_STREAMING_MESSAGE,
@@ -192,12 +126,12 @@ impl<S: A2aService> pb::a2a_service_server::A2aService for V1<S> {
         .await
     }
 
-    type SubscribeToTaskStream = EventStream;
+    type SubscribeToTaskStream = Events;
 
     async fn subscribe_to_task(
         &self,
         request: Request<pb::SubscribeToTaskRequest>,
-    ) -> Result<Response<EventStream>, Status> {
+    ) -> Result<Response<Events>, Status> {
         let (metadata, _, message) = request.into_parts();
         self.streaming(
             model::method::SUBSCRIBE_TO_TASK,
@@ -278,25 +212,24 @@ impl<S: A2aService> pb::a2a_service_server::A2aService for V1<S> {
             };
             return Err(admitted.fail(super::gate::unauthenticated(admitted.agent(), &rejected)));
         };
-        let Some(card) = self.0.service.extended_card(admitted.agent(), principal) else {
+        let Some(card) = self
+            .shared
+            .service
+            .extended_card(admitted.agent(), principal)
+        else {
             return Err(admitted.fail(to_status(
                 no_extended_card(admitted.agent(), NoExtendedCard::NotConfigured),
                 None,
             )));
         };
-        let default = self.0.service.default_agent().as_deref() == Some(admitted.agent());
+        let default = self.shared.service.default_agent().as_deref() == Some(admitted.agent());
         let card = crate::server::cards::v1_card(card, default);
         let card = v1::card_to_pb(card).map_err(|error| {
-            admitted.fail(to_status(
-                JsonRpcError::internal_error()
-                    .with_message(format!("the extended card cannot be sent: {error}")),
-                None,
-            ))
+            admitted.fail(internal(format!(
+                "the extended card cannot be sent: {error}"
+            )))
         })?;
-        let mut response = Response::new(card);
-        admitted.echo(response.metadata_mut());
-        admitted.log(tonic::Code::Ok);
-        Ok(response)
+        Ok(answered(&admitted, card))
     }
 
     async fn delete_task_push_notification_config(
