@@ -357,18 +357,12 @@ impl GrpcPath {
                     }
                 }
                 .map_err(|status| self.status_error(&status))?;
-                let extensions = echoed(response.metadata(), "a2a-extensions");
-                let events = response
-                    .into_inner()
-                    .map(move |item| match item {
-                        Ok(event) => v1::from_stream_response(event).map_err(answer_error),
-                        Err(status) => Err(to_error(status)),
-                    })
-                    .boxed();
-                Ok(A2aStream {
-                    events: ends_after_final(events),
-                    extensions,
-                })
+                Ok(opened(
+                    response,
+                    "a2a-extensions",
+                    v1::from_stream_response,
+                    to_error,
+                ))
             }
             ProtocolVersion::V0_3 => {
                 let wire = v0_3::to_request(request).map_err(conversion)?;
@@ -391,18 +385,12 @@ impl GrpcPath {
                     }
                 }
                 .map_err(|status| self.status_error(&status))?;
-                let extensions = echoed(response.metadata(), "x-a2a-extensions");
-                let events = response
-                    .into_inner()
-                    .map(move |item| match item {
-                        Ok(event) => v0_3::from_stream_response(event).map_err(answer_error),
-                        Err(status) => Err(to_error(status)),
-                    })
-                    .boxed();
-                Ok(A2aStream {
-                    events: ends_after_final(events),
-                    extensions,
-                })
+                Ok(opened(
+                    response,
+                    "x-a2a-extensions",
+                    v0_3::from_stream_response,
+                    to_error,
+                ))
             }
         }
     }
@@ -423,6 +411,29 @@ impl GrpcPath {
 
     fn status_error(&self, status: &Status) -> ClientError {
         status_error(&self.target, status)
+    }
+}
+
+/// An opened stream as the client's: the echoed extensions (in `header`), each
+/// message converted to the internal model, the stream ending after its final
+/// event.
+fn opened<E: Send + 'static>(
+    response: tonic::Response<tonic::Streaming<E>>,
+    header: &str,
+    convert: fn(E) -> Result<StreamEvent, proto::ConversionError>,
+    to_error: impl Fn(Status) -> ClientError + Send + 'static,
+) -> A2aStream {
+    let extensions = echoed(response.metadata(), header);
+    let events = response
+        .into_inner()
+        .map(move |item| match item {
+            Ok(event) => convert(event).map_err(answer_error),
+            Err(status) => Err(to_error(status)),
+        })
+        .boxed();
+    A2aStream {
+        events: ends_after_final(events),
+        extensions,
     }
 }
 

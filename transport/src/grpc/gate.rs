@@ -206,31 +206,8 @@ impl<S: A2aService> Shared<S> {
             );
             return Err(to_status(error.with_message(message), None));
         }
-        let capabilities = &card.capabilities;
-        if request.is_streaming() && capabilities.streaming != Some(true) {
-            return Err(to_status(
-                JsonRpcError::unsupported_operation().with_message(format!(
-                    "agent `{agent}` does not support streaming (`{method}`)"
-                )),
-                None,
-            ));
-        }
-        let push = matches!(
-            request,
-            A2aRequest::SetTaskPushNotificationConfig(_)
-                | A2aRequest::GetTaskPushNotificationConfig(_)
-                | A2aRequest::ListTaskPushNotificationConfig(_)
-                | A2aRequest::DeleteTaskPushNotificationConfig(_)
-        );
-        if push && capabilities.push_notifications != Some(true) {
-            return Err(to_status(
-                JsonRpcError::push_notification_not_supported().with_message(format!(
-                    "agent `{agent}` does not support push notifications (`{method}`)"
-                )),
-                None,
-            ));
-        }
-        Ok(())
+        crate::server::rpc::check_capabilities(agent, card, request, method)
+            .map_err(|error| to_status(error, None))
     }
 
     /// Calls the service within the cap on calls at once and the request timeout.

@@ -546,29 +546,7 @@ impl<S: A2aService> Call<S> {
                 }
             });
         }
-        let capabilities = &self.card.capabilities;
-        if request.is_streaming() && capabilities.streaming != Some(true) {
-            return Err(JsonRpcError::unsupported_operation().with_message(format!(
-                "agent `{}` does not support streaming (`{method}`)",
-                self.agent,
-            )));
-        }
-        let push = matches!(
-            request,
-            A2aRequest::SetTaskPushNotificationConfig(_)
-                | A2aRequest::GetTaskPushNotificationConfig(_)
-                | A2aRequest::ListTaskPushNotificationConfig(_)
-                | A2aRequest::DeleteTaskPushNotificationConfig(_)
-        );
-        if push && capabilities.push_notifications != Some(true) {
-            return Err(
-                JsonRpcError::push_notification_not_supported().with_message(format!(
-                    "agent `{}` does not support push notifications (`{method}`)",
-                    self.agent,
-                )),
-            );
-        }
-        Ok(())
+        check_capabilities(&self.agent, &self.card, request, method)
     }
 
     /// `agent/getAuthenticatedExtendedCard` (`GetExtendedAgentCard`), answered by
@@ -723,6 +701,38 @@ impl<S: A2aService> Call<S> {
             }
         }
     }
+}
+
+/// What the card's capabilities demand of a call, on every binding: streaming for
+/// the streaming methods (-32004), push notifications for the push-config ones
+/// (-32003), each naming the agent and the method.
+pub(crate) fn check_capabilities(
+    agent: &str,
+    card: &AgentCard,
+    request: &A2aRequest,
+    method: &str,
+) -> Result<(), JsonRpcError> {
+    let capabilities = &card.capabilities;
+    if request.is_streaming() && capabilities.streaming != Some(true) {
+        return Err(JsonRpcError::unsupported_operation().with_message(format!(
+            "agent `{agent}` does not support streaming (`{method}`)"
+        )));
+    }
+    let push = matches!(
+        request,
+        A2aRequest::SetTaskPushNotificationConfig(_)
+            | A2aRequest::GetTaskPushNotificationConfig(_)
+            | A2aRequest::ListTaskPushNotificationConfig(_)
+            | A2aRequest::DeleteTaskPushNotificationConfig(_)
+    );
+    if push && capabilities.push_notifications != Some(true) {
+        return Err(
+            JsonRpcError::push_notification_not_supported().with_message(format!(
+                "agent `{agent}` does not support push notifications (`{method}`)"
+            )),
+        );
+    }
+    Ok(())
 }
 
 /// Types a 1.0 request into the internal model, with the checks of
