@@ -179,8 +179,8 @@ fn python_sdk_1_x_drives_the_server_over_grpc_in_a2a_1_0() {
     python_drives_the_server(
         "python1-grpc",
         "venv1",
-        "tests/interop/python1/grpc_interop.py",
-        &[],
+        "tests/interop/python1/interop.py",
+        GRPC,
     );
 }
 
