@@ -31,7 +31,7 @@ use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, CONTENT_TYPE};
 use tonic::transport::{Channel, Endpoint};
 
-use super::http::{CASES, Case, Servers};
+use super::http::{CASES, Case, Servers, read_sse};
 use crate::error::{Error, Result};
 use crate::load::{LoadResult, Requester, closed_loop};
 use crate::options::{Options, progress};
@@ -275,12 +275,7 @@ impl Requester for Rest {
             }
             return Ok(());
         }
-        let mut body = Vec::new();
-        let mut chunks = response.bytes_stream();
-        while let Some(chunk) = chunks.next().await {
-            body.extend_from_slice(&chunk?);
-        }
-        let events = body.windows(5).filter(|w| *w == b"data:").count();
+        let (events, body) = read_sse(response).await?;
         if events != self.events {
             return Err(Error::Unexpected(format!(
                 "{} streamed {events} events, not {}: {}",

@@ -645,12 +645,7 @@ impl Requester for Http {
             }
             return Ok(());
         }
-        let mut body = Vec::new();
-        let mut chunks = response.bytes_stream();
-        while let Some(chunk) = chunks.next().await {
-            body.extend_from_slice(&chunk?);
-        }
-        let events = body.windows(5).filter(|w| *w == b"data:").count();
+        let (events, body) = read_sse(response).await?;
         if events != self.events || contains(&body, b"\"error\"") {
             return Err(Error::Unexpected(format!(
                 "{} streamed {events} events, not {}: {}",
@@ -661,6 +656,18 @@ impl Requester for Http {
         }
         Ok(())
     }
+}
+
+/// An SSE response read to its end: how many events (`data:` lines) it carried, and
+/// its bytes.
+pub(crate) async fn read_sse(response: reqwest::Response) -> Result<(usize, Vec<u8>)> {
+    let mut body = Vec::new();
+    let mut chunks = response.bytes_stream();
+    while let Some(chunk) = chunks.next().await {
+        body.extend_from_slice(&chunk?);
+    }
+    let events = body.windows(5).filter(|w| *w == b"data:").count();
+    Ok((events, body))
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
