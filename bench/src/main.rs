@@ -19,6 +19,10 @@
 //! - `memory`: resident memory from `/proc/self/status`.
 //! - `options`: sizes and repeat counts, full and `--quick`.
 
+// What the `agentyard` program runs with (docs/benchmarks.md, "The allocator").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod error;
 mod fixtures;
 mod load;

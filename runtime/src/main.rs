@@ -1,5 +1,11 @@
 //! The `agentyard` command-line program.
 
+// glibc's malloc serialized the tokio workers on its arena locks; mimalloc's
+// per-thread heaps did not (docs/benchmarks.md, "The allocator").
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::io::IsTerminal as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
