@@ -186,10 +186,7 @@ impl Actor for EdgeActor {
             metrics.is_some() && metrics_listener.is_none(),
         ));
         if let Some(metrics) = &metrics {
-            router = router.layer(axum::middleware::from_fn_with_state(
-                Arc::clone(metrics),
-                observe::count_requests,
-            ));
+            router = router.layer(observe::CountRequestsLayer(Arc::clone(metrics)));
         }
         let (metrics_addr, metrics_server) = match metrics_listener {
             Some(listener) => {

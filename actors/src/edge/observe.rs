@@ -23,19 +23,22 @@
 //! stops or the runtime shuts down.
 
 use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::extract::{MatchedPath, Query, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::middleware::Next;
+use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use futures::StreamExt as _;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
+use tower::{Layer, Service};
 
 use super::config::EdgeAuth;
 use crate::events::{Event, EventKind, Received};
@@ -218,30 +221,96 @@ async fn events(
 /// latency (for a stream, until it started): `method` is the JSON-RPC method when the
 /// call named one, else the route (`GET /agents/{name}/.well-known/agent-card.json`),
 /// else `unmatched`.
-pub(super) async fn count_requests(
-    State(metrics): State<Arc<Metrics>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let started = Instant::now();
-    // The route is written out only for a request that turns out not to be a call.
-    let route = request.extensions().get::<MatchedPath>().cloned();
-    let http_method = request.method().clone();
-    let response = next.run(request).await;
-    let took = started.elapsed();
-    let code = response.status().as_u16();
-    let rpc = response
-        .extensions()
-        .get::<agentyard_transport::server::RequestLog>()
-        .and_then(|log| log.method);
-    match (rpc, route) {
-        (Some(method), _) => metrics.http_request(method, code, took),
-        (None, Some(route)) => {
-            metrics.http_request(&format!("{http_method} {}", route.as_str()), code, took);
+///
+/// A tower layer, not an axum `from_fn` middleware: that one clones the routes
+/// inside it and boxes a future for every request, which cost more than the counting.
+#[derive(Clone, Debug)]
+pub(super) struct CountRequestsLayer(pub(super) Arc<Metrics>);
+
+impl<S> Layer<S> for CountRequestsLayer {
+    type Service = CountRequests<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        CountRequests {
+            inner,
+            metrics: Arc::clone(&self.0),
         }
-        (None, None) => metrics.http_request("unmatched", code, took),
     }
-    response
+}
+
+/// The service of [`CountRequestsLayer`].
+#[derive(Clone, Debug)]
+pub(super) struct CountRequests<S> {
+    inner: S,
+    metrics: Arc<Metrics>,
+}
+
+impl<S> Service<Request> for CountRequests<S>
+where
+    S: Service<Request, Response = Response>,
+{
+    type Response = Response;
+    type Error = S::Error;
+    type Future = Counted<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        // The route is written out only for a request that turns out not to be a call.
+        let route = request.extensions().get::<MatchedPath>().cloned();
+        let http_method = request.method().clone();
+        Counted {
+            started: Instant::now(),
+            inner: self.inner.call(request),
+            metrics: Arc::clone(&self.metrics),
+            route,
+            http_method,
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A request being answered, counted when its response is ready.
+    pub(super) struct Counted<F> {
+        #[pin]
+        inner: F,
+        metrics: Arc<Metrics>,
+        started: Instant,
+        route: Option<MatchedPath>,
+        http_method: Method,
+    }
+}
+
+impl<F, E> Future for Counted<F>
+where
+    F: Future<Output = Result<Response, E>>,
+{
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let result = std::task::ready!(this.inner.poll(cx));
+        if let Ok(response) = &result {
+            let took = this.started.elapsed();
+            let code = response.status().as_u16();
+            let rpc = response
+                .extensions()
+                .get::<agentyard_transport::server::RequestLog>()
+                .and_then(|log| log.method);
+            match (rpc, this.route.as_ref()) {
+                (Some(method), _) => this.metrics.http_request(method, code, took),
+                (None, Some(route)) => this.metrics.http_request(
+                    &format!("{} {}", this.http_method, route.as_str()),
+                    code,
+                    took,
+                ),
+                (None, None) => this.metrics.http_request("unmatched", code, took),
+            }
+        }
+        Poll::Ready(result)
+    }
 }
 
 #[cfg(test)]
