@@ -69,15 +69,18 @@ impl Work {
     pub(crate) async fn run(mut self, agent: Arc<dyn DynAgent>) {
         self.started = true;
         let port = Arc::clone(&self.port);
-        let span = tracing::info_span!(
-            "agent.handle",
-            agent = %self.agent_name,
-            task_id = %self.events.task_id,
-            context_id = %self.events.context_id,
-            entry_point = %self.events.envelope.entry_point,
-        );
+        let span = self.cause.in_scope(|| {
+            tracing::info_span!(
+                "agent.handle",
+                agent = %self.agent_name,
+                task_id = %self.events.task_id,
+                context_id = %self.events.context_id,
+                entry_point = %self.events.envelope.entry_point,
+            )
+        });
         self.cause.adopt_by(&span);
-        async move {
+        let cause = std::mem::take(&mut self.cause);
+        let work = async move {
             if self.cancel.is_cancelled() {
                 return;
             }
@@ -176,8 +179,8 @@ impl Work {
             }
             let _ = finish_task(&*port, &self.events.task_id, status(state, message)).await;
         }
-        .instrument(span)
-        .await;
+        .instrument(span);
+        cause.within(work).await;
         // Permits drop with `self` here, letting the next message of the session in.
     }
 }

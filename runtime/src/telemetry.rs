@@ -19,7 +19,8 @@
 //! the line is written inside a span, to find a line's trace (and a trace's lines).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+
+use agentyard_transport::trace::{self, HeadSampler};
 
 use opentelemetry::trace::{TraceContextExt as _, TracerProvider as _};
 use opentelemetry_otlp::{Protocol, WithExportConfig as _};
@@ -28,11 +29,12 @@ use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
 use serde::Deserialize;
 use tracing::Subscriber;
 use tracing::field::Field;
+use tracing::subscriber::Interest;
 use tracing_subscriber::field::{RecordFields, VisitOutput as _};
-use tracing_subscriber::filter::{EnvFilter, filter_fn};
+use tracing_subscriber::filter::EnvFilter;
 use tracing_subscriber::fmt::format::{DefaultVisitor, JsonFields, Writer};
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
-use tracing_subscriber::layer::SubscriberExt as _;
+use tracing_subscriber::layer::{self, Filter, SubscriberExt as _};
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt as _;
 use tracing_subscriber::{Layer as _, fmt};
@@ -65,6 +67,12 @@ pub struct TracingConfig {
     /// The share of new traces recorded, from 0.0 to 1.0 (default 1.0). A request
     /// whose `traceparent` says whether its trace is sampled follows that decision.
     pub sampling_ratio: f64,
+    /// The most new traces recorded in any one second (default 100; 0: no limit), so
+    /// that what tracing costs stays bounded under any load: at low traffic every
+    /// trace is recorded, at thousands of requests a second a sample of them. Like
+    /// the ratio, it decides only traces that start here: a request whose
+    /// `traceparent` says its trace is sampled is recorded whatever the count.
+    pub max_traces_per_second: u32,
 }
 
 impl Default for TracingConfig {
@@ -74,9 +82,15 @@ impl Default for TracingConfig {
             protocol: OtlpProtocol::HttpProtobuf,
             service_name: String::from("agentyard"),
             sampling_ratio: 1.0,
+            max_traces_per_second: DEFAULT_MAX_TRACES_PER_SECOND,
         }
     }
 }
+
+/// New traces recorded per second at most, unless configured otherwise: enough to
+/// see every trace of a person trying things out, and at ~4 spans a trace a small,
+/// fixed share of one core however busy the server is.
+const DEFAULT_MAX_TRACES_PER_SECOND: u32 = 100;
 
 /// The OTLP encoding over HTTP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -120,6 +134,13 @@ impl TracingConfig {
     #[must_use]
     pub const fn sampling_ratio(mut self, ratio: f64) -> Self {
         self.sampling_ratio = ratio;
+        self
+    }
+
+    /// The same, recording at most `max` new traces a second (0: no limit).
+    #[must_use]
+    pub const fn max_traces_per_second(mut self, max: u32) -> Self {
+        self.max_traces_per_second = max;
         self
     }
 
@@ -202,9 +223,9 @@ impl TracingConfig {
             .map_err(|error| TelemetryError::Exporter(error.to_string()))?;
         let provider = SdkTracerProvider::builder()
             .with_batch_exporter(exporter)
-            .with_sampler(Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(
-                self.sampling_ratio,
-            ))))
+            // Sampling is decided before a span is built (`HeadSampler`, in the
+            // layer's filter): whatever reaches the SDK is to be recorded.
+            .with_sampler(Sampler::AlwaysOn)
             .with_resource(
                 Resource::builder()
                     .with_service_name(self.service_name.clone())
@@ -282,9 +303,9 @@ impl Logs {
 #[must_use = "dropping the guard stops the span export"]
 pub struct Telemetry {
     provider: Option<SdkTracerProvider>,
-    /// Whether the OpenTelemetry layer records spans now (see
+    /// Decides which traces are recorded, and whether any is now (see
     /// [`set_recording`](Self::set_recording)).
-    recording: Arc<AtomicBool>,
+    sampler: Option<Arc<HeadSampler>>,
 }
 
 impl Telemetry {
@@ -299,8 +320,8 @@ impl Telemetry {
     /// exporter at all. For a benchmark comparing tracing on and off in one process;
     /// nothing happens when spans are not exported. Spans already open stay recorded.
     pub fn set_recording(&self, on: bool) {
-        if self.provider.is_some() {
-            self.recording.store(on, Ordering::Relaxed);
+        if let Some(sampler) = &self.sampler {
+            sampler.set_recording(on);
             // Whether a span is recorded at all is cached per call site: ask again.
             tracing::callsite::rebuild_interest_cache();
         }
@@ -370,32 +391,34 @@ pub fn install(
         Some(config) => config.provider()?,
         None => None,
     };
-    let recording = Arc::new(AtomicBool::new(true));
+    let sampler = tracing.filter(|_| provider.is_some()).map(|config| {
+        Arc::new(HeadSampler::new(
+            config.sampling_ratio,
+            config.max_traces_per_second,
+        ))
+    });
     if provider.is_none() && logs.is_none() {
         // Nothing to record: no subscriber at all, so every span stays disabled.
-        return Ok(Telemetry {
-            provider,
-            recording,
-        });
+        return Ok(Telemetry { provider, sampler });
     }
-    let traces = provider.as_ref().map(|provider| {
-        let recording = Arc::clone(&recording);
-        tracing_opentelemetry::layer()
-            .with_tracer(provider.tracer("agentyard"))
-            // Each of these costs on every span, or on every poll of an instrumented
-            // future, and none is needed: the source location is three attributes per
-            // span whose name already says where it is; a thread name per span is an
-            // allocation that tells nothing of a request; busy/idle times are two
-            // clock reads per poll; and agentyard parents its spans itself
-            // (`transport::trace`), never through OpenTelemetry's current context.
-            .with_location(false)
-            .with_threads(false)
-            .with_tracked_inactivity(false)
-            .with_context_activation(false)
-            .with_filter(filter_fn(move |meta| {
-                recording.load(Ordering::Relaxed) && exported(meta)
-            }))
-    });
+    let traces = provider
+        .as_ref()
+        .zip(sampler.as_ref())
+        .map(|(provider, sampler)| {
+            tracing_opentelemetry::layer()
+                .with_tracer(provider.tracer("agentyard"))
+                // Each of these costs on every span, or on every poll of an instrumented
+                // future, and none is needed: the source location is three attributes per
+                // span whose name already says where it is; a thread name per span is an
+                // allocation that tells nothing of a request; busy/idle times are two
+                // clock reads per poll; and agentyard parents its spans itself
+                // (`transport::trace`), never through OpenTelemetry's current context.
+                .with_location(false)
+                .with_threads(false)
+                .with_tracked_inactivity(false)
+                .with_context_activation(false)
+                .with_filter(Head(Arc::clone(sampler)))
+        });
     let lines = logs.map(|logs| {
         let layer = fmt::layer()
             .with_writer(std::io::stderr)
@@ -415,10 +438,47 @@ pub fn install(
         .with(lines)
         .try_init()
         .map_err(|error| TelemetryError::AlreadyInstalled(error.to_string()))?;
-    Ok(Telemetry {
-        provider,
-        recording,
-    })
+    if let Some(sampler) = &sampler {
+        // The subscriber is this process's only one, so its sampler is too.
+        trace::set_head_sampler(Arc::clone(sampler));
+    }
+    Ok(Telemetry { provider, sampler })
+}
+
+/// The OpenTelemetry layer's filter: agentyard's spans (see [`exported`]) of the
+/// traces the head sampler records. A span is let through when the work it is made
+/// in was decided sampled (the edge decides each request from its `traceparent` or
+/// the sampler, and the decision travels with what the request causes); in work
+/// nobody decided for (a program's own send) when it is made inside a recorded span,
+/// or else when the sampler draws it. A span not let through never reaches this
+/// layer: an unsampled request builds no OpenTelemetry span, attribute or export.
+/// (`tracing`'s registry still keeps a slot for it, as it does whenever any
+/// per-layer filter may want a callsite.)
+struct Head(Arc<HeadSampler>);
+
+impl<S> Filter<S> for Head
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn enabled(&self, meta: &tracing::Metadata<'_>, cx: &layer::Context<'_, S>) -> bool {
+        if !self.0.is_recording() || !exported(meta) {
+            return false;
+        }
+        trace::decision().unwrap_or_else(|| {
+            // An event belongs to the span it is in; a span without a recorded
+            // parent starts a trace.
+            cx.lookup_current().is_some() || (meta.is_span() && self.0.sample())
+        })
+    }
+
+    fn callsite_enabled(&self, meta: &'static tracing::Metadata<'static>) -> Interest {
+        if self.0.is_recording() && exported(meta) {
+            // Decided per span: whether its trace is recorded.
+            Interest::sometimes()
+        } else {
+            Interest::never()
+        }
+    }
 }
 
 /// Turns the span export on in this process, as `config` says, without log lines:

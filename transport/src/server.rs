@@ -397,6 +397,9 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
                 // A 5xx is in the one line already, with its status.
                 .on_failure(()),
         )
+        // Outside the request span: decides whether the request's trace is recorded
+        // before that span is made.
+        .layer(crate::trace::HeadSampleLayer)
 }
 
 /// The one line per request, at info: the request span names the HTTP method and

@@ -18,8 +18,25 @@
 //! [`adopt`], [`Traceparent::of_span`] and [`Cause`] return at once for a span no
 //! subscriber records: no parsing, no allocation.
 
-use std::fmt;
+//!
+//! # Head sampling
+//!
+//! Whether a trace is recorded is decided once, where it enters the process, before
+//! any span of it is built: [`decide`] reads the caller's sampling flag, or asks the
+//! installed [`HeadSampler`] for a trace that starts here. The decision then travels
+//! with the work ([`within`], and [`Cause`] into the tasks the work moves to), and
+//! the OpenTelemetry layer's filter reads it ([`decision`]) when a span is about to be
+//! created: a span of a trace not recorded is never created for it, so an unsampled
+//! request costs a flag check per span, not a span. Without a sampler installed (no
+//! traces exported) nothing is decided and nothing is carried.
 
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
+
+use futures::future::Either;
 use opentelemetry::trace::{
     SpanContext, SpanId, TraceContextExt as _, TraceFlags, TraceId, TraceState,
 };
@@ -54,8 +71,11 @@ impl Traceparent {
     }
 
     /// The context of a call made on behalf of `incoming` (a `traceparent` value):
-    /// the same trace with a new span, or a new sampled trace when there is no
-    /// valid incoming one.
+    /// the same trace with a new span, or a new trace when there is no valid
+    /// incoming one.
+    ///
+    /// A new trace is marked sampled unless the head sampler decided the work this
+    /// runs in is not recorded ([`decision`]).
     #[must_use]
     pub fn continuing(incoming: Option<&str>) -> Self {
         match incoming.and_then(Self::parse) {
@@ -63,9 +83,15 @@ impl Traceparent {
             None => Self {
                 trace_id: uuid::Uuid::new_v4().simple().to_string(),
                 parent_id: new_span_id(),
-                flags: 1,
+                flags: u8::from(decision().unwrap_or(true)),
             },
         }
+    }
+
+    /// Whether the caller recorded this trace (flag bit 0).
+    #[must_use]
+    pub const fn is_sampled(&self) -> bool {
+        self.flags & 1 == 1
     }
 
     /// The same trace with a new parent id (and the same sampling decision): the
@@ -207,32 +233,266 @@ fn new_span_id() -> String {
 
 /// The OpenTelemetry context of the span current where a piece of work was caused
 /// (a send accepted by the supervisor), for the span that later does the work in
-/// another task: see [`Cause::adopt_by`]. Empty (and nothing is allocated) when no
-/// OpenTelemetry layer records the current span.
+/// another task: see [`Cause::adopt_by`]; and the head sampling [`decision`] there,
+/// which the work runs [`within`](Cause::within). Empty (and nothing is allocated)
+/// when no OpenTelemetry layer records the current span.
 #[derive(Clone, Debug, Default)]
-pub struct Cause(Option<opentelemetry::Context>);
+pub struct Cause {
+    context: Option<opentelemetry::Context>,
+    sampled: Option<bool>,
+}
 
 impl Cause {
-    /// The current span's context.
+    /// The current span's context, and the decision of the work it is in.
     #[must_use]
     pub fn current() -> Self {
         let span = Span::current();
-        if span.is_disabled() {
-            return Self(None);
-        }
-        let context = span.context();
-        Self(context.has_active_span().then_some(context))
+        let context = if span.is_disabled() {
+            None
+        } else {
+            let context = span.context();
+            context.has_active_span().then_some(context)
+        };
+        // Outside any decision (a program's own send), the trace is recorded exactly
+        // when the cause's span was.
+        let sampled = decision().or_else(|| head().map(|_| context.is_some()));
+        Self { context, sampled }
     }
 
     /// Makes the cause the OpenTelemetry parent of `span` (not yet entered), so the
     /// work's span stays in the trace of what caused it even though it runs in
     /// another task, after the cause's own span may have ended.
     pub fn adopt_by(&self, span: &Span) {
-        if let Some(context) = &self.0
+        if let Some(context) = &self.context
             && !span.is_disabled()
         {
             let _ = span.set_parent(context.clone());
         }
+    }
+
+    /// Runs `make` (which makes the work's span) under the cause's sampling
+    /// decision.
+    pub fn in_scope<R>(&self, make: impl FnOnce() -> R) -> R {
+        match self.sampled {
+            Some(sampled) => SAMPLED.sync_scope(sampled, make),
+            None => make(),
+        }
+    }
+
+    /// Runs `work` (caused here, running elsewhere) under the cause's sampling
+    /// decision, so that its spans are recorded exactly when the cause's were.
+    pub fn within<F: Future>(&self, work: F) -> impl Future<Output = F::Output> + use<F> {
+        match self.sampled {
+            Some(sampled) => Either::Left(SAMPLED.scope(sampled, work)),
+            None => Either::Right(work),
+        }
+    }
+}
+
+tokio::task_local! {
+    /// The head sampling decision of the trace the running work belongs to.
+    static SAMPLED: bool;
+}
+
+/// The process's head sampler, once traces are exported (see [`set_head_sampler`]).
+static HEAD: OnceLock<Arc<HeadSampler>> = OnceLock::new();
+
+/// Decides which new traces are recorded: a share of them (`ratio`), and of those at
+/// most `per_second` in any second of the clock (0: no limit), so that what tracing
+/// costs stays bounded however much traffic comes in. A trace whose caller already
+/// decided (its `traceparent`'s sampled flag) is not asked about: see [`decide`].
+#[derive(Debug)]
+pub struct HeadSampler {
+    /// Of `u64::MAX`: a random draw at or below it is recorded.
+    threshold: u64,
+    per_second: u32,
+    /// The second the count is for (high 32 bits) and the count (low 32).
+    window: AtomicU64,
+    started: Instant,
+    /// Off while the program pauses recording (a benchmark's untraced side).
+    recording: AtomicBool,
+}
+
+impl HeadSampler {
+    /// Records `ratio` (0.0 to 1.0, clamped) of new traces, at most `per_second` of
+    /// them per second (0: no limit).
+    #[must_use]
+    pub fn new(ratio: f64, per_second: u32) -> Self {
+        let ratio = if ratio.is_nan() {
+            0.0
+        } else {
+            ratio.clamp(0.0, 1.0)
+        };
+        // `as` saturates: a ratio of 1.0 is u64::MAX, every draw.
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let threshold = (ratio * u64::MAX as f64) as u64;
+        Self {
+            threshold,
+            per_second,
+            window: AtomicU64::new(0),
+            started: Instant::now(),
+            recording: AtomicBool::new(true),
+        }
+    }
+
+    /// Whether a new trace is recorded: drawn within the ratio, and within this
+    /// second's allowance. Lock-free; one clock read when a limit is set.
+    pub fn sample(&self) -> bool {
+        if self.threshold == 0 {
+            return false;
+        }
+        if self.threshold != u64::MAX && uuid::Uuid::new_v4().as_u64_pair().0 > self.threshold {
+            return false;
+        }
+        if self.per_second == 0 {
+            return true;
+        }
+        self.admit(self.started.elapsed().as_secs())
+    }
+
+    /// Whether this second's allowance (`now`, seconds since the sampler started)
+    /// has room for one more trace, taking it if so.
+    fn admit(&self, now: u64) -> bool {
+        let now = now & 0xffff_ffff;
+        let mut window = self.window.load(Ordering::Relaxed);
+        loop {
+            let (second, count) = (window >> 32, window & 0xffff_ffff);
+            let next = if second != now {
+                (now << 32) | 1
+            } else if count < u64::from(self.per_second) {
+                window + 1
+            } else {
+                return false;
+            };
+            match self.window.compare_exchange_weak(
+                window,
+                next,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(seen) => window = seen,
+            }
+        }
+    }
+
+    /// Pauses (`false`) or resumes head sampling: while paused nothing is decided
+    /// or carried, as with no sampler at all.
+    pub fn set_recording(&self, on: bool) {
+        self.recording.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether recording is on.
+    #[must_use]
+    pub fn is_recording(&self) -> bool {
+        self.recording.load(Ordering::Relaxed)
+    }
+}
+
+/// Installs the process's head sampler: from now on traces entering the process
+/// are decided by it. Done once, by whoever installs the OpenTelemetry layer (in
+/// agentyard, `agentyard::telemetry`); `false` when one was installed already.
+pub fn set_head_sampler(sampler: Arc<HeadSampler>) -> bool {
+    HEAD.set(sampler).is_ok()
+}
+
+/// The installed head sampler, when it is recording.
+fn head() -> Option<&'static HeadSampler> {
+    HEAD.get()
+        .map(Arc::as_ref)
+        .filter(|head| head.is_recording())
+}
+
+/// Decides whether a trace entering the process here is recorded: the caller's
+/// sampling flag when `traceparent` (a header value) is a valid one, else the head
+/// sampler's draw. `true` when no sampler is installed.
+#[must_use]
+pub fn decide(traceparent: Option<&str>) -> bool {
+    match traceparent.and_then(fields) {
+        Some((_, _, flags)) => flags & 1 == 1,
+        None => head().is_none_or(HeadSampler::sample),
+    }
+}
+
+/// The head sampling decision of the work running now, if one was made (a sampler
+/// is installed and the work runs [`within`] one): what a span filter reads.
+#[must_use]
+pub fn decision() -> Option<bool> {
+    SAMPLED.try_with(|sampled| *sampled).ok()
+}
+
+/// Runs `work` under the decision for `traceparent` (see [`decide`]), unless the work
+/// already runs under one; nothing is decided or carried when no sampler records.
+pub fn within<F: Future>(traceparent: Option<&str>, work: F) -> impl Future<Output = F::Output> {
+    if head().is_none() || decision().is_some() {
+        return Either::Right(work);
+    }
+    Either::Left(SAMPLED.scope(decide(traceparent), work))
+}
+
+/// Runs `make` under the decision `sampled` (see [`decide`]): for a span, and what
+/// is done with it at once, in work that runs under no decision (a push delivery).
+pub fn scoped<R>(sampled: bool, make: impl FnOnce() -> R) -> R {
+    if head().is_none() {
+        return make();
+    }
+    SAMPLED.sync_scope(sampled, make)
+}
+
+/// A tower layer deciding each request's sampling from its `traceparent` header
+/// before the services inside it (the HTTP edge's request span first) build anything,
+/// and running the request under that decision. A pass-through when no sampler
+/// records.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HeadSampleLayer;
+
+impl<S> tower::Layer<S> for HeadSampleLayer {
+    type Service = HeadSample<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        HeadSample { inner }
+    }
+}
+
+/// The service of [`HeadSampleLayer`].
+#[derive(Clone, Debug)]
+pub struct HeadSample<S> {
+    inner: S,
+}
+
+impl<S, B> tower::Service<axum::http::Request<B>> for HeadSample<S>
+where
+    S: tower::Service<axum::http::Request<B>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = Either<tokio::task::futures::TaskLocalFuture<bool, S::Future>, S::Future>;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: axum::http::Request<B>) -> Self::Future {
+        if head().is_none() {
+            return Either::Right(self.inner.call(request));
+        }
+        let sampled = decide(
+            request
+                .headers()
+                .get(TRACEPARENT)
+                .and_then(|value| value.to_str().ok()),
+        );
+        // The inner services make their spans as they are called, before the future
+        // is first polled: the decision must be in place for the call too.
+        let future = SAMPLED.sync_scope(sampled, || self.inner.call(request));
+        Either::Left(SAMPLED.scope(sampled, future))
     }
 }
 

@@ -68,7 +68,7 @@ use agentyard_transport::a2a::v1::{self, ProtocolVersion};
 use agentyard_transport::a2a::{
     PushNotificationConfig, Task, TaskPushNotificationConfig, TaskStatus,
 };
-use agentyard_transport::trace::{TRACEPARENT, Traceparent};
+use agentyard_transport::trace::{self, TRACEPARENT, Traceparent};
 use dashmap::DashMap;
 use dashmap::mapref::entry::Entry;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
@@ -718,19 +718,25 @@ impl Inner {
             let Ok(permit) = self.calls.acquire().await else {
                 return;
             };
-            let span = tracing::info_span!(
-                "a2a.push",
-                %task_id,
-                url = %webhook.url,
-                attempt,
-                status = tracing::field::Empty,
-                "otel.kind" = "client",
-                "otel.status_code" = tracing::field::Empty,
-            );
-            if let Some(trace) = trace {
-                trace.adopt_by(&span);
-            }
-            let traceparent = Traceparent::outgoing_from(&span, trace);
+            // The trace of the call that set the webhook decides whether the delivery
+            // is recorded; without one, the delivery starts a trace of its own.
+            let sampled = trace.map_or_else(|| trace::decide(None), Traceparent::is_sampled);
+            let (span, traceparent) = trace::scoped(sampled, || {
+                let span = tracing::info_span!(
+                    "a2a.push",
+                    %task_id,
+                    url = %webhook.url,
+                    attempt,
+                    status = tracing::field::Empty,
+                    "otel.kind" = "client",
+                    "otel.status_code" = tracing::field::Empty,
+                );
+                if let Some(trace) = trace {
+                    trace.adopt_by(&span);
+                }
+                let traceparent = Traceparent::outgoing_from(&span, trace);
+                (span, traceparent)
+            });
             let outcome = self
                 .attempt(webhook, body, media, &traceparent, &span)
                 .instrument(span.clone())

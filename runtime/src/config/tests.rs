@@ -178,7 +178,12 @@ fn the_example_file_names_every_key_of_the_embedded_default() {
         ("store", &["path", "max_age_secs"][..]),
         (
             "tracing",
-            &["protocol", "service_name", "sampling_ratio"][..],
+            &[
+                "protocol",
+                "service_name",
+                "sampling_ratio",
+                "max_traces_per_second",
+            ][..],
         ),
         (
             "policy",

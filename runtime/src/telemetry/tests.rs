@@ -121,3 +121,56 @@ fn without_an_endpoint_init_installs_nothing() {
         "no global subscriber: every span stays disabled"
     );
 }
+
+/// Keeps the spans it is given.
+#[derive(Debug, Clone, Default)]
+struct Kept(Arc<std::sync::Mutex<Vec<opentelemetry_sdk::trace::SpanData>>>);
+
+impl opentelemetry_sdk::trace::SpanExporter for Kept {
+    async fn export(
+        &self,
+        batch: Vec<opentelemetry_sdk::trace::SpanData>,
+    ) -> opentelemetry_sdk::error::OTelSdkResult {
+        self.0.lock().expect("kept").extend(batch);
+        Ok(())
+    }
+}
+
+#[test]
+fn spans_of_traces_not_recorded_are_never_made() {
+    // Carries decisions in this process; records every trace, as no sampler would.
+    let _ = trace::set_head_sampler(Arc::new(HeadSampler::new(1.0, 0)));
+    let kept = Kept::default();
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(kept.clone())
+        .build();
+    // This layer's own sampler starts no trace at all: what is recorded below was
+    // decided by a caller, or is inside a recorded span.
+    let subscriber = tracing_subscriber::registry().with(
+        tracing_opentelemetry::layer()
+            .with_tracer(provider.tracer("test"))
+            .with_filter(Head(Arc::new(HeadSampler::new(0.0, 0)))),
+    );
+    tracing::subscriber::with_default(subscriber, || {
+        // A new trace the sampler does not draw.
+        tracing::info_span!("root").in_scope(|| {});
+        // A trace decided unsampled, and one decided sampled.
+        trace::scoped(false, || tracing::info_span!("unsampled")).in_scope(|| {});
+        let sampled = trace::scoped(true, || tracing::info_span!("sampled"));
+        // Inside a recorded span, with no decision: part of its trace.
+        sampled.in_scope(|| tracing::info_span!("child").in_scope(|| {}));
+        drop(sampled);
+        // Not one of agentyard's spans.
+        trace::scoped(true, || tracing::info_span!(target: "elsewhere", "other")).in_scope(|| {});
+    });
+    provider.force_flush().expect("flushed");
+    let mut names: Vec<_> = kept
+        .0
+        .lock()
+        .expect("kept")
+        .iter()
+        .map(|span| span.name.to_string())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["child", "sampled"]);
+}

@@ -85,11 +85,10 @@ impl<S: A2aService, W: Wire> Door<S, W> {
         pick: impl FnOnce(W::Response) -> Option<T>,
     ) -> Result<Response<T>, Status> {
         let (admitted, request) = self.admit(method, metadata, request)?;
-        let result = self
-            .shared
-            .unary(&admitted, request)
-            .await
-            .map_err(|status| admitted.fail(status))?;
+        let result =
+            crate::trace::within(traceparent(metadata), self.shared.unary(&admitted, request))
+                .await
+                .map_err(|status| admitted.fail(status))?;
         let response = W::result(result).map_err(|error| {
             admitted.fail(internal(format!(
                 "the answer to `{method}` cannot be sent: {error}"
@@ -113,11 +112,12 @@ impl<S: A2aService, W: Wire> Door<S, W> {
         request: W::Request,
     ) -> Result<Response<EventStream<W::Event>>, Status> {
         let (admitted, request) = self.admit(method, metadata, request)?;
-        let events = self
-            .shared
-            .stream(&admitted, request, W::SETTLES_ON_TASK)
-            .await
-            .map_err(|status| admitted.fail(status))?;
+        let events = crate::trace::within(
+            traceparent(metadata),
+            self.shared.stream(&admitted, request, W::SETTLES_ON_TASK),
+        )
+        .await
+        .map_err(|status| admitted.fail(status))?;
         let frames = events.map(|event| match event {
             Ok(event) => W::event(event)
                 .map_err(|error| internal(format!("a stream event cannot be sent: {error}"))),
@@ -126,6 +126,14 @@ impl<S: A2aService, W: Wire> Door<S, W> {
         let frames: EventStream<W::Event> = Box::pin(super::end_after_error(frames));
         Ok(answered(&admitted, frames))
     }
+}
+
+/// The call's `traceparent`, for the head sampling decision (gRPC calls have no
+/// request span of their own: the send's span is the first of the call).
+fn traceparent(metadata: &MetadataMap) -> Option<&str> {
+    metadata
+        .get(crate::trace::TRACEPARENT)
+        .and_then(|value| value.to_str().ok())
 }
 
 /// The response carrying `message`, with the activated extensions echoed; the call

@@ -86,7 +86,10 @@ fn without_opentelemetry_a_call_continues_the_trace_with_a_fresh_parent() {
         adopt(&span, Some(INCOMING));
         assert_eq!(Traceparent::of_span(&span), None);
         let cause = span.in_scope(Cause::current);
-        assert!(cause.0.is_none(), "nothing captured without OpenTelemetry");
+        assert!(
+            cause.context.is_none(),
+            "nothing captured without OpenTelemetry"
+        );
     });
 }
 
@@ -154,4 +157,104 @@ fn a_stored_context_is_adopted_and_continued() {
         sent.expect("sent").parent_id,
         push.span_context.span_id().to_string()
     );
+}
+
+#[test]
+fn the_head_sampler_keeps_its_ratio_and_its_limit_per_second() {
+    let never = HeadSampler::new(0.0, 0);
+    assert!((0..1000).all(|_| !never.sample()));
+    let always = HeadSampler::new(1.0, 0);
+    assert!((0..1000).all(|_| always.sample()));
+    let half = HeadSampler::new(0.5, 0);
+    let kept = (0..10_000).filter(|_| half.sample()).count();
+    assert!((3_500..6_500).contains(&kept), "{kept} of 10,000 at 0.5");
+
+    let limited = HeadSampler::new(1.0, 3);
+    let second = |now| (0..10).filter(|_| limited.admit(now)).count();
+    assert_eq!(second(7), 3, "three in the first second");
+    assert_eq!(second(7), 0, "none more in the same second");
+    assert_eq!(second(8), 3, "three again in the next");
+}
+
+#[test]
+fn a_callers_flag_decides_before_the_sampler() {
+    assert!(decide(Some(INCOMING)));
+    assert!(!decide(Some(
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00"
+    )));
+    assert!(Traceparent::parse(INCOMING).expect("valid").is_sampled());
+}
+
+/// Installs a head sampler that records everything (what no sampler does too), so
+/// that decisions are carried: the other tests of this process see no difference.
+fn carrying() {
+    let _ = set_head_sampler(Arc::new(HeadSampler::new(1.0, 0)));
+}
+
+#[test]
+fn a_decision_travels_with_the_work_and_its_causes() {
+    carrying();
+    assert_eq!(decision(), None, "nothing decided outside");
+    let (inside, fresh, cause) = scoped(false, || {
+        (decision(), Traceparent::continuing(None), Cause::current())
+    });
+    assert_eq!(inside, Some(false));
+    assert_eq!(fresh.flags, 0, "a new trace says it is not recorded");
+    assert_eq!(
+        cause.in_scope(decision),
+        Some(false),
+        "the cause carries it on"
+    );
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    runtime.block_on(async {
+        let unsampled = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00";
+        assert_eq!(
+            within(Some(unsampled), async { decision() }).await,
+            Some(false)
+        );
+        assert_eq!(
+            within(Some(INCOMING), async { decision() }).await,
+            Some(true)
+        );
+        // Work already decided keeps its decision.
+        let kept = within(Some(INCOMING), async {
+            within(Some(unsampled), async { decision() }).await
+        });
+        assert_eq!(kept.await, Some(true));
+        assert_eq!(cause.within(async { decision() }).await, Some(false));
+    });
+}
+
+#[test]
+fn the_edge_layer_decides_before_the_services_inside_it_are_called() {
+    use tower::{Layer as _, ServiceExt as _};
+    carrying();
+    let inner = tower::service_fn(|_request: axum::http::Request<()>| {
+        // What the request span sees: made while the service is called.
+        let at_call = decision();
+        async move { Ok::<_, std::convert::Infallible>((at_call, decision())) }
+    });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    let unsampled = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00";
+    for (header, expected) in [
+        (Some(unsampled), false),
+        (Some(INCOMING), true),
+        (None, true),
+    ] {
+        let mut request = axum::http::Request::new(());
+        if let Some(value) = header {
+            request
+                .headers_mut()
+                .insert(TRACEPARENT, value.parse().expect("header"));
+        }
+        let seen = runtime
+            .block_on(HeadSampleLayer.layer(inner).oneshot(request))
+            .expect("answered");
+        assert_eq!(seen, (Some(expected), Some(expected)), "{header:?}");
+    }
 }
