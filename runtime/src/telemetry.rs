@@ -405,7 +405,7 @@ pub fn install(
         .as_ref()
         .zip(sampler.as_ref())
         .map(|(provider, sampler)| {
-            tracing_opentelemetry::layer()
+            let otel = tracing_opentelemetry::layer()
                 .with_tracer(provider.tracer("agentyard"))
                 // Each of these costs on every span, or on every poll of an instrumented
                 // future, and none is needed: the source location is three attributes per
@@ -416,8 +416,15 @@ pub fn install(
                 .with_location(false)
                 .with_threads(false)
                 .with_tracked_inactivity(false)
-                .with_context_activation(false)
-                .with_filter(Head(Arc::clone(sampler)))
+                .with_context_activation(false);
+            let head = Head(Arc::clone(sampler));
+            if logs.is_some() {
+                // The log lines want every span: filter for the traces alone.
+                otel.with_filter(head).boxed()
+            } else {
+                // Nothing else wants a span the traces turn away: not made at all.
+                head.and_then(otel).boxed()
+            }
         });
     let lines = logs.map(|logs| {
         let layer = fmt::layer()
@@ -450,17 +457,17 @@ pub fn install(
 /// in was decided sampled (the edge decides each request from its `traceparent` or
 /// the sampler, and the decision travels with what the request causes); in work
 /// nobody decided for (a program's own send) when it is made inside a recorded span,
-/// or else when the sampler draws it. A span not let through never reaches this
-/// layer: an unsampled request builds no OpenTelemetry span, attribute or export.
-/// (`tracing`'s registry still keeps a slot for it, as it does whenever any
-/// per-layer filter may want a callsite.)
+/// or else when the sampler draws it. A span not let through never reaches the
+/// OpenTelemetry layer: an unsampled request builds no OpenTelemetry span, attribute
+/// or export.
 struct Head(Arc<HeadSampler>);
 
-impl<S> Filter<S> for Head
-where
-    S: Subscriber + for<'a> LookupSpan<'a>,
-{
-    fn enabled(&self, meta: &tracing::Metadata<'_>, cx: &layer::Context<'_, S>) -> bool {
+impl Head {
+    /// Whether the span or event `meta` describes, about to be made, is recorded.
+    fn admits<S>(&self, meta: &tracing::Metadata<'_>, cx: &layer::Context<'_, S>) -> bool
+    where
+        S: Subscriber + for<'a> LookupSpan<'a>,
+    {
         if !self.0.is_recording() || !exported(meta) {
             return false;
         }
@@ -471,13 +478,43 @@ where
         })
     }
 
-    fn callsite_enabled(&self, meta: &'static tracing::Metadata<'static>) -> Interest {
+    fn interest(&self, meta: &tracing::Metadata<'_>) -> Interest {
         if self.0.is_recording() && exported(meta) {
             // Decided per span: whether its trace is recorded.
             Interest::sometimes()
         } else {
             Interest::never()
         }
+    }
+}
+
+/// As a per-layer filter, when log lines are written too.
+impl<S> Filter<S> for Head
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn enabled(&self, meta: &tracing::Metadata<'_>, cx: &layer::Context<'_, S>) -> bool {
+        self.admits(meta, cx)
+    }
+
+    fn callsite_enabled(&self, meta: &'static tracing::Metadata<'static>) -> Interest {
+        self.interest(meta)
+    }
+}
+
+/// As the subscriber's own filter, when only traces are recorded: a span turned away
+/// is then not made at all (a per-layer filter cannot stop `tracing`'s registry from
+/// keeping it for the other layers there might be).
+impl<S> tracing_subscriber::Layer<S> for Head
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn register_callsite(&self, meta: &'static tracing::Metadata<'static>) -> Interest {
+        self.interest(meta)
+    }
+
+    fn enabled(&self, meta: &tracing::Metadata<'_>, cx: layer::Context<'_, S>) -> bool {
+        self.admits(meta, &cx)
     }
 }
 

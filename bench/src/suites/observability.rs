@@ -12,11 +12,17 @@
 //! their order alternating between rounds, so drift on a shared machine falls on both.
 //! The ratio is each side's throughput over the `Off` side's in the same round.
 //!
-//! [`Side::Traced`] is the metrics side with traces on as well: every request's spans
-//! (the HTTP request, the JSON-RPC call, the send, the agent's turn) recorded and
-//! exported with OpenTelemetry over OTLP/HTTP, every trace sampled, to a sink in this
-//! process that answers 200 (so the exporter's whole path runs, the collector's does
-//! not).
+//! [`Side::Traced`] is the metrics side with traces on as well, as configured by
+//! default (`[tracing] otlp_endpoint` and nothing else): the head sampler records at
+//! most 100 new traces a second, each with its spans (the HTTP request, the JSON-RPC
+//! call, the send, the agent's turn), exported with OpenTelemetry over OTLP/HTTP to a
+//! sink in this process that answers 200 (so the exporter's whole path runs, the
+//! collector's does not). [`Side::EveryTrace`] is the same server called by a client
+//! that samples every trace itself (a sampled `traceparent` on each request, which
+//! agentyard follows whatever its own limit): what recording every trace costs. It
+//! has no target; it shows what the sampler saves. After each traced run the export
+//! is flushed and the bytes the sink received are checked: a traced side that
+//! exported nothing fails the suite.
 //!
 //! **Tracing is process-wide.** The OpenTelemetry layer is a global subscriber,
 //! installed once ([`agentyard::telemetry::init`]) and then switched on only while the
@@ -25,6 +31,7 @@
 //! already has a global subscriber cannot measure the traced side: the suite says so
 //! and fails.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -54,20 +61,28 @@ enum Side {
     Off,
     /// Metrics on (`GET /metrics`), as `agentyard serve` runs by default.
     Metrics,
-    /// Metrics on and every trace exported over OTLP, as with `[tracing] otlp_endpoint`.
+    /// Metrics on and traces exported over OTLP, as with `[tracing] otlp_endpoint`.
     Traced,
+    /// As `Traced`, every trace sampled by the caller.
+    EveryTrace,
 }
 
 impl Side {
     /// Every side, the floor first.
-    const ALL: [Self; 3] = [Self::Off, Self::Metrics, Self::Traced];
+    const ALL: [Self; 4] = [Self::Off, Self::Metrics, Self::Traced, Self::EveryTrace];
 
     fn id(self) -> &'static str {
         match self {
             Self::Off => "off",
             Self::Metrics => "metrics",
             Self::Traced => "traced",
+            Self::EveryTrace => "every_trace",
         }
+    }
+
+    /// Whether spans are recorded while the side runs.
+    fn traced(self) -> bool {
+        matches!(self, Self::Traced | Self::EveryTrace)
     }
 
     fn label(self) -> &'static str {
@@ -75,19 +90,21 @@ impl Side {
             Self::Off => "observability off",
             Self::Metrics => "metrics on",
             Self::Traced => "metrics and OTLP traces on",
+            Self::EveryTrace => "metrics and traces, every trace sampled",
         }
     }
 
-    /// What the side must keep of the unwatched server's throughput.
-    fn target(self) -> &'static str {
+    /// What the side must keep of the unwatched server's throughput (none for the
+    /// floor and for every trace sampled, which is shown, not held to a target).
+    fn target(self) -> Option<&'static str> {
         match self {
-            Self::Off => "the floor",
-            Self::Metrics => {
-                "HTTP message/send with metrics on >= 95% of the throughput with them off (16 and 64 conn)"
-            }
-            Self::Traced => {
-                "HTTP message/send with metrics and OTLP traces on >= 95% of the throughput with both off (16 and 64 conn)"
-            }
+            Self::Off | Self::EveryTrace => None,
+            Self::Metrics => Some(
+                "HTTP message/send with metrics on >= 95% of the throughput with them off (16 and 64 conn)",
+            ),
+            Self::Traced => Some(
+                "HTTP message/send with metrics and OTLP traces on (default sampling) >= 95% of the throughput with both off (16 and 64 conn)",
+            ),
         }
     }
 
@@ -155,6 +172,8 @@ impl Watched {
 struct Send {
     client: reqwest::Client,
     url: String,
+    /// Sends a sampled `traceparent`, a new trace per request.
+    sampled: bool,
 }
 
 impl Requester for Send {
@@ -162,13 +181,18 @@ impl Requester for Send {
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":{seq},"method":"message/send","params":{{"message":{{"kind":"message","role":"user","messageId":"m-{sender}-{seq}","contextId":"obs-{sender}","parts":[{{"kind":"text","text":"ping"}}]}}}}}}"#
         );
-        let response = self
+        let mut request = self
             .client
             .post(&self.url)
-            .header(CONTENT_TYPE, "application/json")
-            .body(body)
-            .send()
-            .await?;
+            .header(CONTENT_TYPE, "application/json");
+        if self.sampled {
+            let trace = (u128::try_from(sender).unwrap_or(0) << 64) | u128::from(seq);
+            request = request.header(
+                "traceparent",
+                format!("00-{:032x}-{:016x}-01", trace + 1, seq + 1),
+            );
+        }
+        let response = request.body(body).send().await?;
         if response.status() != StatusCode::OK {
             return Err(Error::Unexpected(format!(
                 "{} answered HTTP {}",
@@ -192,6 +216,9 @@ impl Requester for Send {
 /// suite runs (a global subscriber can be installed once).
 static TELEMETRY: OnceLock<Telemetry> = OnceLock::new();
 
+/// The bytes of spans the sink has received.
+static EXPORTED: AtomicU64 = AtomicU64::new(0);
+
 /// Installs the export (recording off until the traced side runs).
 async fn telemetry() -> Result<&'static Telemetry> {
     if let Some(telemetry) = TELEMETRY.get() {
@@ -204,8 +231,11 @@ async fn telemetry() -> Result<&'static Telemetry> {
         .await
         .map_err(sink_failed)?;
     let sink = listener.local_addr().map_err(sink_failed)?;
-    // Accepts every export as a collector would and keeps nothing.
-    let app = axum::Router::new().fallback(|| async { axum::http::StatusCode::OK });
+    // Accepts every export as a collector would and keeps nothing but its size.
+    let app = axum::Router::new().fallback(|body: axum::body::Bytes| async move {
+        EXPORTED.fetch_add(body.len() as u64, Ordering::Relaxed);
+        axum::http::StatusCode::OK
+    });
     tokio::spawn(async move { axum::serve(listener, app).await });
     let telemetry = agentyard::telemetry::init(&TracingConfig::otlp(format!("http://{sink}")))
         .map_err(|error| {
@@ -230,6 +260,8 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
     let telemetry = telemetry().await?;
     // [side][concurrency] → throughput of each measured round.
     let mut runs = vec![vec![Vec::<f64>::new(); CONCURRENCY.len()]; Side::ALL.len()];
+    // [side] → bytes of spans exported per measured run.
+    let mut exported = vec![Vec::<u64>::new(); Side::ALL.len()];
     for round in 0..options.rounds() {
         progress(format!(
             "{SUITE}: {} sides, {}",
@@ -246,20 +278,28 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
                 order.reverse();
             }
             for s in order {
+                let side = watched[s].side;
                 let sender = Arc::new(Send {
                     client: client.clone(),
                     url: watched[s].server.agent_url(ECHO),
+                    sampled: side == Side::EveryTrace,
                 });
-                let traced = watched[s].side == Side::Traced;
-                telemetry.set_recording(traced);
+                let before = flushed(telemetry).await?;
+                telemetry.set_recording(side.traced());
                 let result = closed_loop(sender, concurrency, options.run_time()).await;
-                if traced {
-                    telemetry.set_recording(false);
-                }
+                telemetry.set_recording(false);
                 let result: LoadResult = result?;
+                let bytes = flushed(telemetry).await? - before;
+                if side.traced() && bytes == 0 {
+                    return Err(Error::Unexpected(format!(
+                        "the {} side exported no spans",
+                        side.label()
+                    )));
+                }
                 watched[s].scrape(&client).await?;
                 if options.measured(round) {
                     runs[s][c].push(result.throughput());
+                    exported[s].push(bytes);
                 }
             }
         }
@@ -288,16 +328,31 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
             .map(|(id, ratio)| format!("{id}: {}", crate::report::fmt_ratio(*ratio)))
             .collect::<Vec<_>>()
             .join(", ");
-        let met = costs.iter().all(|(_, ratio)| *ratio >= 1.0 - MAX_COST);
-        report
-            .targets
-            .push(Target::new(side.target(), measured, met));
+        if let Some(target) = side.target() {
+            let met = costs.iter().all(|(_, ratio)| *ratio >= 1.0 - MAX_COST);
+            report.targets.push(Target::new(target, measured, met));
+        }
     }
+    let per_run = |side: Side| {
+        let bytes = &exported[Side::ALL.iter().position(|s| *s == side).unwrap_or(0)];
+        bytes.iter().sum::<u64>() / u64::try_from(bytes.len().max(1)).unwrap_or(1) / 1024
+    };
     report.notes.push(format!(
-        "{SUITE}: the same echo server without metrics, with metrics, and with metrics and \
-         every trace exported over OTLP/HTTP to an in-process sink; loopback, reqwest with \
-         keep-alive, one contextId per connection; sides alternate order each round; the \
-         metrics sides are scraped once per run"
+        "{SUITE}: the same echo server without metrics, with metrics, with metrics and OTLP \
+         traces (default sampling: at most 100 new traces/s), and with every trace sampled by \
+         the caller, exported over OTLP/HTTP to an in-process sink ({} KiB and {} KiB per run); \
+         loopback, reqwest with keep-alive, one contextId per connection; sides alternate \
+         order each round; the metrics sides are scraped once per run",
+        per_run(Side::Traced),
+        per_run(Side::EveryTrace),
     ));
     Ok(())
+}
+
+/// Exports the spans ended so far and returns the bytes the sink has received.
+async fn flushed(telemetry: &'static Telemetry) -> Result<u64> {
+    tokio::task::spawn_blocking(|| telemetry.flush())
+        .await
+        .map_err(|error| Error::Unexpected(format!("the span flush failed: {error}")))?;
+    Ok(EXPORTED.load(Ordering::Relaxed))
 }

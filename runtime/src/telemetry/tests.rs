@@ -174,3 +174,20 @@ fn spans_of_traces_not_recorded_are_never_made() {
     names.sort();
     assert_eq!(names, ["child", "sampled"]);
 }
+
+#[test]
+fn without_log_lines_spans_turned_away_are_not_made_at_all() {
+    let _ = trace::set_head_sampler(Arc::new(HeadSampler::new(1.0, 0)));
+    let provider = SdkTracerProvider::builder().build();
+    let subscriber = tracing_subscriber::registry().with(
+        Head(Arc::new(HeadSampler::new(0.0, 0)))
+            .and_then(tracing_opentelemetry::layer().with_tracer(provider.tracer("test"))),
+    );
+    tracing::subscriber::with_default(subscriber, || {
+        assert!(tracing::info_span!("root").is_disabled());
+        assert!(trace::scoped(false, || tracing::info_span!("unsampled")).is_disabled());
+        let sampled = trace::scoped(true, || tracing::info_span!("sampled"));
+        assert!(!sampled.is_disabled());
+        assert!(!sampled.in_scope(|| tracing::info_span!("child")).is_disabled());
+    });
+}
