@@ -1,5 +1,6 @@
 use agentyard_transport::a2a::{Message, Part};
 use agentyard_transport::handoff::{HandoffPayload, Question};
+use axum::response::IntoResponse as _;
 use serde_json::json;
 
 use super::*;
@@ -72,4 +73,134 @@ fn a_peer_without_the_extension_gets_the_free_text_alone() {
     assert_eq!(message.parts.len(), 1);
     assert!(matches!(&message.parts[0], Part::Text(_)));
     assert!(message.extensions.is_none());
+}
+
+/// A peer's card endpoint whose card can be changed (or taken away: 503) while it
+/// serves, and that counts how often it was asked.
+#[derive(Clone, Default)]
+struct CardDesk {
+    description: Arc<std::sync::Mutex<Option<String>>>,
+    asked: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl CardDesk {
+    fn set(&self, description: Option<&str>) {
+        *self.description.lock().expect("desk") = description.map(str::to_owned);
+    }
+
+    fn asked(&self) -> usize {
+        self.asked.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Serves the card at `/.well-known/agent-card.json` on `listener`.
+    fn serve(&self, listener: tokio::net::TcpListener) -> String {
+        let addr = listener.local_addr().expect("bound");
+        let desk = self.clone();
+        let base = format!("http://{addr}/");
+        let url = base.clone();
+        let app = axum::Router::new().route(
+            "/.well-known/agent-card.json",
+            axum::routing::get(move || {
+                let desk = desk.clone();
+                let base = base.clone();
+                async move {
+                    desk.asked.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let description = desk.description.lock().expect("desk").clone();
+                    match description {
+                        Some(text) => {
+                            let card =
+                                agentyard_transport::a2a::AgentCard::new("peer", text, base, "1");
+                            axum::Json(card).into_response()
+                        }
+                        None => axum::http::StatusCode::SERVICE_UNAVAILABLE.into_response(),
+                    }
+                }
+            }),
+        );
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        format!("{url}.well-known/agent-card.json")
+    }
+}
+
+/// Polls `done` until it holds, for at most five seconds.
+async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !done() {
+        assert!(tokio::time::Instant::now() < deadline, "never: {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+fn description(peer: &RemotePeer) -> Option<String> {
+    peer.card().map(|card| card.description)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_card_is_refreshed_on_its_schedule_and_a_failed_refresh_keeps_the_last_good_one() {
+    let desk = CardDesk::default();
+    desk.set(Some("first"));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bound");
+    let url = desk.serve(listener);
+    let options = RemoteOptions::new(url).refresh(Duration::from_millis(50));
+    let peer = RemotePeer::connect("peer", options)
+        .await
+        .expect("connected");
+    assert_eq!(description(&peer).as_deref(), Some("first"));
+
+    desk.set(Some("second"));
+    eventually("the new card is fetched", || {
+        description(&peer).as_deref() == Some("second")
+    })
+    .await;
+
+    desk.set(None);
+    let asked = desk.asked();
+    eventually("two refreshes fail", || desk.asked() >= asked + 2).await;
+    assert_eq!(
+        description(&peer).as_deref(),
+        Some("second"),
+        "the last good card stays in use"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unreachable_card_at_start_fails_or_is_fetched_again_in_the_background() {
+    // A port nobody listens on, for now.
+    let addr = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bound")
+        .local_addr()
+        .expect("addr");
+    let url = format!("http://{addr}/.well-known/agent-card.json");
+
+    let error = RemotePeer::connect("peer", RemoteOptions::new(url.clone()))
+        .await
+        .expect_err("fails by default");
+    let text = error.to_string();
+    assert!(
+        text.contains("remote agent `peer`") && text.contains(&url),
+        "{text}"
+    );
+
+    let peer = RemotePeer::connect(
+        "peer",
+        RemoteOptions::new(url.clone()).start(StartMode::Retry),
+    )
+    .await
+    .expect("registered anyway");
+    assert_eq!(peer.card(), None);
+
+    let desk = CardDesk::default();
+    desk.set(Some("late"));
+    let Ok(listener) = tokio::net::TcpListener::bind(addr).await else {
+        // Someone took the port meanwhile; the retry cannot be shown on it.
+        return;
+    };
+    desk.serve(listener);
+    eventually("the card is fetched once it can be", || {
+        description(&peer).as_deref() == Some("late")
+    })
+    .await;
 }
