@@ -53,6 +53,8 @@
 //!   the store has it), and reloaded from it when the notifier starts: after a
 //!   restart, each task with webhooks is notified of its current status again, so a
 //!   delivery that was pending when the process stopped is retried (at least once).
+//!   Which webhooks were registered in A2A 1.0 (and so get 1.0 bodies) is kept
+//!   beside them, as records of the store.
 
 mod ssrf;
 
@@ -394,14 +396,44 @@ impl PushNotifier {
             }
             None => entry.configs.push(webhook.clone()),
         }
-        if let Some(id) = &webhook.id {
-            match version {
-                ProtocolVersion::V1_0 => entry.v1_ids.insert(id.clone()),
-                ProtocolVersion::V0_3 => entry.v1_ids.remove(id),
-            };
-        }
+        let was_v1 = webhook.id.as_ref().is_some_and(|id| match version {
+            ProtocolVersion::V1_0 => !entry.v1_ids.insert(id.clone()),
+            ProtocolVersion::V0_3 => entry.v1_ids.remove(id),
+        });
         drop(entry);
+        self.remember_version(&config, version, was_v1).await;
         Ok(config)
+    }
+
+    /// Keeps which webhooks want 1.0 bodies in the store beside their configs (a
+    /// record under [`V1_WEBHOOKS`]), so that a restarted server still sends them 1.0
+    /// bodies. The A2A config has no field for it, and a 0.3 webhook, the default,
+    /// needs no record. A store that keeps no records (or fails) leaves the flag in
+    /// memory only: logged, not refused, as the webhook itself is stored.
+    async fn remember_version(
+        &self,
+        config: &TaskPushNotificationConfig,
+        version: ProtocolVersion,
+        was_v1: bool,
+    ) {
+        let Some(id) = config.push_notification_config.id.as_deref() else {
+            return;
+        };
+        let key = v1_key(&config.task_id, id);
+        let store = &self.inner.supervisor.core().store;
+        let result = match version {
+            ProtocolVersion::V1_0 if !was_v1 => store
+                .put_record(V1_WEBHOOKS, &key, &serde_json::Value::Bool(true), None)
+                .await
+                .map(drop),
+            ProtocolVersion::V0_3 if was_v1 => {
+                store.delete_record(V1_WEBHOOKS, &key).await.map(drop)
+            }
+            _ => Ok(()),
+        };
+        if let Err(error) = result {
+            tracing::warn!(task_id = %config.task_id, %error, "the task store did not keep a webhook's protocol version; after a restart it gets 0.3 bodies");
+        }
     }
 
     /// One webhook of a task: the one with `id`, or the task's first when `id` is
@@ -462,6 +494,10 @@ impl PushNotifier {
                 if let Err(error) = store.delete_push_config(&task_id, &id).await {
                     tracing::warn!(%task_id, %error, "the task store did not delete a push config");
                 }
+                // A record left behind is dropped at the next start.
+                let _ = store
+                    .delete_record(V1_WEBHOOKS, &v1_key(&task_id, &id))
+                    .await;
             });
         }
         let Some(mut entry) = self.inner.webhooks.get_mut(task_id) else {
@@ -931,6 +967,16 @@ async fn restore(inner: Arc<Inner>) {
             return;
         }
     };
+    // Which webhooks were registered in 1.0; a record whose webhook is gone (deleted,
+    // or its task dropped by retention) is dropped here.
+    let mut v1_keys: std::collections::HashSet<String> = match store.list_records(V1_WEBHOOKS).await
+    {
+        Ok(records) => records.into_iter().map(|record| record.key).collect(),
+        Err(error) => {
+            tracing::warn!(%error, "cannot read which webhooks want A2A 1.0 bodies; they get 0.3 bodies");
+            std::collections::HashSet::new()
+        }
+    };
     for task_id in tasks {
         if inner.cancel.is_cancelled() {
             return;
@@ -945,6 +991,11 @@ async fn restore(inner: Arc<Inner>) {
             let mut entry = inner.webhooks.entry(task_id.clone()).or_default();
             for config in configs {
                 let webhook = config.push_notification_config;
+                if let Some(id) = &webhook.id
+                    && v1_keys.remove(&v1_key(&task_id, id))
+                {
+                    entry.v1_ids.insert(id.clone());
+                }
                 if !entry.configs.iter().any(|c| c.id == webhook.id) {
                     entry.configs.push(webhook);
                 }
@@ -952,6 +1003,19 @@ async fn restore(inner: Arc<Inner>) {
         }
         inner.offer(&task_id, &task.status, None);
     }
+    for key in v1_keys {
+        let _ = store.delete_record(V1_WEBHOOKS, &key).await;
+    }
+}
+
+/// The store's record namespace of the webhooks registered in A2A 1.0, one record
+/// per webhook keyed by [`v1_key`].
+const V1_WEBHOOKS: &str = "push.v1_webhooks";
+
+/// A webhook's key in [`V1_WEBHOOKS`]: its task and its id (task ids hold no
+/// newline).
+fn v1_key(task_id: &TaskId, id: &str) -> String {
+    format!("{task_id}\n{id}")
 }
 
 /// Sends the deliveries of one lane one after another, from `first` until the lane

@@ -188,6 +188,10 @@ fn without_log_lines_spans_turned_away_are_not_made_at_all() {
         assert!(trace::scoped(false, || tracing::info_span!("unsampled")).is_disabled());
         let sampled = trace::scoped(true, || tracing::info_span!("sampled"));
         assert!(!sampled.is_disabled());
-        assert!(!sampled.in_scope(|| tracing::info_span!("child")).is_disabled());
+        assert!(
+            !sampled
+                .in_scope(|| tracing::info_span!("child"))
+                .is_disabled()
+        );
     });
 }

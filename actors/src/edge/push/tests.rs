@@ -270,11 +270,12 @@ async fn webhooks_of_ended_tasks_are_forgotten_after_the_retention() {
 }
 
 /// What a [`Receiver`] saw of one request: the path, the timestamp of the status in
-/// the body, and whether it answered 2xx.
+/// the body (a 0.3 body), the content type, and whether it answered 2xx.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Seen {
     path: String,
     stamp: String,
+    media: String,
     accepted: bool,
 }
 
@@ -296,43 +297,51 @@ impl Receiver {
         let open = Arc::new(AtomicUsize::new(0));
         let most_open = Arc::new(AtomicUsize::new(0));
         let counted = Arc::clone(&most_open);
-        let app = axum::Router::new().fallback(move |uri: Uri, body: axum::body::Bytes| {
-            let (tx, flaky_calls, open, most_open) = (
-                tx.clone(),
-                Arc::clone(&flaky_calls),
-                Arc::clone(&open),
-                Arc::clone(&counted),
-            );
-            async move {
-                let path = uri.path().to_owned();
-                let accepted = match path.as_str() {
-                    "/flaky" => flaky_calls.fetch_add(1, Ordering::SeqCst) > 0,
-                    "/slow" => {
-                        let now = open.fetch_add(1, Ordering::SeqCst) + 1;
-                        most_open.fetch_max(now, Ordering::SeqCst);
-                        tokio::time::sleep(Duration::from_secs(1)).await;
-                        open.fetch_sub(1, Ordering::SeqCst);
-                        true
+        let app = axum::Router::new().fallback(
+            move |uri: Uri, headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                let (tx, flaky_calls, open, most_open) = (
+                    tx.clone(),
+                    Arc::clone(&flaky_calls),
+                    Arc::clone(&open),
+                    Arc::clone(&counted),
+                );
+                async move {
+                    let path = uri.path().to_owned();
+                    let accepted = match path.as_str() {
+                        "/flaky" => flaky_calls.fetch_add(1, Ordering::SeqCst) > 0,
+                        "/slow" => {
+                            let now = open.fetch_add(1, Ordering::SeqCst) + 1;
+                            most_open.fetch_max(now, Ordering::SeqCst);
+                            tokio::time::sleep(Duration::from_secs(1)).await;
+                            open.fetch_sub(1, Ordering::SeqCst);
+                            true
+                        }
+                        _ => true,
+                    };
+                    let task: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+                    let stamp = task["status"]["timestamp"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned();
+                    let media = headers
+                        .get(axum::http::header::CONTENT_TYPE)
+                        .and_then(|value| value.to_str().ok())
+                        .unwrap_or_default()
+                        .to_owned();
+                    let _ = tx.send(Seen {
+                        path,
+                        stamp,
+                        media,
+                        accepted,
+                    });
+                    if accepted {
+                        StatusCode::OK
+                    } else {
+                        StatusCode::SERVICE_UNAVAILABLE
                     }
-                    _ => true,
-                };
-                let task: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
-                let stamp = task["status"]["timestamp"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_owned();
-                let _ = tx.send(Seen {
-                    path,
-                    stamp,
-                    accepted,
-                });
-                if accepted {
-                    StatusCode::OK
-                } else {
-                    StatusCode::SERVICE_UNAVAILABLE
                 }
-            }
-        });
+            },
+        );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -613,5 +622,57 @@ async fn webhooks_in_the_store_are_notified_of_their_tasks_status_at_start() {
     let seen = receiver.next().await;
     assert_eq!((seen.path.as_str(), seen.stamp), ("/ok", stamp(0)));
     assert_eq!(push.list(&TaskId::new("a")).len(), 1);
+    push.shutdown().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_webhook_set_in_a2a_1_0_still_gets_1_0_bodies_after_a_restart() {
+    let store = Arc::new(InMemoryTaskStore::new());
+    let start = || async {
+        Supervisor::start(
+            SupervisorConfig::default(),
+            Vec::new(),
+            Arc::new(AllowAll),
+            Arc::clone(&store) as Arc<dyn crate::store::TaskStore>,
+        )
+        .await
+        .expect("supervisor")
+    };
+    let mut receiver = Receiver::start().await;
+    let first = start().await;
+    let push = PushNotifier::start(first.clone(), slow_retries(4)).expect("notifier");
+    // Its start reads the (empty) store's webhooks first.
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    add_task(&first, "a").await;
+    let set = |id: &'static str, version| {
+        let push = push.clone();
+        let config = task_config("a", Some(id), &receiver.url(id));
+        async move { push.set_for(config, false, version).await.expect("set") }
+    };
+    set("new", ProtocolVersion::V1_0).await;
+    set("old", ProtocolVersion::V0_3).await;
+    // Set in 1.0, then again in 0.3: 0.3 from then on.
+    set("changed", ProtocolVersion::V1_0).await;
+    set("changed", ProtocolVersion::V0_3).await;
+    push.shutdown().await;
+    first.shutdown(Duration::from_secs(1)).await;
+
+    // Another process on the same store: its start notifies every webhook.
+    let second = start().await;
+    let push = PushNotifier::start(second.clone(), slow_retries(4)).expect("notifier");
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for _ in 0..3 {
+        let request = receiver.next().await;
+        seen.push((request.path, request.media));
+    }
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            ("/changed".to_owned(), "application/json".to_owned()),
+            ("/new".to_owned(), V1_MEDIA_TYPE.to_owned()),
+            ("/old".to_owned(), "application/json".to_owned()),
+        ]
+    );
     push.shutdown().await;
 }
