@@ -374,33 +374,36 @@ impl PushNotifier {
             Ok(()) | Err(crate::store::StoreError::NotFound(_)) => {}
             Err(error) => return Err(EdgeError::Store(error)),
         }
-        let webhook = &config.push_notification_config;
-        let mut entry = self
-            .inner
-            .webhooks
-            .entry(config.task_id.clone())
-            .or_default();
-        if task_ended && entry.ended_at.is_none() {
-            entry.ended_at = Some(Instant::now());
-        }
-        if let Some(trace) = trace {
-            entry.trace = Some(Arc::new(trace));
-        }
-        match entry.configs.iter().position(|c| c.id == webhook.id) {
-            Some(index) => entry.configs[index] = webhook.clone(),
-            None if entry.configs.len() >= limit => {
-                return Err(EdgeError::TooManyConfigs {
-                    task_id: config.task_id.clone(),
-                    limit,
-                });
+        // The shard's lock is held by `entry` only inside this block, never across
+        // the store write after it.
+        let was_v1 = {
+            let webhook = &config.push_notification_config;
+            let mut entry = self
+                .inner
+                .webhooks
+                .entry(config.task_id.clone())
+                .or_default();
+            if task_ended && entry.ended_at.is_none() {
+                entry.ended_at = Some(Instant::now());
             }
-            None => entry.configs.push(webhook.clone()),
-        }
-        let was_v1 = webhook.id.as_ref().is_some_and(|id| match version {
-            ProtocolVersion::V1_0 => !entry.v1_ids.insert(id.clone()),
-            ProtocolVersion::V0_3 => entry.v1_ids.remove(id),
-        });
-        drop(entry);
+            if let Some(trace) = trace {
+                entry.trace = Some(Arc::new(trace));
+            }
+            match entry.configs.iter().position(|c| c.id == webhook.id) {
+                Some(index) => entry.configs[index] = webhook.clone(),
+                None if entry.configs.len() >= limit => {
+                    return Err(EdgeError::TooManyConfigs {
+                        task_id: config.task_id.clone(),
+                        limit,
+                    });
+                }
+                None => entry.configs.push(webhook.clone()),
+            }
+            webhook.id.as_ref().is_some_and(|id| match version {
+                ProtocolVersion::V1_0 => !entry.v1_ids.insert(id.clone()),
+                ProtocolVersion::V0_3 => entry.v1_ids.remove(id),
+            })
+        };
         self.remember_version(&config, version, was_v1).await;
         Ok(config)
     }
