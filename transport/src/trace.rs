@@ -17,7 +17,6 @@
 //! [`Traceparent::continuing`] the request's, the same trace with a fresh parent id.
 //! [`adopt`], [`Traceparent::of_span`] and [`Cause`] return at once for a span no
 //! subscriber records: no parsing, no allocation.
-
 //!
 //! # Head sampling
 //!
@@ -273,19 +272,32 @@ impl Cause {
     /// Runs `make` (which makes the work's span) under the cause's sampling
     /// decision.
     pub fn in_scope<R>(&self, make: impl FnOnce() -> R) -> R {
-        match self.sampled {
-            Some(sampled) => SAMPLED.sync_scope(sampled, make),
-            None => make(),
-        }
+        under(self.sampled, make)
     }
 
     /// Runs `work` (caused here, running elsewhere) under the cause's sampling
     /// decision, so that its spans are recorded exactly when the cause's were.
     pub fn within<F: Future>(&self, work: F) -> impl Future<Output = F::Output> + use<F> {
-        match self.sampled {
-            Some(sampled) => Either::Left(SAMPLED.scope(sampled, work)),
-            None => Either::Right(work),
-        }
+        under_async(self.sampled, work)
+    }
+}
+
+/// Runs `make` under `sampled` when there is a decision to carry.
+fn under<R>(sampled: Option<bool>, make: impl FnOnce() -> R) -> R {
+    match sampled {
+        Some(sampled) => SAMPLED.sync_scope(sampled, make),
+        None => make(),
+    }
+}
+
+/// `work` running under `sampled` when there is a decision to carry.
+fn under_async<F: Future>(
+    sampled: Option<bool>,
+    work: F,
+) -> Either<tokio::task::futures::TaskLocalFuture<bool, F>, F> {
+    match sampled {
+        Some(sampled) => Either::Left(SAMPLED.scope(sampled, work)),
+        None => Either::Right(work),
     }
 }
 
@@ -428,19 +440,14 @@ pub fn decision() -> Option<bool> {
 /// Runs `work` under the decision for `traceparent` (see [`decide`]), unless the work
 /// already runs under one; nothing is decided or carried when no sampler records.
 pub fn within<F: Future>(traceparent: Option<&str>, work: F) -> impl Future<Output = F::Output> {
-    if head().is_none() || decision().is_some() {
-        return Either::Right(work);
-    }
-    Either::Left(SAMPLED.scope(decide(traceparent), work))
+    let undecided = head().is_some() && decision().is_none();
+    under_async(undecided.then(|| decide(traceparent)), work)
 }
 
 /// Runs `make` under the decision `sampled` (see [`decide`]): for a span, and what
 /// is done with it at once, in work that runs under no decision (a push delivery).
 pub fn scoped<R>(sampled: bool, make: impl FnOnce() -> R) -> R {
-    if head().is_none() {
-        return make();
-    }
-    SAMPLED.sync_scope(sampled, make)
+    under(head().map(|_| sampled), make)
 }
 
 /// A tower layer deciding each request's sampling from its `traceparent` header
@@ -480,19 +487,18 @@ where
     }
 
     fn call(&mut self, request: axum::http::Request<B>) -> Self::Future {
-        if head().is_none() {
-            return Either::Right(self.inner.call(request));
-        }
-        let sampled = decide(
-            request
-                .headers()
-                .get(TRACEPARENT)
-                .and_then(|value| value.to_str().ok()),
-        );
+        let sampled = head().map(|_| {
+            decide(
+                request
+                    .headers()
+                    .get(TRACEPARENT)
+                    .and_then(|value| value.to_str().ok()),
+            )
+        });
         // The inner services make their spans as they are called, before the future
         // is first polled: the decision must be in place for the call too.
-        let future = SAMPLED.sync_scope(sampled, || self.inner.call(request));
-        Either::Left(SAMPLED.scope(sampled, future))
+        let future = under(sampled, || self.inner.call(request));
+        under_async(sampled, future)
     }
 }
 
