@@ -405,3 +405,30 @@ fn a_conversation_counts_its_principals_through_pushes_evictions_and_removals() 
     conversation.remove(&id(99));
     assert_eq!(conversation.ids().count(), 2);
 }
+
+#[test]
+fn a_conversation_removes_the_named_task_wherever_it_sits_and_nothing_else() {
+    let id = |n: u32| TaskId::new(format!("t{n}"));
+    let mut conversation = Conversation::default();
+    for n in 1..=6 {
+        conversation.push(id(n), None, 5);
+    }
+    let ids = |conversation: &Conversation| {
+        conversation
+            .ids()
+            .map(|id| id.as_str().to_owned())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&conversation), ["t2", "t3", "t4", "t5", "t6"]);
+    // t1 was let go of when t6 came: forgetting it later changes nothing.
+    conversation.remove(&id(1));
+    assert_eq!(ids(&conversation), ["t2", "t3", "t4", "t5", "t6"]);
+    conversation.remove(&id(4));
+    conversation.remove(&id(2));
+    conversation.remove(&id(6));
+    assert_eq!(ids(&conversation), ["t3", "t5"]);
+    // An id that shares a prefix, or was never here, is not mistaken for a member.
+    conversation.remove(&TaskId::new("t"));
+    conversation.remove(&TaskId::new("t33"));
+    assert_eq!(ids(&conversation), ["t3", "t5"]);
+}
