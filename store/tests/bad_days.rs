@@ -1,7 +1,8 @@
-//! Bad days: a database that goes away fails writes with a clear error (nothing is
-//! acknowledged that was not stored), and the store recovers by itself when it
-//! returns. PostgreSQL is reached through a proxy the test cuts and restores, as a
-//! server restart or a network cut would.
+//! Bad days: a database that goes away, or a disk that fills up, fails writes with
+//! a clear error (nothing is acknowledged that was not stored), and the store
+//! recovers by itself when it returns. PostgreSQL is reached through a proxy the
+//! test cuts and restores, as a server restart or a network cut would; the embedded
+//! store's disk is a small tmpfs the test fills.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -146,4 +147,116 @@ async fn a_database_that_cannot_be_reached_is_named_at_open() {
         !message.contains("secret"),
         "the password is never shown: {message}"
     );
+}
+
+/// A small tmpfs mounted for one test, unmounted when dropped: a disk that can
+/// really fill up. Mounting needs root (CI runs as root); elsewhere the test says it
+/// was skipped and why.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn mount(bytes: usize) -> Result<Self, String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let out = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={bytes}"), "tmpfs"])
+            .arg(dir.path())
+            .output()
+            .map_err(|e| format!("cannot run mount: {e}"))?;
+        if !out.status.success() {
+            return Err(String::from_utf8_lossy(&out.stderr).trim().to_owned());
+        }
+        Ok(Self { dir })
+    }
+
+    fn path(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        // Lazy: the store's files may still be open while the test unwinds.
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_fails_writes_clearly_and_the_store_recovers_when_space_returns() {
+    let disk = match SmallDisk::mount(4 << 20) {
+        Ok(disk) => disk,
+        Err(why) => {
+            eprintln!("skipped: cannot mount a small tmpfs to fill ({why})");
+            return;
+        }
+    };
+    let data = disk.path().join("data");
+    let store = SqlTaskStore::open(StoreLocation::Embedded(data), Retention::default())
+        .await
+        .expect("open on the small disk");
+    store.insert(task("before")).await.expect("stored");
+
+    // Most of the disk goes to another file, so the store's next writes find it full.
+    let filler = disk.path().join("filler");
+    {
+        use std::io::Write as _;
+        let mut file = std::fs::File::create(&filler).expect("filler");
+        let block = vec![0u8; 64 << 10];
+        while file.write_all(&block).is_ok() {}
+        let _ = file.sync_all();
+    }
+    // Each task carries a large message, so the little space left goes quickly.
+    let big = |n: usize| {
+        let mut task = task(&format!("full-{n}"));
+        task.history = Some(vec![agentyard_transport::a2a::Message::user_text(
+            "x".repeat(32 << 10),
+        )]);
+        task
+    };
+    let mut refused = None;
+    for n in 0..512 {
+        if let Err(error) = store.insert(big(n)).await {
+            refused = Some((n, error));
+            break;
+        }
+    }
+    let (n, error) = refused.expect("a full disk refuses a write");
+    assert!(matches!(error, StoreError::Unavailable(_)), "{error:?}");
+    let message = error.to_string();
+    assert!(message.contains("full"), "names the cause: {message}");
+    assert!(
+        store
+            .get(&TaskId::new(format!("full-{n}")), None)
+            .await
+            .expect("reads still answer")
+            .is_none(),
+        "what was refused is not stored"
+    );
+    assert!(
+        store
+            .get(&TaskId::new("before"), None)
+            .await
+            .expect("reads still answer")
+            .is_some(),
+        "what was acknowledged is still there"
+    );
+
+    // Space comes back: the store takes writes again by itself, no reopen.
+    std::fs::remove_file(&filler).expect("free the space");
+    store
+        .insert(task("after"))
+        .await
+        .expect("writes work again");
+    assert!(
+        store
+            .get(&TaskId::new("after"), None)
+            .await
+            .expect("read")
+            .is_some()
+    );
+    store.close().await;
 }
