@@ -28,6 +28,9 @@ pub(crate) struct LoadResult {
     pub(crate) latencies: Latencies,
     /// From the start signal until the last sender's last answer.
     pub(crate) elapsed: Duration,
+    /// CPU time the whole process used over the same span (all threads, user and
+    /// system), where the platform tells it.
+    pub(crate) cpu: Option<Duration>,
 }
 
 impl LoadResult {
@@ -35,6 +38,32 @@ impl LoadResult {
     pub(crate) fn throughput(&self) -> f64 {
         self.latencies.count() as f64 / self.elapsed.as_secs_f64()
     }
+
+    /// CPU nanoseconds the process spent per answered request, where known. On a
+    /// loaded machine throughput mixes in what other processes take; this does not,
+    /// so it shows what a side costs even when the cores are not all its own.
+    pub(crate) fn cpu_per_request_ns(&self) -> Option<f64> {
+        let count = self.latencies.count();
+        (count > 0).then_some(())?;
+        Some(self.cpu?.as_secs_f64() * 1e9 / count as f64)
+    }
+}
+
+/// The CPU time this process has used so far (user and system, all threads), on
+/// Linux from `/proc/self/stat`; `None` elsewhere. Its unit is the kernel's
+/// `USER_HZ` tick, 10 ms on every Linux ABI, so a run of a few seconds reads it
+/// to well under one percent.
+pub(crate) fn process_cpu() -> Option<Duration> {
+    const TICKS_PER_SECOND: u64 = 100;
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: count the
+    // fields after its closing one. utime and stime are fields 14 and 15.
+    let mut after = stat.get(stat.rfind(')')? + 1..)?.split_whitespace();
+    let user: u64 = after.nth(11)?.parse().ok()?;
+    let system: u64 = after.next()?.parse().ok()?;
+    Some(Duration::from_millis(
+        (user + system) * (1000 / TICKS_PER_SECOND),
+    ))
 }
 
 /// Runs `senders` concurrent senders against `target` for `run`, then waits for the
@@ -74,6 +103,7 @@ pub(crate) async fn closed_loop<R: Requester>(
     }
     // Let the senders reach the start line.
     tokio::time::sleep(Duration::from_millis(20)).await;
+    let cpu_before = process_cpu();
     let start = Instant::now();
     go.send_replace(Some(start + run));
     let mut latencies = Latencies::new();
@@ -81,8 +111,15 @@ pub(crate) async fn closed_loop<R: Requester>(
         latencies.merge(&joined??);
     }
     let elapsed = start.elapsed();
+    let cpu = process_cpu()
+        .zip(cpu_before)
+        .map(|(after, before)| after.saturating_sub(before));
     latencies.sort();
-    Ok(LoadResult { latencies, elapsed })
+    Ok(LoadResult {
+        latencies,
+        elapsed,
+        cpu,
+    })
 }
 
 #[cfg(test)]
@@ -120,6 +157,27 @@ mod tests {
         );
         assert!(result.elapsed >= Duration::from_millis(20));
         assert!(result.throughput() > 0.0);
+    }
+
+    #[test]
+    fn the_process_cpu_time_reads_and_grows_with_work() {
+        let before = process_cpu();
+        if !cfg!(target_os = "linux") {
+            assert_eq!(before, None, "only Linux is read");
+            return;
+        }
+        let before = before.expect("Linux always has /proc/self/stat");
+        // Spin until the clock has ticked past at least two of its 10 ms steps.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let mut spins = 0_u64;
+        while process_cpu().is_some_and(|now| now < before + Duration::from_millis(20)) {
+            spins = std::hint::black_box(spins + 1);
+            assert!(
+                std::time::Instant::now() < deadline,
+                "5 s of spinning never showed 20 ms of CPU"
+            );
+        }
+        assert!(process_cpu().is_some_and(|now| now >= before + Duration::from_millis(20)));
     }
 
     #[tokio::test]

@@ -225,6 +225,26 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
                 .row(&values(&runtime_runs[slot]), &values(&floor_runs[slot]))?,
             );
         }
+        // The process's CPU per call on each side: what the supervisor adds, without the
+        // share of the cores other processes happen to take.
+        let cpu = |runs: &[LoadResult]| {
+            runs.iter()
+                .map(LoadResult::cpu_per_request_ns)
+                .collect::<Option<Vec<_>>>()
+        };
+        if let (Some(runtime), Some(floor)) = (cpu(&runtime_runs[slot]), cpu(&floor_runs[slot])) {
+            report.rows.push(
+                Figure::new(
+                    SUITE,
+                    format!("call.{callers}.cpu"),
+                    format!("local agent → remote agent, {callers} caller(s), CPU per call"),
+                    Unit::Nanos,
+                    Better::Lower,
+                )
+                .against("the same message/stream with the bare A2aClient")
+                .row(&runtime, &floor)?,
+            );
+        }
     }
     report.notes.push(format!(
         "{SUITE}: peer = agentyard echo behind its edge on loopback, in the same process; \
