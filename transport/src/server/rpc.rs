@@ -366,67 +366,24 @@ impl<S: A2aService> Call<S> {
         principal: Option<Principal>,
         body: Bytes,
     ) -> Outcome {
-        // Errors found before the body names its method are in the form the header
-        // asks for (0.3 when it names no version served).
-        let header_form = asked.clone().unwrap_or(ProtocolVersion::V0_3);
-        let early = |response| Outcome {
-            method: None,
-            version: header_form,
-            response,
-        };
-        let value: Value = match serde_json::from_slice(&body) {
-            Ok(value) => value,
-            Err(error) => {
-                let error = JsonRpcError::parse_error()
-                    .with_message(format!("Invalid JSON payload: {error}"));
-                tracing::debug!(code = error.code, message = %error.message, "request rejected");
-                return early(reply::error(RequestId::Null, in_form(header_form, error)));
+        // A well-formed send, the hot path, is typed straight from the bytes; anything
+        // else (another method, a version the header refuses, a body with something
+        // wrong) takes the full decoder, which names what is wrong.
+        let fast = asked.as_ref().ok().and_then(|_| decode_send(&body));
+        let (version, named, call) = match fast {
+            Some(fast) => {
+                self.span.record("version", fast.0.as_str());
+                fast
             }
+            None => match self.decode(asked, &body) {
+                Ok(decoded) => decoded,
+                Err(early) => return *early,
+            },
         };
-        let (version, named) = wire_form(value.get("method").and_then(Value::as_str), header_form);
-        self.span.record("version", version.as_str());
-        // The streaming methods answer every error as a stream, even one in the
-        // request itself (bad params, a missing id): a client of `message/stream`
-        // reads SSE, and the official Python client turns an `application/json`
-        // answer into a content-type exception instead of the error.
-        let streaming = named.is_some_and(is_streaming);
         let outcome = |response| Outcome {
             method: named,
             version,
             response,
-        };
-        if let Err(unsupported) = asked {
-            let id = value
-                .get("id")
-                .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok())
-                .unwrap_or(RequestId::Null);
-            let supported = ProtocolVersion::ALL.map(ProtocolVersion::as_str);
-            let error = v1::version_not_supported(unsupported.requested(), &supported);
-            let message = format!("{} (supported: {})", error.message, supported.join(", "));
-            tracing::debug!(requested = unsupported.requested(), "version not supported");
-            return outcome(answer_error(
-                version,
-                streaming,
-                id,
-                error.with_message(message),
-            ));
-        }
-        let decoded = match version {
-            ProtocolVersion::V0_3 => A2aCall::from_value(value),
-            ProtocolVersion::V1_0 => decode_v1(value),
-        };
-        let call = match decoded {
-            Ok(call) => call,
-            Err(rejected) => {
-                let error = &rejected.error;
-                tracing::debug!(code = error.code, message = %error.message, "request rejected");
-                return outcome(answer_error(
-                    version,
-                    streaming,
-                    rejected.id,
-                    rejected.error,
-                ));
-            }
         };
         let method = named.unwrap_or_else(|| call.request.method());
         self.span.record("method", method);
@@ -455,6 +412,82 @@ impl<S: A2aService> Call<S> {
             }
         };
         outcome(self.dispatch(version, method, context, call).await)
+    }
+
+    /// Decodes a call with every check, for [`Call::run`]: the version it is in, its
+    /// method when the body names a known one, and the typed call; or the answer to
+    /// a request that is not one.
+    fn decode(
+        &self,
+        asked: Result<ProtocolVersion, UnsupportedVersion>,
+        body: &[u8],
+    ) -> Result<(ProtocolVersion, Option<&'static str>, A2aCall), Box<Outcome>> {
+        // Errors found before the body names its method are in the form the header
+        // asks for (0.3 when it names no version served).
+        let header_form = asked.clone().unwrap_or(ProtocolVersion::V0_3);
+        let early = |response| Outcome {
+            method: None,
+            version: header_form,
+            response,
+        };
+        let value: Value = match serde_json::from_slice(body) {
+            Ok(value) => value,
+            Err(error) => {
+                let error = JsonRpcError::parse_error()
+                    .with_message(format!("Invalid JSON payload: {error}"));
+                tracing::debug!(code = error.code, message = %error.message, "request rejected");
+                return Err(Box::new(early(reply::error(
+                    RequestId::Null,
+                    in_form(header_form, error),
+                ))));
+            }
+        };
+        let (version, named) = wire_form(value.get("method").and_then(Value::as_str), header_form);
+        self.span.record("version", version.as_str());
+        // The streaming methods answer every error as a stream, even one in the
+        // request itself (bad params, a missing id): a client of `message/stream`
+        // reads SSE, and the official Python client turns an `application/json`
+        // answer into a content-type exception instead of the error.
+        let streaming = named.is_some_and(is_streaming);
+        let outcome = |response| Outcome {
+            method: named,
+            version,
+            response,
+        };
+        if let Err(unsupported) = asked {
+            let id = value
+                .get("id")
+                .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok())
+                .unwrap_or(RequestId::Null);
+            let supported = ProtocolVersion::ALL.map(ProtocolVersion::as_str);
+            let error = v1::version_not_supported(unsupported.requested(), &supported);
+            let message = format!("{} (supported: {})", error.message, supported.join(", "));
+            tracing::debug!(requested = unsupported.requested(), "version not supported");
+            return Err(Box::new(outcome(answer_error(
+                version,
+                streaming,
+                id,
+                error.with_message(message),
+            ))));
+        }
+        let decoded = match version {
+            ProtocolVersion::V0_3 => A2aCall::from_value(value),
+            ProtocolVersion::V1_0 => decode_v1(value),
+        };
+        let call = match decoded {
+            Ok(call) => call,
+            Err(rejected) => {
+                let error = &rejected.error;
+                tracing::debug!(code = error.code, message = %error.message, "request rejected");
+                return Err(Box::new(outcome(answer_error(
+                    version,
+                    streaming,
+                    rejected.id,
+                    rejected.error,
+                ))));
+            }
+        };
+        Ok((version, named, call))
     }
 
     /// Starts a call's [`Call`]: the state, what the outer layers resolved, and the
@@ -759,6 +792,60 @@ fn decode_v1(value: Value) -> Result<A2aCall, RequestError> {
     }
 }
 
+/// `message/send`, `message/stream` (0.3) and `SendMessage`, `SendStreamingMessage`
+/// (1.0) typed straight from the bytes, without first building the whole body as a
+/// `serde_json::Value`: the version they are in, the method and the call. `None`
+/// for anything else, and for a body that is not a plain, valid call of one of
+/// them (a wrong `jsonrpc`, a missing or `null` id, params that are not an object
+/// or do not type, a duplicate member): [`Call::decode`] then answers it, with
+/// the error it names.
+fn decode_send(body: &[u8]) -> Option<(ProtocolVersion, Option<&'static str>, A2aCall)> {
+    #[derive(serde::Deserialize)]
+    struct Envelope<'a> {
+        jsonrpc: &'a str,
+        id: RequestId,
+        method: &'a str,
+        #[serde(borrow)]
+        params: &'a serde_json::value::RawValue,
+    }
+    let envelope: Envelope<'_> = serde_json::from_slice(body).ok()?;
+    if envelope.jsonrpc != "2.0"
+        || matches!(envelope.id, RequestId::Null)
+        || !envelope.params.get().starts_with('{')
+    {
+        return None;
+    }
+    let params = envelope.params.get();
+    let (version, named, request) = match envelope.method {
+        method::SEND_MESSAGE => (
+            ProtocolVersion::V0_3,
+            method::SEND_MESSAGE,
+            A2aRequest::SendMessage(serde_json::from_str(params).ok()?),
+        ),
+        method::SEND_STREAMING_MESSAGE => (
+            ProtocolVersion::V0_3,
+            method::SEND_STREAMING_MESSAGE,
+            A2aRequest::SendStreamingMessage(serde_json::from_str(params).ok()?),
+        ),
+        v1::method::SEND_MESSAGE => (
+            ProtocolVersion::V1_0,
+            v1::method::SEND_MESSAGE,
+            A2aRequest::try_from(v1::Request::SendMessage(serde_json::from_str(params).ok()?))
+                .ok()?,
+        ),
+        v1::method::SEND_STREAMING_MESSAGE => (
+            ProtocolVersion::V1_0,
+            v1::method::SEND_STREAMING_MESSAGE,
+            A2aRequest::try_from(v1::Request::SendStreamingMessage(
+                serde_json::from_str(params).ok()?,
+            ))
+            .ok()?,
+        ),
+        _ => return None,
+    };
+    Some((version, Some(named), A2aCall::new(envelope.id, request)))
+}
+
 /// A result in the wire form of `version`, as a JSON-RPC response.
 fn encode_result(version: ProtocolVersion, id: RequestId, result: A2aResult) -> Response {
     match version {
@@ -1059,3 +1146,6 @@ fn frame<T: serde::Serialize>(response: &JsonRpcResponse<T>) -> Event {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

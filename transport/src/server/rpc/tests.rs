@@ -1,0 +1,98 @@
+//! The send fast path: it types exactly what the full decoder types, and leaves
+//! every other body to it.
+
+use serde_json::{Value, json};
+
+use super::{decode_send, decode_v1, wire_form};
+use crate::a2a::v1::ProtocolVersion;
+use crate::jsonrpc::A2aCall;
+
+/// What the full decoder makes of a body it accepts.
+fn decoded_in_full(body: &Value) -> A2aCall {
+    let version = if body["method"].as_str().is_some_and(|m| m.contains('/')) {
+        ProtocolVersion::V0_3
+    } else {
+        ProtocolVersion::V1_0
+    };
+    match version {
+        ProtocolVersion::V0_3 => A2aCall::from_value(body.clone()).expect("a valid 0.3 call"),
+        ProtocolVersion::V1_0 => decode_v1(body.clone()).expect("a valid 1.0 call"),
+    }
+}
+
+fn decoded_fast(body: &Value) -> Option<(ProtocolVersion, Option<&'static str>, A2aCall)> {
+    decode_send(&serde_json::to_vec(body).expect("json"))
+}
+
+#[test]
+fn a_valid_send_types_as_the_full_decoder_types_it() {
+    let message_03 = json!({
+        "kind": "message", "role": "user", "messageId": "m-1",
+        "contextId": "c-1", "taskId": "t-1",
+        "parts": [
+            {"kind": "text", "text": "héllo \"quoted\" \u{1F600}"},
+            {"kind": "data", "data": {"n": 1.5e300, "big": 18446744073709551615u64, "neg": -3, "list": [null, true]}},
+            {"kind": "file", "file": {"uri": "https://example.com/a.pdf", "mimeType": "application/pdf"}}
+        ],
+        "metadata": {"agentyard.dev/hops": 1, "agentyard.dev/chain": ["a/b"]},
+        "extensions": ["https://example.com/ext"]
+    });
+    let message_10 = json!({
+        "role": "ROLE_USER", "messageId": "m-1", "contextId": "c-1",
+        "parts": [{"text": "hello"}, {"data": {"k": [1, 2.25]}}],
+        "metadata": {"k": "v"}
+    });
+    let bodies = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "message/send",
+               "params": {"message": message_03.clone()}}),
+        json!({"jsonrpc": "2.0", "id": "abc", "method": "message/stream",
+               "params": {"message": message_03.clone(),
+                          "configuration": {"blocking": true, "historyLength": 3,
+                                            "acceptedOutputModes": ["text/plain"]},
+                          "metadata": {"x": 1}}}),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "SendMessage",
+               "params": {"message": message_10.clone(),
+                          "configuration": {"returnImmediately": true}}}),
+        json!({"jsonrpc": "2.0", "id": 8, "method": "SendStreamingMessage",
+               "params": {"message": message_10}, "unknown": "ignored by both"}),
+    ];
+    for body in bodies {
+        let (version, named, call) = decoded_fast(&body).expect("the fast path takes it");
+        assert_eq!(call, decoded_in_full(&body), "{body}");
+        // The version and method the full path reads from the body's `method`.
+        assert_eq!(
+            (version, named),
+            wire_form(body["method"].as_str(), ProtocolVersion::V0_3)
+        );
+    }
+}
+
+#[test]
+fn anything_but_a_plain_valid_send_is_left_to_the_full_decoder() {
+    let message = json!({"kind": "message", "role": "user", "messageId": "m",
+                         "parts": [{"kind": "text", "text": "hi"}]});
+    let params = json!({"message": message});
+    let declined = [
+        json!({"jsonrpc": "1.0", "id": 1, "method": "message/send", "params": params}),
+        json!({"jsonrpc": "2.0", "id": null, "method": "message/send", "params": params}),
+        json!({"jsonrpc": "2.0", "method": "message/send", "params": params}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": [params]}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "message/send"}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {}}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "message/send",
+               "params": {"message": {"kind": "message", "role": "robot", "messageId": "m",
+                                      "parts": []}}}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "t"}}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "nope", "params": params}),
+        json!({"jsonrpc": "2.0", "id": 1.5, "method": "message/send", "params": params}),
+        json!([{"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": params}]),
+    ];
+    for body in declined {
+        assert!(decoded_fast(&body).is_none(), "{body}");
+    }
+    // A member named twice: the full decoder keeps the last, as serde_json's Value
+    // does; the fast path does not guess.
+    let twice = br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[]}}}"#;
+    assert!(decode_send(twice).is_none());
+    assert!(decode_send(b"{not json").is_none());
+}
