@@ -69,6 +69,18 @@ pub(super) fn decode(
     id: &RequestId,
     version: ProtocolVersion,
 ) -> Result<StreamEvent, ClientError> {
+    match decode_success::<StreamEvent, v1::StreamResponse>(data, id, version) {
+        Some(event) => Ok(event),
+        None => decode_in_full(data, id, version),
+    }
+}
+
+/// [`decode`] with every check, for what the fast path leaves: the error it names.
+fn decode_in_full(
+    data: &str,
+    id: &RequestId,
+    version: ProtocolVersion,
+) -> Result<StreamEvent, ClientError> {
     let response: JsonRpcResponse<Value> =
         serde_json::from_str(data).map_err(|source| ClientError::Decode {
             what: "JSON-RPC response of a stream event".to_owned(),
@@ -77,4 +89,131 @@ pub(super) fn decode(
     super::check_id(&response, id)?;
     let result = response.into_result().map_err(ClientError::JsonRpc)?;
     super::decode_as::<StreamEvent, v1::StreamResponse>(result, version, "stream event")
+}
+
+/// A success response's result typed straight from the text, without building the
+/// response as a `serde_json::Value` first: the hot path of every stream event.
+/// `None` unless the text is a plain success answering `sent` (`jsonrpc` "2.0", no
+/// `error` member) whose result types in `version`'s form; the full decoder then
+/// reads it, and names what is wrong.
+fn decode_success<T, V1>(text: &str, sent: &RequestId, version: ProtocolVersion) -> Option<T>
+where
+    T: serde::de::DeserializeOwned,
+    V1: serde::de::DeserializeOwned + TryInto<T>,
+{
+    #[derive(serde::Deserialize)]
+    struct Success<'a> {
+        jsonrpc: &'a str,
+        id: RequestId,
+        #[serde(borrow)]
+        result: &'a serde_json::value::RawValue,
+        #[serde(default, deserialize_with = "present")]
+        error: Option<()>,
+    }
+    /// Whether a member is there at all, whatever it holds (`null` included).
+    fn present<'de, D: serde::Deserializer<'de>>(member: D) -> Result<Option<()>, D::Error> {
+        serde::de::IgnoredAny::deserialize(member).map(|_| Some(()))
+    }
+    use serde::Deserialize as _;
+    let success: Success<'_> = serde_json::from_str(text).ok()?;
+    if success.jsonrpc != "2.0" || success.error.is_some() || &success.id != sent {
+        return None;
+    }
+    let result = success.result.get();
+    match version {
+        ProtocolVersion::V0_3 => serde_json::from_str(result).ok(),
+        ProtocolVersion::V1_0 => serde_json::from_str::<V1>(result).ok()?.try_into().ok(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn fast(
+        data: &serde_json::Value,
+        id: &RequestId,
+        version: ProtocolVersion,
+    ) -> Option<StreamEvent> {
+        decode_success::<StreamEvent, v1::StreamResponse>(&data.to_string(), id, version)
+    }
+
+    #[test]
+    fn a_success_event_types_as_the_full_decoder_types_it() {
+        let id = RequestId::from(7);
+        let status = json!({"state": "working", "timestamp": "2026-11-25T07:00:00Z",
+            "message": {"kind": "message", "role": "agent", "messageId": "m",
+                        "parts": [{"kind": "text", "text": "é \"q\""}], "metadata": {"n": 1.25}}});
+        let events_03 = [
+            json!({"kind": "task", "id": "t", "contextId": "c", "status": status,
+                   "history": [], "metadata": {"k": [1, null]}}),
+            json!({"kind": "status-update", "taskId": "t", "contextId": "c",
+                   "status": {"state": "completed"}, "final": true}),
+            json!({"kind": "artifact-update", "taskId": "t", "contextId": "c",
+                   "artifact": {"artifactId": "a", "parts": [{"kind": "data", "data": {"x": 2}}]},
+                   "append": false, "lastChunk": true}),
+            json!({"kind": "message", "role": "agent", "messageId": "m2",
+                   "parts": [{"kind": "text", "text": "hi"}]}),
+        ];
+        for result in events_03 {
+            let data = json!({"jsonrpc": "2.0", "id": 7, "result": result});
+            let full =
+                decode_in_full(&data.to_string(), &id, ProtocolVersion::V0_3).expect("valid");
+            assert_eq!(
+                fast(&data, &id, ProtocolVersion::V0_3),
+                Some(full),
+                "{data}"
+            );
+        }
+        let events_10 = [
+            json!({"statusUpdate": {"taskId": "t", "contextId": "c",
+                                    "status": {"state": "TASK_STATE_COMPLETED"}}}),
+            json!({"task": {"id": "t", "contextId": "c",
+                            "status": {"state": "TASK_STATE_WORKING"}}}),
+            json!({"artifactUpdate": {"taskId": "t", "contextId": "c",
+                                      "artifact": {"artifactId": "a", "parts": [{"text": "x"}]}}}),
+        ];
+        for result in events_10 {
+            let data = json!({"jsonrpc": "2.0", "id": 7, "result": result});
+            let full =
+                decode_in_full(&data.to_string(), &id, ProtocolVersion::V1_0).expect("valid");
+            assert_eq!(
+                fast(&data, &id, ProtocolVersion::V1_0),
+                Some(full),
+                "{data}"
+            );
+        }
+    }
+
+    #[test]
+    fn anything_but_a_plain_success_for_this_request_is_left_to_the_full_decoder() {
+        let id = RequestId::from(7);
+        let result = json!({"kind": "status-update", "taskId": "t", "contextId": "c",
+                            "status": {"state": "completed"}, "final": true});
+        let declined = [
+            json!({"jsonrpc": "2.0", "id": 8, "result": result}),
+            json!({"jsonrpc": "2.0", "id": 7, "result": result, "error": null}),
+            json!({"jsonrpc": "1.0", "id": 7, "result": result}),
+            json!({"jsonrpc": "2.0", "id": 7, "result": {"kind": "nonsense"}}),
+            json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32001, "message": "no"}}),
+        ];
+        for data in declined {
+            assert!(fast(&data, &id, ProtocolVersion::V0_3).is_none(), "{data}");
+        }
+        // And the full decoder still answers them as it did.
+        let wrong_id = json!({"jsonrpc": "2.0", "id": 8, "result": result}).to_string();
+        assert!(matches!(
+            decode(&wrong_id, &id, ProtocolVersion::V0_3),
+            Err(ClientError::Protocol(_))
+        ));
+        let refused =
+            json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32001, "message": "no"}})
+                .to_string();
+        assert!(matches!(
+            decode(&refused, &id, ProtocolVersion::V0_3),
+            Err(ClientError::JsonRpc(_))
+        ));
+    }
 }
