@@ -44,7 +44,9 @@ impl LoadResult {
     /// so it shows what a side costs even when the cores are not all its own.
     pub(crate) fn cpu_per_request_ns(&self) -> Option<f64> {
         let count = self.latencies.count();
-        (count > 0).then_some(())?;
+        if count == 0 {
+            return None;
+        }
         Some(self.cpu?.as_secs_f64() * 1e9 / count as f64)
     }
 }

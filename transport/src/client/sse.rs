@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::ClientError;
 use crate::a2a::StreamEvent;
 use crate::a2a::v1::{self, ProtocolVersion};
-use crate::jsonrpc::{JsonRpcResponse, RequestId};
+use crate::jsonrpc::{JsonRpcResponse, JsonRpcVersion, RequestId};
 
 /// The events of a `message/stream` or `tasks/resubscribe` answer (or their 1.0
 /// names). Each SSE event's data is one JSON-RPC response carrying `id`; a success
@@ -69,7 +69,7 @@ pub(super) fn decode(
     id: &RequestId,
     version: ProtocolVersion,
 ) -> Result<StreamEvent, ClientError> {
-    match decode_success::<StreamEvent, v1::StreamResponse>(data, id, version) {
+    match decode_success(data, id, version) {
         Some(event) => Ok(event),
         None => decode_in_full(data, id, version),
     }
@@ -91,19 +91,17 @@ fn decode_in_full(
     super::decode_as::<StreamEvent, v1::StreamResponse>(result, version, "stream event")
 }
 
-/// A success response's result typed straight from the text, without building the
+/// A success response's event typed straight from the text, without building the
 /// response as a `serde_json::Value` first: the hot path of every stream event.
 /// `None` unless the text is a plain success answering `sent` (`jsonrpc` "2.0", no
-/// `error` member) whose result types in `version`'s form; the full decoder then
+/// `error` member) whose result types in `version`'s form; [`decode_in_full`] then
 /// reads it, and names what is wrong.
-fn decode_success<T, V1>(text: &str, sent: &RequestId, version: ProtocolVersion) -> Option<T>
-where
-    T: serde::de::DeserializeOwned,
-    V1: serde::de::DeserializeOwned + TryInto<T>,
-{
+fn decode_success(text: &str, sent: &RequestId, version: ProtocolVersion) -> Option<StreamEvent> {
     #[derive(serde::Deserialize)]
     struct Success<'a> {
-        jsonrpc: &'a str,
+        // Refuses anything but "2.0" itself; nothing else to read from it.
+        #[serde(rename = "jsonrpc")]
+        _jsonrpc: JsonRpcVersion,
         id: RequestId,
         #[serde(borrow)]
         result: &'a serde_json::value::RawValue,
@@ -112,17 +110,20 @@ where
     }
     /// Whether a member is there at all, whatever it holds (`null` included).
     fn present<'de, D: serde::Deserializer<'de>>(member: D) -> Result<Option<()>, D::Error> {
+        use serde::Deserialize as _;
         serde::de::IgnoredAny::deserialize(member).map(|_| Some(()))
     }
-    use serde::Deserialize as _;
     let success: Success<'_> = serde_json::from_str(text).ok()?;
-    if success.jsonrpc != "2.0" || success.error.is_some() || &success.id != sent {
+    if success.error.is_some() || &success.id != sent {
         return None;
     }
     let result = success.result.get();
     match version {
         ProtocolVersion::V0_3 => serde_json::from_str(result).ok(),
-        ProtocolVersion::V1_0 => serde_json::from_str::<V1>(result).ok()?.try_into().ok(),
+        ProtocolVersion::V1_0 => serde_json::from_str::<v1::StreamResponse>(result)
+            .ok()?
+            .try_into()
+            .ok(),
     }
 }
 
@@ -137,7 +138,7 @@ mod tests {
         id: &RequestId,
         version: ProtocolVersion,
     ) -> Option<StreamEvent> {
-        decode_success::<StreamEvent, v1::StreamResponse>(&data.to_string(), id, version)
+        decode_success(&data.to_string(), id, version)
     }
 
     #[test]
@@ -146,7 +147,7 @@ mod tests {
         let status = json!({"state": "working", "timestamp": "2026-11-25T07:00:00Z",
             "message": {"kind": "message", "role": "agent", "messageId": "m",
                         "parts": [{"kind": "text", "text": "é \"q\""}], "metadata": {"n": 1.25}}});
-        let events_03 = [
+        let events_03 = vec![
             json!({"kind": "task", "id": "t", "contextId": "c", "status": status,
                    "history": [], "metadata": {"k": [1, null]}}),
             json!({"kind": "status-update", "taskId": "t", "contextId": "c",
@@ -157,17 +158,7 @@ mod tests {
             json!({"kind": "message", "role": "agent", "messageId": "m2",
                    "parts": [{"kind": "text", "text": "hi"}]}),
         ];
-        for result in events_03 {
-            let data = json!({"jsonrpc": "2.0", "id": 7, "result": result});
-            let full =
-                decode_in_full(&data.to_string(), &id, ProtocolVersion::V0_3).expect("valid");
-            assert_eq!(
-                fast(&data, &id, ProtocolVersion::V0_3),
-                Some(full),
-                "{data}"
-            );
-        }
-        let events_10 = [
+        let events_10 = vec![
             json!({"statusUpdate": {"taskId": "t", "contextId": "c",
                                     "status": {"state": "TASK_STATE_COMPLETED"}}}),
             json!({"task": {"id": "t", "contextId": "c",
@@ -175,15 +166,15 @@ mod tests {
             json!({"artifactUpdate": {"taskId": "t", "contextId": "c",
                                       "artifact": {"artifactId": "a", "parts": [{"text": "x"}]}}}),
         ];
-        for result in events_10 {
-            let data = json!({"jsonrpc": "2.0", "id": 7, "result": result});
-            let full =
-                decode_in_full(&data.to_string(), &id, ProtocolVersion::V1_0).expect("valid");
-            assert_eq!(
-                fast(&data, &id, ProtocolVersion::V1_0),
-                Some(full),
-                "{data}"
-            );
+        for (version, events) in [
+            (ProtocolVersion::V0_3, events_03),
+            (ProtocolVersion::V1_0, events_10),
+        ] {
+            for result in events {
+                let data = json!({"jsonrpc": "2.0", "id": 7, "result": result});
+                let full = decode_in_full(&data.to_string(), &id, version).expect("valid");
+                assert_eq!(fast(&data, &id, version), Some(full), "{data}");
+            }
         }
     }
 

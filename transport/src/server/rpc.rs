@@ -23,8 +23,8 @@ use super::{AppState, EXTENSIONS_HEADER, ShutdownSignal, V1_EXTENSIONS_HEADER, a
 use crate::a2a::v1::{self, ProtocolVersion, RpcCode, UnsupportedVersion, VERSION_HEADER};
 use crate::a2a::{AgentCard, StreamEvent};
 use crate::jsonrpc::{
-    A2aCall, A2aRequest, JsonRpcError, JsonRpcRequest, JsonRpcResponse, RequestError, RequestId,
-    method,
+    A2aCall, A2aRequest, JsonRpcError, JsonRpcRequest, JsonRpcResponse, JsonRpcVersion,
+    RequestError, RequestId, method,
 };
 use crate::service::{A2aResult, A2aService, CallContext, NumberedEventStream, Principal, Reply};
 
@@ -802,17 +802,17 @@ fn decode_v1(value: Value) -> Result<A2aCall, RequestError> {
 fn decode_send(body: &[u8]) -> Option<(ProtocolVersion, Option<&'static str>, A2aCall)> {
     #[derive(serde::Deserialize)]
     struct Envelope<'a> {
-        jsonrpc: &'a str,
+        // Refuses anything but "2.0" itself; nothing else to read from it.
+        #[serde(rename = "jsonrpc")]
+        _jsonrpc: JsonRpcVersion,
         id: RequestId,
         method: &'a str,
         #[serde(borrow)]
         params: &'a serde_json::value::RawValue,
     }
     let envelope: Envelope<'_> = serde_json::from_slice(body).ok()?;
-    if envelope.jsonrpc != "2.0"
-        || matches!(envelope.id, RequestId::Null)
-        || !envelope.params.get().starts_with('{')
-    {
+    // serde types a struct from a JSON array too; the full decoder wants an object.
+    if matches!(envelope.id, RequestId::Null) || !envelope.params.get().starts_with('{') {
         return None;
     }
     let params = envelope.params.get();
