@@ -15,7 +15,9 @@
 //!    [`Supervisor::send`] takes its place in the session's line without waiting: its
 //!    task is created `submitted` and waits for its turn off the caller's path;
 //! 5. **routing** — the task is created (or a waiting one continued) and the message
-//!    goes to the session actor, which is spawned on first use;
+//!    goes to the session actor, which is spawned on first use; a caller that waits
+//!    for the task and holds every permit runs the turn itself instead (`CallerRun`
+//!    in `task`: no hand-off to the session's turn and back);
 //! 6. when the task settles: `a2a.send.completed` (completed, input-required,
 //!    auth-required) or `a2a.send.failed` (failed, canceled, rejected, or not routed).
 //!
@@ -332,7 +334,8 @@ impl Supervisor {
             agent: Arc::clone(name),
             context_id: context_id.unwrap_or_else(ContextId::mint),
         };
-        let (_, session, _) = self.core.session(&key, registered)?;
+        let (live, _) = self.core.session(&key, registered)?;
+        let session = live.session;
         // Nothing runs in it yet: it is warm, and counts against the warm limit.
         self.core.settled(&key, &session);
         Ok(key.context_id)
@@ -383,7 +386,7 @@ impl Supervisor {
     /// [`Error::TaskNotFound`] / [`Error::TaskTerminal`] / [`Error::TaskMismatch`] for a
     /// bad `taskId`, [`Error::InvalidMessage`], [`Error::ShuttingDown`].
     pub async fn send(&self, request: SendRequest) -> Result<Submitted> {
-        let (submitted, _) = self.submit(request, Follow::Nothing).await?;
+        let (submitted, ..) = self.submit(request, Follow::Nothing).await?;
         Ok(submitted)
     }
 
@@ -392,8 +395,8 @@ impl Supervisor {
     /// # Errors
     /// As [`Supervisor::send`].
     pub async fn send_and_wait(&self, request: SendRequest) -> Result<Settled> {
-        let (submitted, watcher) = self.submit(request, Follow::State).await?;
-        let mut task = self.settle(&submitted, watcher).await?;
+        let (submitted, watcher, run) = self.submit(request, Follow::State).await?;
+        let mut task = self.run_and_settle(&submitted, watcher, run).await?;
         if submitted.deduplicated {
             mark_deduplicated(&mut task);
         }
@@ -415,8 +418,9 @@ impl Supervisor {
         request: SendRequest,
         wait: Duration,
     ) -> Result<Submitted> {
-        let (submitted, watcher) = self.submit(request, Follow::State).await?;
-        let mut task = match tokio::time::timeout(wait, self.settle(&submitted, watcher)).await {
+        let (submitted, watcher, run) = self.submit(request, Follow::State).await?;
+        let settled = self.run_and_settle(&submitted, watcher, run);
+        let mut task = match tokio::time::timeout(wait, settled).await {
             Ok(settled) => settled?,
             Err(_) => self.get_task(&submitted.task.id, None).await?,
         };

@@ -185,6 +185,66 @@ impl Work {
     }
 }
 
+/// A turn run by the caller that waits for its task ([`crate::Supervisor::send_and_wait`]
+/// and the blocking HTTP send), in the caller's own tokio task, instead of being
+/// handed to the session actor and waited for from there.
+///
+/// Only a send that already holds every permit runs this way, so the session's
+/// order and limits are the same as through the mailbox; what it saves is the two
+/// hand-offs between tasks (to the session's turn and back to the caller), which
+/// are most of a short send's cost. A caller that stops waiting (its task settled
+/// early, say canceled; a timeout; a dropped future) does not take the turn down
+/// with it: whatever is left of the turn is spawned, on the runtime it was made in,
+/// and runs to its end as it would have in the session.
+pub(crate) struct CallerRun {
+    turn: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl CallerRun {
+    /// The turn of `work`, with the session's agent value, not started yet.
+    pub(crate) fn new(work: Work, agent: Arc<dyn DynAgent>) -> Self {
+        Self {
+            turn: Some(Box::pin(work.run(agent))),
+            runtime: tokio::runtime::Handle::current(),
+        }
+    }
+
+    /// Runs the turn to its end (at once if it has ended). Cancel-safe: dropped
+    /// before the end, the turn goes on in a task of its own.
+    pub(crate) async fn run(&mut self) {
+        std::future::poll_fn(|cx| match self.turn.as_mut() {
+            Some(turn) => {
+                let done = turn.as_mut().poll(cx);
+                if done.is_ready() {
+                    self.turn = None;
+                }
+                done
+            }
+            None => std::task::Poll::Ready(()),
+        })
+        .await;
+    }
+}
+
+impl std::fmt::Debug for CallerRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallerRun")
+            .field("running", &self.turn.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for CallerRun {
+    fn drop(&mut self) {
+        if let Some(turn) = self.turn.take() {
+            // The work holds its tracker token, so the shutdown drain still waits
+            // for it.
+            self.runtime.spawn(turn);
+        }
+    }
+}
+
 impl Drop for Work {
     fn drop(&mut self) {
         // The permits go first: the session is idle only without them.

@@ -35,7 +35,7 @@ impl Supervisor {
         &self,
         request: SendRequest,
     ) -> Result<impl Stream<Item = NumberedEvent> + Send + 'static> {
-        let (submitted, watcher) = self.submit(request, Follow::Updates).await?;
+        let (submitted, watcher, _) = self.submit(request, Follow::Updates).await?;
         let rx = match watcher {
             Watcher::Updates(rx) => Some(rx),
             Watcher::Nothing | Watcher::State(_) => None,

@@ -17,6 +17,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
+use super::sessions::Live;
 use super::{Core, Registered, Supervisor};
 use crate::agent::{DynAgent, SessionInfo};
 use crate::channel::{TaskChannel, TaskEvents, status};
@@ -34,7 +35,7 @@ use crate::send::{
 };
 use crate::session::{Runs, SessionActor, SessionMsg};
 use crate::store::{StoreError, TaskOwner};
-use crate::task::Work;
+use crate::task::{CallerRun, Work};
 
 impl Core {
     /// The session's registry slot, spawning its actor on first use; `true` with it
@@ -43,9 +44,9 @@ impl Core {
         &self,
         key: &SessionKey,
         registered: &Registered,
-    ) -> Result<(ActorRef<SessionMsg>, Arc<SessionShared>, bool)> {
-        if let Some((actor, session)) = self.sessions.touch(key) {
-            return Ok((actor, session, false));
+    ) -> Result<(Live, bool)> {
+        if let Some(live) = self.sessions.touch(key) {
+            return Ok((live, false));
         }
         // Make the agent outside any lock: the factory is user code and may be slow or
         // panic. A racing first send may make one too; the loser's is dropped.
@@ -66,13 +67,13 @@ impl Core {
                 None,
                 SessionActor,
                 SessionActor::args(
-                    agent as Arc<dyn DynAgent>,
+                    Arc::clone(&agent),
                     key,
                     Runs::for_limit(self.config.session_limit),
                 ),
                 supervisor,
             )
-            .map(|(actor, _)| actor)
+            .map(|(actor, _)| (actor, agent))
             .map_err(|e| Error::SessionUnavailable {
                 agent: key.agent.to_string(),
                 context_id: key.context_id.clone(),
@@ -98,7 +99,7 @@ impl Supervisor {
         &self,
         mut request: SendRequest,
         subscribe: Follow,
-    ) -> Result<(Submitted, Watcher)> {
+    ) -> Result<Admitted> {
         let core = &self.core;
         // A send refused before it is routed (shut down, no parts, an invalid payload)
         // is still announced and closed like every other refusal, so whoever watches
@@ -162,7 +163,7 @@ impl Supervisor {
         };
         if let Some(metrics) = &core.metrics {
             match &result {
-                Ok((submitted, _)) if submitted.deduplicated => {
+                Ok((submitted, ..)) if submitted.deduplicated => {
                     envelope.count(Outcome::Deduplicated, false);
                 }
                 // Counted when its turn settles.
@@ -186,7 +187,7 @@ impl Supervisor {
             span.record("otel.status_code", "ERROR");
         }
         match &result {
-            Ok((submitted, _)) => {
+            Ok((submitted, ..)) => {
                 span.record("task_id", tracing::field::display(&submitted.task.id));
                 span.record(
                     "context_id",
@@ -231,13 +232,16 @@ impl Supervisor {
         handoff: Handoff,
         envelope: &mut Envelope,
         follow: Follow,
-    ) -> Result<(Submitted, Watcher)> {
+    ) -> Result<Admitted> {
         let core = &self.core;
         let (agent, registered) = core.agent(&request.to)?;
         let agent = Arc::clone(agent);
         self.check_policy_of(request, &handoff)?;
         let guard = match self.claim_key(request, &agent, envelope, follow).await? {
-            KeyClaim::Repeat(answer) => return Ok(*answer),
+            KeyClaim::Repeat(answer) => {
+                let (submitted, rx) = *answer;
+                return Ok((submitted, rx, None));
+            }
             KeyClaim::Claimed(guard) => guard,
         };
 
@@ -282,6 +286,7 @@ impl Supervisor {
         let Seat {
             actor,
             session,
+            agent: agent_value,
             ticket,
             settle,
         } = seat;
@@ -307,13 +312,26 @@ impl Supervisor {
             // Inside the send's span (`route` runs instrumented with it).
             cause: agentyard_transport::trace::Cause::current(),
         };
-        self.deliver_in_turn(registered, actor, ticket, work)?;
+        let run = match ticket {
+            // The caller waits for the task anyway, and nothing stands before it:
+            // it runs the turn itself (see `CallerRun`).
+            Ticket::Ready(permits) if matches!(follow, Follow::State) => {
+                let mut work = work;
+                work._permits = Some(permits);
+                Some(CallerRun::new(work, agent_value))
+            }
+            ticket => {
+                self.deliver_in_turn(registered, actor, ticket, work)?;
+                None
+            }
+        };
         Ok((
             Submitted {
                 task,
                 deduplicated: false,
             },
             rx,
+            run,
         ))
     }
 
@@ -482,7 +500,14 @@ impl Supervisor {
             session: None,
         };
         loop {
-            let (actor, session, created) = core.session(&settle.key, registered)?;
+            let (
+                Live {
+                    actor,
+                    session,
+                    agent,
+                },
+                created,
+            ) = core.session(&settle.key, registered)?;
             settle.session = Some(Arc::clone(&session));
             let ticket = if pace == Pace::Queue {
                 take_place(&session, registered, core)
@@ -517,6 +542,7 @@ impl Supervisor {
                 return Ok(Seat {
                     actor,
                     session,
+                    agent,
                     ticket,
                     settle,
                 });
@@ -714,8 +740,9 @@ impl Supervisor {
                 Err(ractor::MessagingErr::SendErr(returned)) => {
                     msg = returned;
                     self.core.sessions.forget(key, &actor);
-                    let (respawned, session, _) = self.core.session(key, registered)?;
-                    actor = respawned;
+                    let (respawned, _) = self.core.session(key, registered)?;
+                    actor = respawned.actor;
+                    let session = respawned.session;
                     // The work now belongs to the fresh session, which it settles.
                     let SessionMsg::Deliver(work) = &mut msg;
                     work.session = session;
@@ -804,11 +831,16 @@ enum KeyClaim<'a> {
     Repeat(Box<(Submitted, Watcher)>),
 }
 
+/// An admitted send: its task as submitted, what the caller follows of it, and the
+/// turn the caller runs itself, if it does (see `CallerRun`).
+pub(super) type Admitted = (Submitted, Watcher, Option<CallerRun>);
+
 /// A send's place at its session: the session, its claim on the limits, and the
 /// guard that offers the session to the warm set when the send lets go of it.
 struct Seat<'a> {
     actor: ActorRef<SessionMsg>,
     session: Arc<SessionShared>,
+    agent: Arc<dyn DynAgent>,
     ticket: Ticket,
     settle: Settle<'a>,
 }

@@ -15,6 +15,7 @@ use dashmap::DashMap;
 use ractor::ActorRef;
 use tokio::time::Instant;
 
+use crate::agent::DynAgent;
 use crate::error::Result;
 use crate::limits::{LimitScope, Limiter};
 use crate::metrics::Metrics;
@@ -26,10 +27,48 @@ use crate::session::SessionMsg;
 mod tests;
 
 /// A live session in the registry.
-#[derive(Debug)]
 pub(crate) struct Slot {
     pub(crate) actor: ActorRef<SessionMsg>,
     pub(crate) session: Arc<SessionShared>,
+    /// The session's agent value (its actor holds the same one): a caller that waits
+    /// for its own send's task runs the turn with it, in the caller's task.
+    pub(crate) agent: Arc<dyn DynAgent>,
+}
+
+/// A live session as the send path takes it from the registry.
+#[derive(Clone)]
+pub(crate) struct Live {
+    pub(crate) actor: ActorRef<SessionMsg>,
+    pub(crate) session: Arc<SessionShared>,
+    pub(crate) agent: Arc<dyn DynAgent>,
+}
+
+impl std::fmt::Debug for Slot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Slot")
+            .field("actor", &self.actor)
+            .field("session", &self.session)
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live")
+            .field("actor", &self.actor)
+            .field("session", &self.session)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Slot {
+    fn live(&self) -> Live {
+        Live {
+            actor: self.actor.clone(),
+            session: Arc::clone(&self.session),
+            agent: Arc::clone(&self.agent),
+        }
+    }
 }
 
 /// One entry of the warm line: current only while its session's `warm` stamp still
@@ -132,35 +171,33 @@ impl Sessions {
     }
 
     /// The live session under `key`, marked used now and taken out of the warm set.
-    pub(crate) fn touch(
-        &self,
-        key: &SessionKey,
-    ) -> Option<(ActorRef<SessionMsg>, Arc<SessionShared>)> {
+    pub(crate) fn touch(&self, key: &SessionKey) -> Option<Live> {
         let slot = self.slots.get(key)?;
         slot.session
             .last_used
             .store(self.elapsed_ms(), Ordering::Relaxed);
         // In use again: out of the warm set until it settles.
         self.warm.take(&slot.session);
-        Some((slot.actor.clone(), Arc::clone(&slot.session)))
+        Some(slot.live())
     }
 
-    /// The session under `key`, registering the actor `spawn` makes if there is none
-    /// (`spawn` is not called if a racing send registered one first); `true` with it
-    /// if this call registered it.
+    /// The session under `key`, registering the actor and agent `spawn` makes if
+    /// there is none (`spawn` is not called if a racing send registered one first);
+    /// `true` with it if this call registered it.
     pub(crate) fn get_or_spawn(
         &self,
         key: &SessionKey,
-        spawn: impl FnOnce() -> Result<ActorRef<SessionMsg>>,
-    ) -> Result<(ActorRef<SessionMsg>, Arc<SessionShared>, bool)> {
+        spawn: impl FnOnce() -> Result<(ActorRef<SessionMsg>, Arc<dyn DynAgent>)>,
+    ) -> Result<(Live, bool)> {
         let mut created = false;
         let slot = match self.slots.entry(key.clone()) {
             dashmap::mapref::entry::Entry::Occupied(slot) => slot.into_ref(),
             dashmap::mapref::entry::Entry::Vacant(vacant) => {
-                let actor = spawn()?;
+                let (actor, agent) = spawn()?;
                 created = true;
                 vacant.insert(Slot {
                     actor,
+                    agent,
                     session: Arc::new(SessionShared::new(
                         Limiter::new(LimitScope::Session, self.session_limit, self.session_queue),
                         self.elapsed_ms(),
@@ -171,7 +208,7 @@ impl Sessions {
         if !created {
             self.warm.take(&slot.session);
         }
-        Ok((slot.actor.clone(), Arc::clone(&slot.session), created))
+        Ok((slot.live(), created))
     }
 
     /// Whether `session` is still the one registered under `key`.
@@ -218,6 +255,7 @@ impl Sessions {
                     Slot {
                         actor: slot.actor.clone(),
                         session: Arc::clone(&slot.session),
+                        agent: Arc::clone(&slot.agent),
                     },
                 ));
             }

@@ -6,6 +6,7 @@ use agentyard_transport::a2a::Task;
 use super::Supervisor;
 use crate::error::Result;
 use crate::send::{Submitted, Watcher, is_settled};
+use crate::task::CallerRun;
 
 impl Supervisor {
     /// Waits for a task to end or stop for input, then returns it.
@@ -16,5 +17,37 @@ impl Supervisor {
             let _ = state.wait_for(|s| is_settled(*s)).await;
         }
         self.get_task(&submitted.task.id, None).await
+    }
+
+    /// Runs the caller's own turn, if it has one, while waiting for the task to
+    /// settle; returns as soon as it settles, even if the turn goes on (a task
+    /// canceled while its handler winds down), leaving the rest of the turn to a
+    /// task of its own.
+    pub(super) async fn run_and_settle(
+        &self,
+        submitted: &Submitted,
+        watcher: Watcher,
+        run: Option<CallerRun>,
+    ) -> Result<Task> {
+        let settle = self.settle(submitted, watcher);
+        let Some(mut run) = run else {
+            return settle.await;
+        };
+        tokio::pin!(settle);
+        let settled = {
+            let turn = run.run();
+            tokio::pin!(turn);
+            tokio::select! {
+                // The turn first: it is what the task waits on.
+                biased;
+                () = &mut turn => None,
+                settled = &mut settle => Some(settled),
+            }
+        };
+        match settled {
+            Some(settled) => settled,
+            // The turn is over; the task settled in it (or ended without it).
+            None => settle.await,
+        }
     }
 }

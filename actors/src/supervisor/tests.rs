@@ -1,3 +1,4 @@
+mod caller_run;
 mod delegation;
 
 use super::*;

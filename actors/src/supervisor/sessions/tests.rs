@@ -25,13 +25,14 @@ fn key(context: &str) -> SessionKey {
     }
 }
 
-fn spawn(key: &SessionKey) -> Result<ActorRef<SessionMsg>> {
+fn spawn(key: &SessionKey) -> Result<(ActorRef<SessionMsg>, Arc<dyn DynAgent>)> {
+    let agent = Arc::new(Idle) as Arc<dyn DynAgent>;
     ractor::ActorRuntime::spawn_instant(
         None,
         SessionActor,
-        SessionActor::args(Arc::new(Idle) as Arc<dyn DynAgent>, key, Runs::InTurn),
+        SessionActor::args(Arc::clone(&agent), key, Runs::InTurn),
     )
-    .map(|(actor, _)| actor)
+    .map(|(actor, _)| (actor, agent))
     .map_err(|e| Error::SessionUnavailable {
         agent: key.agent.to_string(),
         context_id: key.context_id.clone(),
@@ -42,9 +43,10 @@ fn spawn(key: &SessionKey) -> Result<ActorRef<SessionMsg>> {
 /// Registers (or finds) the session under `context`.
 fn open(sessions: &Sessions, context: &str) -> (ActorRef<SessionMsg>, Arc<SessionShared>, bool) {
     let key = key(context);
-    sessions
+    let (live, created) = sessions
         .get_or_spawn(&key, || spawn(&key))
-        .expect("session spawns")
+        .expect("session spawns");
+    (live.actor, live.session, created)
 }
 
 /// Waits until the actor has stopped (a drain is asynchronous).
@@ -67,8 +69,8 @@ async fn a_session_is_spawned_once_and_found_after() {
     assert!(!created, "a second lookup registers nothing");
     assert_eq!(first.get_id(), again.get_id());
     assert!(Arc::ptr_eq(&shared, &same));
-    let (touched, _) = sessions.touch(&key("c")).expect("live");
-    assert_eq!(touched.get_id(), first.get_id());
+    let touched = sessions.touch(&key("c")).expect("live");
+    assert_eq!(touched.actor.get_id(), first.get_id());
     assert!(sessions.touch(&key("other")).is_none());
     assert_eq!(sessions.len(), 1);
 }
@@ -95,7 +97,7 @@ async fn a_session_in_use_again_leaves_the_warm_set() {
         sessions.settled(&key(context), &shared);
     }
     // "a" is used again: it is no longer the oldest warm session, nor warm at all.
-    let (_, a) = sessions.touch(&key("a")).expect("live");
+    let a = sessions.touch(&key("a")).expect("live").session;
     let (_, c, _) = open(&sessions, "c");
     sessions.settled(&key("c"), &c);
     assert!(

@@ -1,0 +1,191 @@
+//! A caller that waits for its own send's task runs the turn itself (`CallerRun`):
+//! in its own tokio task, without the turn depending on the caller going on waiting.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agentyard_policy::AllowAll;
+use agentyard_transport::a2a::{Message, TaskState};
+use agentyard_transport::{ContextId, TaskId};
+use tokio::sync::Semaphore;
+
+use crate::agent::{Agent, AgentDescriptor, AgentError, Registration, TaskContext};
+use crate::store::InMemoryTaskStore;
+use crate::supervisor::{SendRequest, Supervisor, SupervisorConfig};
+
+/// What the agent saw of the turn it ran.
+#[derive(Debug, Default)]
+struct Seen {
+    task: Option<TaskId>,
+    ran_in: Option<tokio::task::Id>,
+}
+
+/// Waits for a permit of `gate` (ignoring cancellation), then answers; tells `seen`
+/// which task it handles and which tokio task it runs in before it waits.
+struct Gated {
+    gate: Arc<Semaphore>,
+    seen: Arc<Mutex<Seen>>,
+}
+
+impl Agent for Gated {
+    async fn handle(&self, ctx: &mut TaskContext) -> std::result::Result<(), AgentError> {
+        {
+            let mut seen = self.seen.lock().expect("not poisoned");
+            seen.task = Some(ctx.task_id().clone());
+            seen.ran_in = tokio::task::try_id();
+        }
+        let _permit = self.gate.acquire().await.expect("gate open");
+        ctx.reply_text("through");
+        Ok(())
+    }
+}
+
+struct Fixture {
+    supervisor: Supervisor,
+    gate: Arc<Semaphore>,
+    seen: Arc<Mutex<Seen>>,
+}
+
+async fn fixture(cancel_grace: Duration) -> Fixture {
+    let gate = Arc::new(Semaphore::new(0));
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let (g, s) = (Arc::clone(&gate), Arc::clone(&seen));
+    let supervisor = Supervisor::start(
+        SupervisorConfig {
+            cancel_grace,
+            ..SupervisorConfig::default()
+        },
+        vec![Registration::new(
+            AgentDescriptor::new("gated"),
+            move |_| Gated {
+                gate: Arc::clone(&g),
+                seen: Arc::clone(&s),
+            },
+        )],
+        Arc::new(AllowAll),
+        Arc::new(InMemoryTaskStore::new()),
+    )
+    .await
+    .expect("supervisor");
+    Fixture {
+        supervisor,
+        gate,
+        seen,
+    }
+}
+
+fn request(context: &str) -> SendRequest {
+    SendRequest::new(
+        "gated",
+        Message::user_text("go").with_context_id(ContextId::new(context)),
+    )
+}
+
+/// Polls, with a deadline, until the agent has started on a task.
+async fn started(seen: &Mutex<Seen>) -> (TaskId, Option<tokio::task::Id>) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        {
+            let seen = seen.lock().expect("not poisoned");
+            if let Some(task) = &seen.task {
+                return (task.clone(), seen.ran_in);
+            }
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the agent never started"
+        );
+        tokio::task::yield_now().await;
+    }
+}
+
+/// Polls, with a deadline, until the task is in `state`.
+async fn reaches(supervisor: &Supervisor, task: &TaskId, state: TaskState) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let now = supervisor.get_task(task, None).await.expect("stored");
+        if now.status.state == state {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "task {task} stayed {}, never {state}",
+            now.status.state
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_caller_that_waits_runs_the_turn_in_its_own_task_and_a_send_does_not() {
+    let f = fixture(Duration::from_secs(1)).await;
+    f.gate.add_permits(1);
+    let supervisor = f.supervisor.clone();
+    let caller = tokio::spawn(async move {
+        let settled = supervisor
+            .send_and_wait(request("waits"))
+            .await
+            .expect("answered");
+        (settled.task.status.state, tokio::task::id())
+    });
+    let (state, caller_task) = caller.await.expect("caller ran");
+    assert_eq!(state, TaskState::Completed);
+    let ran_in = f.seen.lock().expect("not poisoned").ran_in;
+    assert_eq!(
+        ran_in,
+        Some(caller_task),
+        "the turn ran in the caller's task"
+    );
+
+    // A send that does not wait leaves its turn to the session.
+    *f.seen.lock().expect("not poisoned") = Seen::default();
+    f.gate.add_permits(1);
+    let supervisor = f.supervisor.clone();
+    let sender = tokio::spawn(async move {
+        let submitted = supervisor
+            .send(request("does-not-wait"))
+            .await
+            .expect("submitted");
+        (submitted.task.id, tokio::task::id())
+    });
+    let (task, sender_task) = sender.await.expect("sender ran");
+    let (_, ran_in) = started(&f.seen).await;
+    assert_ne!(ran_in, Some(sender_task));
+    reaches(&f.supervisor, &task, TaskState::Completed).await;
+}
+
+#[tokio::test]
+async fn a_caller_that_stops_waiting_leaves_the_turn_to_run_to_its_end() {
+    let f = fixture(Duration::from_secs(1)).await;
+    // The caller gives up while the agent waits at its gate.
+    let gave_up = tokio::select! {
+        settled = f.supervisor.send_and_wait(request("gives-up")) => Some(settled),
+        _ = started(&f.seen) => None,
+    };
+    assert!(gave_up.is_none(), "the agent waits at its gate");
+    let (task, _) = started(&f.seen).await;
+    reaches(&f.supervisor, &task, TaskState::Working).await;
+    // The turn goes on without the caller: let the agent through.
+    f.gate.add_permits(1);
+    reaches(&f.supervisor, &task, TaskState::Completed).await;
+    let done = f.supervisor.get_task(&task, None).await.expect("stored");
+    let reply = done.status.message.as_ref().map(Message::text);
+    assert_eq!(reply.as_deref(), Some("through"));
+}
+
+#[tokio::test]
+async fn a_canceled_task_answers_its_caller_at_once_while_its_handler_winds_down() {
+    // A handler that ignores the cancel is given the whole grace; the caller is not.
+    let f = fixture(Duration::from_secs(3_600)).await;
+    let supervisor = f.supervisor.clone();
+    let caller = tokio::spawn(async move { supervisor.send_and_wait(request("canceled")).await });
+    let (task, _) = started(&f.seen).await;
+    f.supervisor.cancel_task(&task).await.expect("canceled");
+    let settled = tokio::time::timeout(Duration::from_secs(10), caller)
+        .await
+        .expect("the caller is answered before the handler's grace runs out")
+        .expect("caller ran")
+        .expect("answered");
+    assert_eq!(settled.task.status.state, TaskState::Canceled);
+    f.gate.add_permits(1);
+}
