@@ -503,6 +503,7 @@ impl Agent for RemoteAgent {
             streaming: connected.streaming,
             remote: peer.tasks.get(ctx.task_id()).map(|ids| ids.clone()),
             announced: false,
+            announce_at: None,
         };
         let work = mirror.run(ctx, message);
         let outcome = match peer.options.task_timeout {
@@ -607,7 +608,30 @@ struct Mirror<'a> {
     streaming: bool,
     remote: Option<RemoteIds>,
     announced: bool,
+    /// When the remote task, under way and not announced yet, is announced if
+    /// nothing else of it has been mirrored by then (see [`Announce::Soon`]).
+    announce_at: Option<tokio::time::Instant>,
 }
+
+/// When `Mirror::record` announces the remote task on the local one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Announce {
+    /// Not at all: the remote task has settled, and the local one settles with its
+    /// ids in the reply.
+    No,
+    /// Now: something of the remote task is about to be mirrored (an artifact, a
+    /// progress note) or polled for, and the ids go first.
+    Now,
+    /// If it is still under way after [`ANNOUNCE_AFTER`]: most calls settle sooner,
+    /// and their reply carries the ids, so a quick call costs no extra status.
+    Soon,
+}
+
+/// How long a remote task may be under way, with nothing else of it mirrored,
+/// before the local task gets the status that names it: short enough that anyone
+/// following the local task sees the remote ids while they matter, long enough that
+/// a quick call (most calls) settles first and needs no status write for them.
+const ANNOUNCE_AFTER: Duration = Duration::from_millis(50);
 
 /// How a mirrored turn ended, decided by the remote state.
 enum Outcome {
@@ -660,16 +684,14 @@ impl Mirror<'_> {
         }
     }
 
-    /// Records the remote ids in the peer's maps and, once the remote task is
-    /// under way (`announce`), on the local task as a `working` status naming them.
-    /// A task that settles at once is not announced: its reply carries the ids, and
-    /// the extra status would cost every quick call a store write.
+    /// Records the remote ids in the peer's maps and, as `announce` says, on the
+    /// local task as a `working` status naming them.
     async fn record(
         &mut self,
         ctx: &mut TaskContext,
         task_id: &TaskId,
         context_id: &ContextId,
-        announce: bool,
+        announce: Announce,
     ) {
         let known = self
             .remote
@@ -692,23 +714,40 @@ impl Mirror<'_> {
                 .insert(ctx.context_id().clone(), context_id.clone());
             self.remote = Some(ids);
             self.announced = false;
+            self.announce_at = None;
         }
-        if announce && !self.announced {
-            self.announced = true;
-            let mut note = ctx.agent_message(vec![Part::text(format!(
-                "forwarded to remote agent `{}` as task {task_id}",
-                self.peer.name
-            ))]);
-            note.metadata = Some(self.remote_metadata());
-            let _ = ctx
-                .events
-                .progress(
-                    ctx.port.store(),
-                    ctx.port.events(),
-                    crate::channel::status(TaskState::Working, Some(note)),
-                )
-                .await;
+        match announce {
+            Announce::No => {}
+            Announce::Soon => {
+                if !self.announced && self.announce_at.is_none() {
+                    self.announce_at = Some(tokio::time::Instant::now() + ANNOUNCE_AFTER);
+                }
+            }
+            Announce::Now => self.announce(ctx).await,
         }
+    }
+
+    /// Puts the `working` status that names the remote task on the local one, once.
+    async fn announce(&mut self, ctx: &mut TaskContext) {
+        self.announce_at = None;
+        if self.announced || self.remote.is_none() {
+            return;
+        }
+        self.announced = true;
+        let Some(ids) = &self.remote else { return };
+        let mut note = ctx.agent_message(vec![Part::text(format!(
+            "forwarded to remote agent `{}` as task {}",
+            self.peer.name, ids.task_id
+        ))]);
+        note.metadata = Some(self.remote_metadata());
+        let _ = ctx
+            .events
+            .progress(
+                ctx.port.store(),
+                ctx.port.events(),
+                crate::channel::status(TaskState::Working, Some(note)),
+            )
+            .await;
     }
 
     fn remote_metadata(&self) -> Metadata {
@@ -741,13 +780,29 @@ impl Mirror<'_> {
         let mut resubscribed = 0;
         loop {
             let mut broke = None;
-            while let Some(event) = stream.next().await {
+            loop {
+                let next = match self.announce_at {
+                    Some(at) => match tokio::time::timeout_at(at, stream.next()).await {
+                        Ok(next) => next,
+                        Err(_) => {
+                            self.announce(ctx).await;
+                            continue;
+                        }
+                    },
+                    None => stream.next().await,
+                };
+                let Some(event) = next else { break };
                 match event {
                     Ok(StreamEvent::Message(reply)) => return Ok(Outcome::Reply(reply)),
                     Ok(StreamEvent::Task(task)) => {
-                        let under_way = task.status.state == TaskState::Working;
-                        self.record(ctx, &task.id, &task.context_id, under_way)
-                            .await;
+                        let announce = if task.status.state != TaskState::Working {
+                            Announce::No
+                        } else if task.artifacts.as_ref().is_some_and(|a| !a.is_empty()) {
+                            Announce::Now
+                        } else {
+                            Announce::Soon
+                        };
+                        self.record(ctx, &task.id, &task.context_id, announce).await;
                         for artifact in task.artifacts.iter().flatten() {
                             let _ = ctx.artifact(artifact.clone()).await;
                         }
@@ -757,8 +812,16 @@ impl Mirror<'_> {
                     }
                     Ok(StreamEvent::StatusUpdate(update)) => {
                         let state = update.status.state;
-                        let under_way = state == TaskState::Working;
-                        self.record(ctx, &update.task_id, &update.context_id, under_way)
+                        // The local task is `working` already: only a progress note
+                        // is news, and the ids go before it.
+                        let note = update.status.message.as_ref().map(Message::text);
+                        let note = note.filter(|note| !note.is_empty());
+                        let announce = match (state, &note) {
+                            (TaskState::Working, Some(_)) => Announce::Now,
+                            (TaskState::Working, None) => Announce::Soon,
+                            _ => Announce::No,
+                        };
+                        self.record(ctx, &update.task_id, &update.context_id, announce)
                             .await;
                         if settled(state) {
                             let mut task =
@@ -766,17 +829,14 @@ impl Mirror<'_> {
                             task.artifacts = None;
                             return Ok(Outcome::Settled(task));
                         }
-                        // The local task is `working` since the ids were recorded:
-                        // only a progress note is news.
-                        let note = update.status.message.as_ref().map(Message::text);
                         if state == TaskState::Working
-                            && let Some(note) = note.filter(|note| !note.is_empty())
+                            && let Some(note) = note
                         {
                             let _ = ctx.working(Some(&note)).await;
                         }
                     }
                     Ok(StreamEvent::ArtifactUpdate(update)) => {
-                        self.record(ctx, &update.task_id, &update.context_id, true)
+                        self.record(ctx, &update.task_id, &update.context_id, Announce::Now)
                             .await;
                         let chunk = match (update.append == Some(true), update.last_chunk) {
                             (false, Some(false)) => ArtifactChunk::First,
@@ -851,7 +911,8 @@ impl Mirror<'_> {
         let mut wait = self.peer.options.poll_interval;
         loop {
             let done = settled(task.status.state);
-            self.record(ctx, &task.id, &task.context_id, !done).await;
+            let announce = if done { Announce::No } else { Announce::Now };
+            self.record(ctx, &task.id, &task.context_id, announce).await;
             if done {
                 return Ok(Outcome::Settled(task));
             }
@@ -881,6 +942,11 @@ impl Mirror<'_> {
             }
             Outcome::Settled(task) => task,
         };
+        if task.status.state != TaskState::Completed {
+            // Only a completed task's reply carries the remote ids: any other end
+            // names them first, if nothing has yet.
+            self.announce(ctx).await;
+        }
         // Artifacts of a polled task arrive only with it.
         if !self.streaming {
             for artifact in task.artifacts.iter().flatten() {
