@@ -113,6 +113,11 @@ pub struct RemoteOptions {
     pub poll_interval: Duration,
     /// Times a dropped stream is resubscribed before the task fails (default 3).
     pub resubscribe_attempts: u32,
+    /// How long a streamed remote task may be under way, with nothing else of it
+    /// mirrored, before the local task gets a `working` status naming it (default
+    /// 50 ms). A call that completes sooner is named by its reply alone, and costs
+    /// no extra status write.
+    pub announce_after: Duration,
 }
 
 impl RemoteOptions {
@@ -132,7 +137,16 @@ impl RemoteOptions {
             exposed: false,
             poll_interval: Duration::from_millis(100),
             resubscribe_attempts: 3,
+            announce_after: ANNOUNCE_AFTER,
         }
+    }
+
+    /// How long a streamed remote task may be under way before the local task gets
+    /// a status naming it (see [`RemoteOptions::announce_after`]).
+    #[must_use]
+    pub const fn announce_after(mut self, after: Duration) -> Self {
+        self.announce_after = after;
+        self
     }
 
     /// Sends `auth` with every call to the peer.
@@ -622,13 +636,13 @@ enum Announce {
     /// Now: something of the remote task is about to be mirrored (an artifact, a
     /// progress note) or polled for, and the ids go first.
     Now,
-    /// If it is still under way after [`ANNOUNCE_AFTER`]: most calls settle sooner,
-    /// and their reply carries the ids, so a quick call costs no extra status.
+    /// If it is still under way after [`RemoteOptions::announce_after`]: most calls
+    /// settle sooner, and their reply carries the ids, so a quick call costs no
+    /// extra status.
     Soon,
 }
 
-/// How long a remote task may be under way, with nothing else of it mirrored,
-/// before the local task gets the status that names it: short enough that anyone
+/// The default of [`RemoteOptions::announce_after`]: short enough that anyone
 /// following the local task sees the remote ids while they matter, long enough that
 /// a quick call (most calls) settles first and needs no status write for them.
 const ANNOUNCE_AFTER: Duration = Duration::from_millis(50);
@@ -720,7 +734,8 @@ impl Mirror<'_> {
             Announce::No => {}
             Announce::Soon => {
                 if !self.announced && self.announce_at.is_none() {
-                    self.announce_at = Some(tokio::time::Instant::now() + ANNOUNCE_AFTER);
+                    self.announce_at =
+                        Some(tokio::time::Instant::now() + self.peer.options.announce_after);
                 }
             }
             Announce::Now => self.announce(ctx).await,

@@ -5,6 +5,7 @@
 //! first request is the one every hop sees; hops grow across the wire.
 
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use agentyard::a2a::MessageSendParams;
 use agentyard::client::{A2aClient, ClientOptions};
@@ -261,4 +262,116 @@ async fn a_typed_handoff_reaches_a_peer_declaring_the_extension() {
             .flatten()
             .any(|e| e.uri == agentyard::handoff::HANDOFF_EXTENSION_URI)
     );
+}
+
+/// Answers at once, or — the `slow` type — once its gate lets it through.
+struct Answers {
+    gate: Option<Arc<tokio::sync::Semaphore>>,
+}
+
+impl Agent for Answers {
+    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
+        if let Some(gate) = &self.gate {
+            let _through = gate.acquire().await?;
+        }
+        ctx.reply_text("answered");
+        Ok(())
+    }
+}
+
+/// Whether a stream event is a `working` status that names the remote task.
+fn names_the_remote_task(event: &agentyard::StreamEvent) -> bool {
+    matches!(event, agentyard::StreamEvent::StatusUpdate(update)
+        if update.status.state == TaskState::Working && update.status.message.as_ref().is_some_and(|message| message
+            .metadata
+            .as_ref()
+            .is_some_and(|metadata| metadata.contains_key(agentyard::remote::REMOTE_METADATA_KEY))))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_task_is_named_on_the_local_one_while_it_takes_time_and_a_quick_one_by_its_reply()
+{
+    use futures::StreamExt;
+
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    let slow_gate = Arc::clone(&gate);
+    let peer = Runtime::builder()
+        .agent(AgentDescriptor::new("quick").exposed(true), |_| Answers {
+            gate: None,
+        })
+        .agent(AgentDescriptor::new("slow").exposed(true), move |_| {
+            Answers {
+                gate: Some(Arc::clone(&slow_gate)),
+            }
+        })
+        .build()
+        .await
+        .expect("the peer");
+    let config = EdgeConfig::default()
+        .agents(["quick".to_owned(), "slow".to_owned()])
+        .bind("127.0.0.1:0".parse().expect("an address"));
+    let edge = Edge::start(peer.supervisor().clone(), config)
+        .await
+        .expect("the peer's edge");
+    // Windows that no machine's timing can blur: the quick call surely ends inside
+    // an hour, the slow one surely outlasts a millisecond (it waits for its gate).
+    let caller = Runtime::builder()
+        .remote_with(
+            "quick",
+            RemoteOptions::new(edge.card_url("quick")).announce_after(Duration::from_secs(3_600)),
+        )
+        .remote_with(
+            "slow",
+            RemoteOptions::new(edge.card_url("slow")).announce_after(Duration::from_millis(1)),
+        )
+        .build()
+        .await
+        .expect("the caller");
+
+    // A call that completes at once: no status of its own names the remote task;
+    // its reply does.
+    let events: Vec<_> = caller
+        .stream("quick", Message::user_text("hi"))
+        .await
+        .expect("streamed")
+        .collect()
+        .await;
+    assert!(!events.iter().any(names_the_remote_task), "{events:?}");
+    let Some(agentyard::StreamEvent::StatusUpdate(last)) = events.last() else {
+        panic!("the stream ends with a status: {events:?}");
+    };
+    assert_eq!(last.status.state, TaskState::Completed);
+    let reply = last.status.message.as_ref().expect("the reply");
+    assert!(
+        reply
+            .metadata
+            .as_ref()
+            .is_some_and(|m| m.contains_key(agentyard::remote::REMOTE_METADATA_KEY)),
+        "{reply:?}"
+    );
+
+    // A call still under way is named on the local task while it runs.
+    let mut events = Box::pin(
+        caller
+            .stream("slow", Message::user_text("hi"))
+            .await
+            .expect("streamed"),
+    );
+    let named = tokio::time::timeout(agentyard_tests::PATIENCE, async {
+        while let Some(event) = events.next().await {
+            if names_the_remote_task(&event) {
+                return true;
+            }
+        }
+        false
+    })
+    .await
+    .expect("named before the remote task ends");
+    assert!(named, "the stream ended without naming the remote task");
+    gate.add_permits(1);
+    let rest: Vec<_> = events.collect().await;
+    let Some(agentyard::StreamEvent::StatusUpdate(last)) = rest.last() else {
+        panic!("the stream ends with a status: {rest:?}");
+    };
+    assert_eq!(last.status.state, TaskState::Completed);
 }
