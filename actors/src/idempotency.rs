@@ -26,7 +26,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentyard_transport::TaskId;
-use dashmap::DashMap;
 use dashmap::mapref::entry::Entry;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -98,7 +97,7 @@ pub(crate) enum Claim<'a> {
 /// The cache of recent idempotency keys.
 #[derive(Debug)]
 pub(crate) struct IdempotencyCache {
-    slots: DashMap<String, Slot>,
+    slots: crate::Map<String, Slot>,
     /// Insertion order, for eviction; touched once per keyed send, never while a
     /// `slots` shard is locked.
     order: Mutex<VecDeque<(String, Instant)>>,
@@ -145,7 +144,7 @@ pub(crate) struct KeyGuard<'a> {
 impl IdempotencyCache {
     pub(crate) fn new(ttl: Duration, capacity: usize) -> Self {
         Self {
-            slots: DashMap::new(),
+            slots: crate::Map::default(),
             order: Mutex::new(VecDeque::new()),
             ttl,
             capacity: capacity.max(1),

@@ -94,6 +94,12 @@ pub use limits::LimitScope;
 pub use store::{InMemoryTaskStore, StoreError, TaskFilter, TaskOwner, TaskPage, TaskStore};
 pub use supervisor::{SendRequest, Settled, Submitted, Supervisor, SupervisorConfig};
 
+/// The runtime's concurrent maps (live tasks, sessions, idempotency keys): keys that
+/// clients choose (conversation ids, idempotency keys) get a per-map seed, and
+/// foldhash instead of SipHash, which dominated lookups and rehashes of these maps
+/// on the send path (`docs/benchmarks.md`).
+pub(crate) type Map<K, V> = dashmap::DashMap<K, V, foldhash::quality::RandomState>;
+
 /// Compile-time checks that the handles and futures callers move between tasks are
 /// `Send`/`Sync` (an HTTP server spawns them onto a multi-threaded runtime).
 #[cfg(test)]

@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use agentyard_transport::TaskId;
 use agentyard_transport::a2a::{StreamEvent, TaskState, TaskStatus};
-use dashmap::DashMap;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
@@ -49,7 +48,7 @@ pub(crate) struct Ended {
 /// The live tasks by id.
 #[derive(Debug, Default)]
 pub(crate) struct LiveTasks {
-    tasks: DashMap<TaskId, LiveTask>,
+    tasks: crate::Map<TaskId, LiveTask>,
 }
 
 impl LiveTasks {

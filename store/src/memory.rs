@@ -23,7 +23,7 @@ mod tests;
 #[derive(Debug, Default)]
 struct StatusOrder {
     by_change: BTreeMap<u64, TaskId>,
-    of_task: HashMap<TaskId, u64>,
+    of_task: HashMap<TaskId, u64, foldhash::quality::RandomState>,
     next: u64,
 }
 
@@ -43,6 +43,12 @@ impl StatusOrder {
     }
 }
 
+/// The store's maps: keyed by ids, many of them chosen by clients (conversation ids,
+/// idempotency keys), so seeded per map; and hashed with foldhash rather than the
+/// standard SipHash, which cost more than any other part of a lookup or of a
+/// shard's rehash under steady churn (`docs/benchmarks.md`).
+type Map<K, V> = DashMap<K, V, foldhash::quality::RandomState>;
+
 /// The default [`TaskStore`]: tasks in a concurrent map, lost when the process exits.
 ///
 /// Each operation locks one shard of the map for a few pointer moves; nothing is held
@@ -59,12 +65,12 @@ impl StatusOrder {
 ///   idempotency cache's capacity of ended tasks is kept beyond the limit.
 #[derive(Debug)]
 pub struct InMemoryTaskStore {
-    tasks: DashMap<TaskId, Task>,
+    tasks: Map<TaskId, Task>,
     /// Beside `tasks` rather than in it: the wire `Task` has no place for it.
-    owners: DashMap<TaskId, TaskOwner>,
+    owners: Map<TaskId, TaskOwner>,
     /// Tasks kept for idempotency keys.
-    kept: DashMap<TaskId, Kept>,
-    contexts: DashMap<ContextId, Conversation>,
+    kept: Map<TaskId, Kept>,
+    contexts: Map<ContextId, Conversation>,
     context_task_limit: usize,
     /// Ended tasks in the order they ended, oldest first, with when they ended.
     finished: Mutex<VecDeque<(TaskId, SystemTime)>>,
@@ -73,11 +79,11 @@ pub struct InMemoryTaskStore {
     /// map's is, nor taken while one is held.
     order: Mutex<StatusOrder>,
     /// Each task's event log, numbered from 1.
-    events: DashMap<TaskId, Vec<(u64, StreamEvent)>>,
+    events: Map<TaskId, Vec<(u64, StreamEvent)>>,
     /// Remembered idempotency keys: the task each answered, and when.
-    keys: DashMap<String, (TaskId, SystemTime)>,
-    push_configs: DashMap<TaskId, Vec<TaskPushNotificationConfig>>,
-    records: DashMap<(String, String), (u64, serde_json::Value)>,
+    keys: Map<String, (TaskId, SystemTime)>,
+    push_configs: Map<TaskId, Vec<TaskPushNotificationConfig>>,
+    records: Map<(String, String), (u64, serde_json::Value)>,
 }
 
 impl Default for InMemoryTaskStore {
@@ -104,18 +110,18 @@ impl InMemoryTaskStore {
     #[must_use]
     pub fn with_context_task_limit(limit: usize) -> Self {
         Self {
-            tasks: DashMap::new(),
-            owners: DashMap::new(),
-            kept: DashMap::new(),
-            contexts: DashMap::new(),
+            tasks: Map::default(),
+            owners: Map::default(),
+            kept: Map::default(),
+            contexts: Map::default(),
             context_task_limit: limit.max(1),
             finished: Mutex::new(VecDeque::new()),
             finished_task_limit: Self::DEFAULT_FINISHED_TASK_LIMIT,
             order: Mutex::default(),
-            events: DashMap::new(),
-            keys: DashMap::new(),
-            push_configs: DashMap::new(),
-            records: DashMap::new(),
+            events: Map::default(),
+            keys: Map::default(),
+            push_configs: Map::default(),
+            records: Map::default(),
         }
     }
 

@@ -11,7 +11,6 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use dashmap::DashMap;
 use ractor::ActorRef;
 use tokio::time::Instant;
 
@@ -106,7 +105,7 @@ impl WarmLine {
 /// The live sessions and the warm set.
 #[derive(Debug)]
 pub(crate) struct Sessions {
-    slots: DashMap<SessionKey, Slot>,
+    slots: crate::Map<SessionKey, Slot>,
     warm: WarmLine,
     /// Idle sessions kept live at most ([`super::SupervisorConfig::warm_sessions`]).
     warm_limit: usize,
@@ -121,7 +120,7 @@ pub(crate) struct Sessions {
 impl Sessions {
     pub(crate) fn new(warm_limit: usize, session_limit: usize, session_queue: usize) -> Self {
         Self {
-            slots: DashMap::new(),
+            slots: crate::Map::default(),
             warm: WarmLine::default(),
             warm_limit,
             session_limit,
