@@ -1,11 +1,17 @@
 //! Identifiers that travel on the A2A wire.
 //!
 //! A2A ids are strings chosen by whoever creates the object: a client may send
-//! `"messageId":"m-1"`, so these wrap `String` rather than `Uuid`. Ids the
+//! `"messageId":"m-1"`, so these wrap a string rather than a `Uuid`. Ids the
 //! server creates itself come from [`TaskId::mint`] and friends, which format
 //! a random uuid v4.
+//!
+//! The string is shared (`Arc<str>`), not owned: one send's ids are copied into the
+//! store's maps, the live-task table, events, envelopes and spans, and a clone of a
+//! shared string is a reference count, where a `String` clone was an allocation
+//! and a copy each time (`docs/benchmarks.md`).
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -15,19 +21,22 @@ macro_rules! string_id {
         $(#[$meta])*
         #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         #[serde(transparent)]
-        pub struct $name(String);
+        pub struct $name(Arc<str>);
 
         impl $name {
             /// Wraps an id received from the wire or chosen by the caller.
             pub fn new(id: impl Into<String>) -> Self {
-                Self(id.into())
+                Self(Arc::from(id.into()))
             }
 
             /// Mints a fresh, globally unique id (a uuid v4 string), for ids
             /// the server creates.
             #[must_use]
             pub fn mint() -> Self {
-                Self(uuid::Uuid::new_v4().to_string())
+                let mut text = uuid::Uuid::encode_buffer();
+                Self(Arc::from(
+                    &*uuid::Uuid::new_v4().hyphenated().encode_lower(&mut text),
+                ))
             }
 
             /// The id as it appears on the wire.
@@ -39,7 +48,7 @@ macro_rules! string_id {
             /// Unwraps the id into its string.
             #[must_use]
             pub fn into_string(self) -> String {
-                self.0
+                self.0.to_string()
             }
         }
 
@@ -51,13 +60,13 @@ macro_rules! string_id {
 
         impl From<String> for $name {
             fn from(id: String) -> Self {
-                Self(id)
+                Self(Arc::from(id))
             }
         }
 
         impl From<&str> for $name {
             fn from(id: &str) -> Self {
-                Self(id.to_owned())
+                Self(Arc::from(id))
             }
         }
 
