@@ -202,11 +202,16 @@ pub(crate) struct CallerRun {
 }
 
 impl CallerRun {
-    /// The turn of `work`, with the session's agent value, not started yet.
-    pub(crate) fn new(work: Work, agent: Arc<dyn DynAgent>) -> Self {
+    /// The turn of `work`, with the session's agent value, not started yet; what
+    /// is left of it if the caller stops waiting goes on on `runtime`.
+    pub(crate) fn new(
+        work: Work,
+        agent: Arc<dyn DynAgent>,
+        runtime: tokio::runtime::Handle,
+    ) -> Self {
         Self {
             turn: Some(Box::pin(work.run(agent))),
-            runtime: tokio::runtime::Handle::current(),
+            runtime,
         }
     }
 

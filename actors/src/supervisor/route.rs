@@ -312,15 +312,17 @@ impl Supervisor {
             // Inside the send's span (`route` runs instrumented with it).
             cause: agentyard_transport::trace::Cause::current(),
         };
-        let run = match ticket {
+        // Where the rest of a turn its caller stops waiting for would go on.
+        let runtime = tokio::runtime::Handle::try_current();
+        let run = match (ticket, runtime) {
             // The caller waits for the task anyway, and nothing stands before it:
             // it runs the turn itself (see `CallerRun`).
-            Ticket::Ready(permits) if matches!(follow, Follow::State) => {
+            (Ticket::Ready(permits), Ok(runtime)) if matches!(follow, Follow::State) => {
                 let mut work = work;
                 work._permits = Some(permits);
-                Some(CallerRun::new(work, agent_value))
+                Some(CallerRun::new(work, agent_value, runtime))
             }
-            ticket => {
+            (ticket, _) => {
                 self.deliver_in_turn(registered, actor, ticket, work)?;
                 None
             }
