@@ -81,6 +81,8 @@ mod session;
 pub mod store;
 pub mod supervisor;
 mod task;
+#[cfg(test)]
+mod testing;
 
 pub use agent::{
     Agent, AgentDescriptor, AgentError, ArtifactChunk, FnAgent, Outcome, Registration,

@@ -745,11 +745,10 @@ impl Mirror<'_> {
     /// Puts the `working` status that names the remote task on the local one, once.
     async fn announce(&mut self, ctx: &mut TaskContext) {
         self.announce_at = None;
-        if self.announced || self.remote.is_none() {
+        let Some(ids) = self.remote.as_ref().filter(|_| !self.announced) else {
             return;
-        }
+        };
         self.announced = true;
-        let Some(ids) = &self.remote else { return };
         let mut note = ctx.agent_message(vec![Part::text(format!(
             "forwarded to remote agent `{}` as task {}",
             self.peer.name, ids.task_id

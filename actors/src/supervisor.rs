@@ -334,10 +334,9 @@ impl Supervisor {
             agent: Arc::clone(name),
             context_id: context_id.unwrap_or_else(ContextId::mint),
         };
-        let (live, _) = self.core.session(&key, registered)?;
-        let session = live.session;
+        let (slot, _) = self.core.session(&key, registered)?;
         // Nothing runs in it yet: it is warm, and counts against the warm limit.
-        self.core.settled(&key, &session);
+        self.core.settled(&key, &slot.session);
         Ok(key.context_id)
     }
 

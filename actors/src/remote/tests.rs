@@ -4,6 +4,7 @@ use axum::response::IntoResponse as _;
 use serde_json::json;
 
 use super::*;
+use crate::testing::eventually;
 
 fn with_metadata(metadata: serde_json::Value) -> Message {
     let mut message = Message::user_text("hi");
@@ -119,15 +120,6 @@ impl CardDesk {
         );
         tokio::spawn(async move { axum::serve(listener, app).await });
         format!("{url}.well-known/agent-card.json")
-    }
-}
-
-/// Polls `done` until it holds, for at most five seconds.
-async fn eventually(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-    while !done() {
-        assert!(tokio::time::Instant::now() < deadline, "never: {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
 

@@ -17,7 +17,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
-use super::sessions::Live;
+use super::sessions::Slot;
 use super::{Core, Registered, Supervisor};
 use crate::agent::{DynAgent, SessionInfo};
 use crate::channel::{TaskChannel, TaskEvents, status};
@@ -44,7 +44,7 @@ impl Core {
         &self,
         key: &SessionKey,
         registered: &Registered,
-    ) -> Result<(Live, bool)> {
+    ) -> Result<(Slot, bool)> {
         if let Some(live) = self.sessions.touch(key) {
             return Ok((live, false));
         }
@@ -312,12 +312,15 @@ impl Supervisor {
             // Inside the send's span (`route` runs instrumented with it).
             cause: agentyard_transport::trace::Cause::current(),
         };
-        // Where the rest of a turn its caller stops waiting for would go on.
-        let runtime = tokio::runtime::Handle::try_current();
+        // The caller waits for the task anyway, and nothing stands before it: it runs
+        // the turn itself (see `CallerRun`), and the runtime it runs on takes over
+        // what is left if it stops waiting. Without a runtime, the session runs it.
+        let runtime = match (&ticket, follow) {
+            (Ticket::Ready(_), Follow::State) => tokio::runtime::Handle::try_current().ok(),
+            _ => None,
+        };
         let run = match (ticket, runtime) {
-            // The caller waits for the task anyway, and nothing stands before it:
-            // it runs the turn itself (see `CallerRun`).
-            (Ticket::Ready(permits), Ok(runtime)) if matches!(follow, Follow::State) => {
+            (Ticket::Ready(permits), Some(runtime)) => {
                 let mut work = work;
                 work._permits = Some(permits);
                 Some(CallerRun::new(work, agent_value, runtime))
@@ -503,7 +506,7 @@ impl Supervisor {
         };
         loop {
             let (
-                Live {
+                Slot {
                     actor,
                     session,
                     agent,

@@ -25,20 +25,14 @@ use crate::session::SessionMsg;
 #[cfg(test)]
 mod tests;
 
-/// A live session in the registry.
+/// A live session in the registry; the send path takes a copy of it (a few
+/// reference counts).
+#[derive(Clone)]
 pub(crate) struct Slot {
     pub(crate) actor: ActorRef<SessionMsg>,
     pub(crate) session: Arc<SessionShared>,
     /// The session's agent value (its actor holds the same one): a caller that waits
     /// for its own send's task runs the turn with it, in the caller's task.
-    pub(crate) agent: Arc<dyn DynAgent>,
-}
-
-/// A live session as the send path takes it from the registry.
-#[derive(Clone)]
-pub(crate) struct Live {
-    pub(crate) actor: ActorRef<SessionMsg>,
-    pub(crate) session: Arc<SessionShared>,
     pub(crate) agent: Arc<dyn DynAgent>,
 }
 
@@ -48,25 +42,6 @@ impl std::fmt::Debug for Slot {
             .field("actor", &self.actor)
             .field("session", &self.session)
             .finish_non_exhaustive()
-    }
-}
-
-impl std::fmt::Debug for Live {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Live")
-            .field("actor", &self.actor)
-            .field("session", &self.session)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Slot {
-    fn live(&self) -> Live {
-        Live {
-            actor: self.actor.clone(),
-            session: Arc::clone(&self.session),
-            agent: Arc::clone(&self.agent),
-        }
     }
 }
 
@@ -170,14 +145,14 @@ impl Sessions {
     }
 
     /// The live session under `key`, marked used now and taken out of the warm set.
-    pub(crate) fn touch(&self, key: &SessionKey) -> Option<Live> {
+    pub(crate) fn touch(&self, key: &SessionKey) -> Option<Slot> {
         let slot = self.slots.get(key)?;
         slot.session
             .last_used
             .store(self.elapsed_ms(), Ordering::Relaxed);
         // In use again: out of the warm set until it settles.
         self.warm.take(&slot.session);
-        Some(slot.live())
+        Some(slot.clone())
     }
 
     /// The session under `key`, registering the actor and agent `spawn` makes if
@@ -187,7 +162,7 @@ impl Sessions {
         &self,
         key: &SessionKey,
         spawn: impl FnOnce() -> Result<(ActorRef<SessionMsg>, Arc<dyn DynAgent>)>,
-    ) -> Result<(Live, bool)> {
+    ) -> Result<(Slot, bool)> {
         let mut created = false;
         let slot = match self.slots.entry(key.clone()) {
             dashmap::mapref::entry::Entry::Occupied(slot) => slot.into_ref(),
@@ -207,7 +182,7 @@ impl Sessions {
         if !created {
             self.warm.take(&slot.session);
         }
-        Ok((slot.live(), created))
+        Ok((slot.clone(), created))
     }
 
     /// Whether `session` is still the one registered under `key`.
@@ -249,14 +224,7 @@ impl Sessions {
             if chosen {
                 // Out of the warm count with the registry, not a moment later.
                 self.warm.take(&slot.session);
-                removed.push((
-                    Arc::clone(&key.agent),
-                    Slot {
-                        actor: slot.actor.clone(),
-                        session: Arc::clone(&slot.session),
-                        agent: Arc::clone(&slot.agent),
-                    },
-                ));
+                removed.push((Arc::clone(&key.agent), slot.clone()));
             }
             !chosen
         });

@@ -10,7 +10,7 @@ use crate::task::CallerRun;
 
 impl Supervisor {
     /// Waits for a task to end or stop for input, then returns it.
-    pub(super) async fn settle(&self, submitted: &Submitted, watcher: Watcher) -> Result<Task> {
+    async fn settle(&self, submitted: &Submitted, watcher: Watcher) -> Result<Task> {
         if let Watcher::State(mut state) = watcher {
             // Returns at once if the task has already settled (a repeat may find it
             // waiting for input); an error means the task left the live set, i.e. ended.

@@ -12,6 +12,7 @@ use tokio::sync::Semaphore;
 use crate::agent::{Agent, AgentDescriptor, AgentError, Registration, TaskContext};
 use crate::store::InMemoryTaskStore;
 use crate::supervisor::{SendRequest, Supervisor, SupervisorConfig};
+use crate::testing::until;
 
 /// What the agent saw of the turn it ran.
 #[derive(Debug, Default)]
@@ -81,39 +82,22 @@ fn request(context: &str) -> SendRequest {
     )
 }
 
-/// Polls, with a deadline, until the agent has started on a task.
+/// The task the agent has started on, and the tokio task it runs in, once it has.
 async fn started(seen: &Mutex<Seen>) -> (TaskId, Option<tokio::task::Id>) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        {
-            let seen = seen.lock().expect("not poisoned");
-            if let Some(task) = &seen.task {
-                return (task.clone(), seen.ran_in);
-            }
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the agent never started"
-        );
-        tokio::task::yield_now().await;
-    }
+    until("the agent starts", || {
+        let seen = seen.lock().expect("not poisoned");
+        std::future::ready(seen.task.clone().map(|task| (task, seen.ran_in)))
+    })
+    .await
 }
 
-/// Polls, with a deadline, until the task is in `state`.
+/// Waits until the task is in `state`.
 async fn reaches(supervisor: &Supervisor, task: &TaskId, state: TaskState) {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    loop {
+    until(&format!("task {task} {state}"), move || async move {
         let now = supervisor.get_task(task, None).await.expect("stored");
-        if now.status.state == state {
-            return;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "task {task} stayed {}, never {state}",
-            now.status.state
-        );
-        tokio::time::sleep(Duration::from_millis(1)).await;
-    }
+        (now.status.state == state).then_some(())
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
