@@ -125,10 +125,11 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
 
     /// [`TaskStore::insert_owned`] for a task nobody is answered on before a later
     /// write of it (a send whose caller waits until the task settles: the final status
-    /// is written, and answered, before the task is returned). The rules are checked
-    /// before it returns; a durable store may return before the write is committed,
-    /// since it commits a task's writes in order, and fails the later writes if this
-    /// one was lost. Until it commits, reads may not see the task. The default is
+    /// is written, and answered, before the task is returned), with an id minted for
+    /// it ([`TaskId::mint`]). A durable store may return before the write is
+    /// committed, even before its rules are checked, since it commits a task's writes
+    /// in order: if this one is refused or lost, the task's later writes fail. Until
+    /// it commits, reads may not see the task. The default is
     /// [`TaskStore::insert_owned`].
     ///
     /// # Errors

@@ -6,18 +6,22 @@
 //! Every write goes to one writer task per store. It takes whatever writes are waiting
 //! (up to [`BATCH`]), applies them in one transaction, commits once (one fsync), and
 //! only then answers each: a write a caller sees acknowledged is on disk. Concurrent
-//! sends therefore share transactions; a lone send pays one commit per write. A write
+//! sends therefore share transactions; a lone send pays one commit per write. Within a
+//! batch a task's writes are coalesced: its row is written once, however many of its
+//! writes the batch holds, and the batch's log events go in a few rows per statement
+//! (see the `writer` module). A write
 //! that breaks a rule (a terminal task, a taken id) is refused before it touches the
 //! database and answered at once. The writes answered before their commit are
-//! [`TaskStore::append_history_unanswered`] and [`TaskStore::insert_owned_unanswered`]:
-//! each is answered once applied in the open transaction, and the task's next answered
-//! write commits with or after it.
+//! [`TaskStore::append_history_unanswered`], answered once applied in the open
+//! transaction, and [`TaskStore::insert_owned_unanswered`], answered once queued
+//! (the insert of a freshly minted id breaks no rule): the task's next answered
+//! write commits with or after them, and fails if they were refused or lost.
 //!
 //! # Several processes on one database
 //!
 //! Nothing here holds only inside one process. Each task row has a `version`; an
-//! update names the version it read and is retried on a fresh read when another
-//! process got there first, so no concurrent update is lost. Numbers (status-change
+//! update names the version it was computed from and is redone on a fresh read when
+//! another process got there first, so no concurrent update is lost. Numbers (status-change
 //! order, ended order, event sequence) come from rows of the database, which
 //! PostgreSQL locks until the transaction that took one commits.
 //!
@@ -43,14 +47,15 @@ use async_trait::async_trait;
 use futures::future::BoxFuture;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions, AnyRow};
 use sqlx::migrate::{Migration, MigrationSource, MigrationType, Migrator};
-use sqlx::pool::PoolConnection;
-use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor, Row};
+use sqlx::{AnyPool, Executor, Row};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::contract::{Record, Retention, StoreError, TaskFilter, TaskOwner, TaskPage, TaskStore};
 
-/// The most writes one transaction carries.
-pub const BATCH: usize = 256;
+mod writer;
+
+pub use writer::BATCH;
+use writer::{Answered, Done, Job, Write, Writer, write_loop};
 
 /// The file of the embedded store inside its data directory.
 pub const EMBEDDED_FILE: &str = "agentyard.db";
@@ -58,9 +63,6 @@ pub const EMBEDDED_FILE: &str = "agentyard.db";
 /// How many tasks of one conversation [`TaskStore::context_history`] looks at, as the
 /// in-memory store remembers.
 const CONTEXT_TASKS: i64 = 256;
-
-/// How often an update is retried when another process changed the task in between.
-const VERSION_RETRIES: usize = 16;
 
 /// Where a [`SqlTaskStore`] keeps its data.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -287,18 +289,13 @@ impl SqlTaskStore {
         migrator.run(&pool).await.map_err(|e| failed(&e))?;
         let (writer, jobs) = mpsc::channel(BATCH * 4);
         let ctx = if sqlite {
-            Writer::local(&pool, retention)
+            Writer::embedded(&pool, retention)
                 .await
                 .map_err(|e| failed(&e))?
         } else {
-            Writer {
-                retention,
-                local: None,
-                live: None,
-                lost: std::sync::Mutex::default(),
-            }
+            Writer::shared(retention)
         };
-        tokio::spawn(write_loop(pool.clone(), jobs, Arc::new(ctx)));
+        tokio::spawn(write_loop(pool.clone(), jobs, ctx));
         Ok(Self {
             pool,
             writer,
@@ -314,24 +311,33 @@ impl SqlTaskStore {
     }
 
     async fn write(&self, write: Write) -> Result<Done, StoreError> {
-        self.send_write(write, false).await
+        self.send_write(write, Answered::Committed).await
     }
 
-    /// Sends a write to the writer; its answer once committed, or with `early` once
-    /// applied (see [`Job::early`]).
-    async fn send_write(&self, write: Write, early: bool) -> Result<Done, StoreError> {
+    /// Sends a write to the writer; its answer when [`Answered`] says.
+    async fn send_write(&self, write: Write, answered: Answered) -> Result<Done, StoreError> {
+        let stopped = || StoreError::Unavailable("the task store's writer has stopped".into());
+        if answered == Answered::Queued {
+            self.writer
+                .send(Job {
+                    write,
+                    reply: None,
+                    answered,
+                })
+                .await
+                .map_err(|_| stopped())?;
+            return Ok(Done::Unit);
+        }
         let (reply, answer) = oneshot::channel();
         self.writer
             .send(Job {
                 write,
                 reply: Some(reply),
-                early,
+                answered,
             })
             .await
-            .map_err(|_| StoreError::Unavailable("the task store's writer has stopped".into()))?;
-        answer
-            .await
-            .map_err(|_| StoreError::Unavailable("the task store's writer has stopped".into()))?
+            .map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?
     }
 
     async fn fetch_task(&self, id: &TaskId) -> Result<Option<AnyRow>, StoreError> {
@@ -350,787 +356,6 @@ impl SqlTaskStore {
 
 fn embedded_url(file: &Path) -> String {
     format!("sqlite://{}?mode=rwc", file.display())
-}
-
-/// One write, sent to the writer.
-#[derive(Debug)]
-enum Write {
-    Insert(Task, Option<TaskOwner>),
-    SetStatus(TaskId, TaskStatus),
-    SetStatusLogged(TaskId, TaskStatus, String),
-    PutArtifactLogged(TaskId, Artifact, bool, String),
-    AppendHistory(TaskId, Message),
-    PutArtifact(TaskId, Artifact, bool),
-    AppendEvent(TaskId, String),
-    RememberKey(String, TaskId),
-    ForgetKey(String),
-    PutPushConfig(TaskPushNotificationConfig),
-    DeletePushConfig(TaskId, String),
-    DropEndedBefore(i64),
-    PutRecord(String, String, String, Option<u64>),
-    DeleteRecord(String, String),
-}
-
-/// What a write answers.
-#[derive(Debug)]
-enum Done {
-    Unit,
-    State(TaskState),
-    Artifact(Artifact),
-    Logged(Option<TaskState>, Option<Artifact>, u64),
-    Number(u64),
-    Flag(bool),
-}
-
-#[derive(Debug)]
-struct Job {
-    write: Write,
-    /// Taken when the write is answered.
-    reply: Option<oneshot::Sender<Result<Done, StoreError>>>,
-    /// Answered once applied, before its transaction commits: a write nobody is
-    /// answered on before a later write of its task, which the writer commits with or
-    /// after it ([`TaskStore::append_history_unanswered`]).
-    early: bool,
-}
-
-impl Job {
-    fn answer(&mut self, answer: Result<Done, StoreError>) {
-        if let Some(reply) = self.reply.take() {
-            let _ = reply.send(answer);
-        }
-    }
-
-    /// The write did not happen. If it was answered already, its task is marked lost,
-    /// so that the later write it was answered on behalf of fails instead of
-    /// acknowledging a task without it.
-    fn fail(mut self, ctx: &Writer, message: String) {
-        if self.reply.is_none()
-            && let Some(id) = self.write.task()
-        {
-            ctx.lost
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(id.clone());
-        }
-        self.answer(Err(StoreError::Unavailable(message)));
-    }
-}
-
-impl Write {
-    /// The task a write changes, if one.
-    fn task(&self) -> Option<&TaskId> {
-        match self {
-            Self::Insert(task, _) => Some(&task.id),
-            Self::SetStatus(id, _)
-            | Self::SetStatusLogged(id, ..)
-            | Self::PutArtifactLogged(id, ..)
-            | Self::AppendHistory(id, _)
-            | Self::PutArtifact(id, ..)
-            | Self::AppendEvent(id, _) => Some(id),
-            Self::PutPushConfig(config) => Some(&config.task_id),
-            Self::DeletePushConfig(id, _) => Some(id),
-            Self::RememberKey(..)
-            | Self::ForgetKey(_)
-            | Self::DropEndedBefore(_)
-            | Self::PutRecord(..)
-            | Self::DeleteRecord(..) => None,
-        }
-    }
-}
-
-/// Why a write did not happen: a rule it broke (answered at once, nothing written) or
-/// the database (the transaction is lost).
-enum Failed {
-    Refused(StoreError),
-    Database(sqlx::Error),
-}
-
-impl From<sqlx::Error> for Failed {
-    fn from(error: sqlx::Error) -> Self {
-        Self::Database(error)
-    }
-}
-
-impl From<StoreError> for Failed {
-    fn from(error: StoreError) -> Self {
-        Self::Refused(error)
-    }
-}
-
-/// The writer: batches of waiting writes, one transaction each, on one connection it
-/// keeps (no pool checkout, and for PostgreSQL no ping, per batch) until the database
-/// fails it.
-async fn write_loop(pool: AnyPool, mut jobs: mpsc::Receiver<Job>, ctx: Arc<Writer>) {
-    let mut batch = Vec::with_capacity(BATCH);
-    let mut conn = None;
-    // `SqlTaskStore::close` waits for every connection to come back: the writer gives
-    // its own back when the pool closes.
-    let mut closing = std::pin::pin!(pool.close_event());
-    loop {
-        let received = tokio::select! {
-            received = jobs.recv_many(&mut batch, BATCH) => received,
-            () = &mut closing, if conn.is_some() => {
-                conn = None;
-                continue;
-            }
-        };
-        if received == 0 {
-            break;
-        }
-        let jobs_now = std::mem::take(&mut batch);
-        if let Err(leftover) = commit_batch(&pool, &mut conn, jobs_now, &ctx).await {
-            // The batch's transaction failed: each write on its own, so that one bad
-            // write (or a database back from a restart) fails only itself.
-            for job in leftover {
-                match commit_batch(&pool, &mut conn, vec![job], &ctx).await {
-                    Ok(()) => {}
-                    Err(mut lone) => {
-                        if let Some(job) = lone.pop() {
-                            job.fail(
-                                &ctx,
-                                "the database refused the write; see the earlier error".into(),
-                            );
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Applies `jobs` in one transaction and answers them after it commits (a write
-/// answered when applied, [`Job::early`], is answered at once and only committed
-/// here). On a database error, hands back the jobs not yet done (after logging the
-/// error).
-async fn commit_batch(
-    pool: &AnyPool,
-    held: &mut Option<PoolConnection<Any>>,
-    jobs: Vec<Job>,
-    ctx: &Writer,
-) -> Result<(), Vec<Job>> {
-    // Taken out while in use; put back only while the database has not failed it.
-    let mut conn = match held.take() {
-        Some(conn) => conn,
-        None => match pool.acquire().await {
-            Ok(conn) => conn,
-            Err(error) => {
-                fail_all(jobs, &error, ctx);
-                return Ok(());
-            }
-        },
-    };
-    let mut tx = match conn.begin().await {
-        Ok(tx) => tx,
-        Err(error) => {
-            fail_all(jobs, &error, ctx);
-            return Ok(());
-        }
-    };
-    let mut done = Vec::with_capacity(jobs.len());
-    let mut rest = jobs.into_iter();
-    while let Some(mut job) = rest.next() {
-        match apply(&mut tx, &job.write, ctx).await {
-            Ok(answer) => {
-                let answer = if job.early {
-                    job.answer(Ok(answer));
-                    None
-                } else {
-                    Some(answer)
-                };
-                done.push((job, answer));
-            }
-            Err(Failed::Refused(error)) => job.answer(Err(error)),
-            Err(Failed::Database(error)) => {
-                tracing::warn!(%error, "task store write failed; retrying each write alone");
-                drop(tx);
-                ctx.forget_uncommitted();
-                let mut leftover: Vec<Job> = done.into_iter().map(|(job, _)| job).collect();
-                if leftover.is_empty() {
-                    // Alone already: nothing to retry, this write failed.
-                    job.fail(ctx, format!("the database refused the write: {error}"));
-                    leftover.extend(rest);
-                    return if leftover.is_empty() {
-                        Ok(())
-                    } else {
-                        Err(leftover)
-                    };
-                }
-                leftover.push(job);
-                leftover.extend(rest);
-                return Err(leftover);
-            }
-        }
-    }
-    match tx.commit().await {
-        Ok(()) => {
-            *held = Some(conn);
-            for (mut job, answer) in done {
-                if let Some(answer) = answer {
-                    job.answer(Ok(answer));
-                }
-            }
-        }
-        Err(error) => {
-            ctx.forget_uncommitted();
-            tracing::warn!(%error, "task store commit failed");
-            let message = format!("the database did not commit the write: {error}");
-            for (job, _) in done {
-                job.fail(ctx, message.clone());
-            }
-        }
-    }
-    Ok(())
-}
-
-fn fail_all(jobs: Vec<Job>, error: &sqlx::Error, ctx: &Writer) {
-    tracing::warn!(%error, "task store unreachable");
-    let message = format!("cannot reach the database: {error}");
-    for job in jobs {
-        job.fail(ctx, message.clone());
-    }
-}
-
-/// What the writer applies writes with: the retention, and where numbers come from.
-#[derive(Debug)]
-struct Writer {
-    retention: Retention,
-    /// The embedded store's counters, in memory: its directory lock makes this process
-    /// the file's only writer, so a number needs no statement of its own (they start
-    /// past the largest number stored). `None` for PostgreSQL, whose processes share
-    /// the `counters` rows.
-    local: Option<std::sync::Mutex<std::collections::HashMap<&'static str, i64>>>,
-    /// The embedded store's live tasks as the writer last wrote them, so an update
-    /// does not read its task back first. Only the writer touches it; it is emptied
-    /// whenever a transaction fails, since it may hold what was not committed. `None`
-    /// for PostgreSQL, where another process may have written the row.
-    live: Option<std::sync::Mutex<std::collections::HashMap<TaskId, Current>>>,
-    /// Tasks an early-answered write of which was not committed: their later writes
-    /// are refused, so nothing acknowledged lacks a write it was answered after.
-    lost: std::sync::Mutex<std::collections::HashSet<TaskId>>,
-}
-
-/// The counters, by name.
-const COUNTERS: [&str; 4] = ["changed", "created", "ended", "position"];
-
-impl Writer {
-    /// Reads where the embedded store's counters stand.
-    async fn local(pool: &AnyPool, retention: Retention) -> Result<Self, sqlx::Error> {
-        let row = sqlx::query(
-            "SELECT COALESCE(MAX(changed), 0), COALESCE(MAX(created), 0), \
-             COALESCE(MAX(ended_seq), 0), \
-             (SELECT COALESCE(MAX(position), 0) FROM push_configs) FROM tasks",
-        )
-        .fetch_one(pool)
-        .await?;
-        let mut counters = std::collections::HashMap::new();
-        for (n, name) in COUNTERS.iter().enumerate() {
-            counters.insert(*name, row.try_get::<i64, _>(n)?);
-        }
-        Ok(Self {
-            retention,
-            local: Some(std::sync::Mutex::new(counters)),
-            live: Some(std::sync::Mutex::new(std::collections::HashMap::new())),
-            lost: std::sync::Mutex::default(),
-        })
-    }
-
-    fn live(
-        &self,
-    ) -> Option<std::sync::MutexGuard<'_, std::collections::HashMap<TaskId, Current>>> {
-        self.live.as_ref().map(|live| {
-            live.lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-        })
-    }
-
-    /// A write of `task` at `version` went into the transaction.
-    fn wrote(&self, task: &Task, version: i64) {
-        if let Some(mut live) = self.live() {
-            if task.status.state.is_terminal() {
-                live.remove(&task.id);
-            } else {
-                live.insert(
-                    task.id.clone(),
-                    Current {
-                        task: task.clone(),
-                        version,
-                    },
-                );
-            }
-        }
-    }
-
-    /// A transaction failed: what the writer remembers may not be what is stored.
-    fn forget_uncommitted(&self) {
-        if let Some(mut live) = self.live() {
-            live.clear();
-        }
-    }
-}
-
-/// The last number a counter gave.
-async fn current(
-    conn: &mut AnyConnection,
-    ctx: &Writer,
-    counter: &'static str,
-) -> Result<i64, sqlx::Error> {
-    if let Some(local) = &ctx.local {
-        let counters = local
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        return Ok(counters.get(counter).copied().unwrap_or(0));
-    }
-    sqlx::query("SELECT value FROM counters WHERE name = $1")
-        .bind(counter)
-        .fetch_one(&mut *conn)
-        .await?
-        .try_get(0)
-}
-
-/// Takes the next number of a counter.
-async fn next(
-    conn: &mut AnyConnection,
-    ctx: &Writer,
-    counter: &'static str,
-) -> Result<i64, sqlx::Error> {
-    if let Some(local) = &ctx.local {
-        let mut counters = local
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let value = counters.entry(counter).or_insert(0);
-        *value += 1;
-        return Ok(*value);
-    }
-    let row = sqlx::query("UPDATE counters SET value = value + 1 WHERE name = $1 RETURNING value")
-        .bind(counter)
-        .fetch_one(&mut *conn)
-        .await?;
-    row.try_get::<i64, _>(0)
-}
-
-/// A task row as read for an update.
-#[derive(Debug, Clone)]
-struct Current {
-    task: Task,
-    version: i64,
-}
-
-async fn read_task(conn: &mut AnyConnection, ctx: &Writer, id: &TaskId) -> Result<Current, Failed> {
-    if let Some(current) = ctx.live().and_then(|live| live.get(id).cloned()) {
-        return Ok(current);
-    }
-    let row = sqlx::query("SELECT body, version FROM tasks WHERE id = $1")
-        .bind(id.as_str())
-        .fetch_optional(&mut *conn)
-        .await?
-        .ok_or_else(|| StoreError::NotFound(id.clone()))?;
-    let body: String = row.try_get(0)?;
-    Ok(Current {
-        task: decode_task(&body)?,
-        version: row.try_get(1)?,
-    })
-}
-
-/// Reads a live task, changes its history or artifacts with `change` (never its
-/// status), and writes it back if nobody else wrote it in between (else again, on a
-/// fresh read).
-async fn update_live<T>(
-    conn: &mut AnyConnection,
-    ctx: &Writer,
-    id: &TaskId,
-    mut change: impl FnMut(&mut Task) -> T,
-) -> Result<T, Failed> {
-    for _ in 0..VERSION_RETRIES {
-        let Current { mut task, version } = read_task(conn, ctx, id).await?;
-        if task.status.state.is_terminal() {
-            return Err(StoreError::Terminal {
-                task_id: id.clone(),
-                state: task.status.state,
-            }
-            .into());
-        }
-        let answer = change(&mut task);
-        let written = sqlx::query(
-            "UPDATE tasks SET body = $1, version = version + 1 WHERE id = $2 AND version = $3",
-        )
-        .bind(encode(&task)?)
-        .bind(id.as_str())
-        .bind(version)
-        .execute(&mut *conn)
-        .await?;
-        if written.rows_affected() == 1 {
-            ctx.wrote(&task, version + 1);
-            return Ok(answer);
-        }
-    }
-    Err(StoreError::Unavailable(format!(
-        "task `{id}` kept changing under this write; try again"
-    ))
-    .into())
-}
-
-/// Drops the ended tasks past the count, except those a key still names.
-async fn evict_past_count(
-    conn: &mut AnyConnection,
-    ended: i64,
-    ctx: &Writer,
-) -> Result<(), sqlx::Error> {
-    let limit = i64::try_from(ctx.retention.finished_tasks).unwrap_or(i64::MAX);
-    let last_dropped = ended.saturating_sub(limit);
-    if last_dropped <= 0 {
-        return Ok(());
-    }
-    sqlx::query(
-        "DELETE FROM tasks WHERE ended_seq IS NOT NULL AND ended_seq <= $1 \
-         AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.task_id = tasks.id)",
-    )
-    .bind(last_dropped)
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
-}
-
-async fn apply(conn: &mut AnyConnection, write: &Write, ctx: &Writer) -> Result<Done, Failed> {
-    if let Some(id) = write.task()
-        && ctx
-            .lost
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .contains(id)
-    {
-        return Err(StoreError::Unavailable(format!(
-            "an earlier write of task `{id}` was not stored (the database failed); \
-             the task cannot be changed until the server restarts"
-        ))
-        .into());
-    }
-    match write {
-        Write::Insert(task, owner) => {
-            let ends = task.status.state.is_terminal();
-            let changed = next(conn, ctx, "changed").await?;
-            let created = next(conn, ctx, "created").await?;
-            let (ended_seq, ended_at) = if ends {
-                (Some(next(conn, ctx, "ended").await?), Some(now_ms()))
-            } else {
-                (None, None)
-            };
-            let inserted = sqlx::query(
-                "INSERT INTO tasks (id, context_id, agent, principal, body, state, terminal, \
-                 changed, created, ended_seq, ended_at, version) \
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1) \
-                 ON CONFLICT (id) DO NOTHING",
-            )
-            .bind(task.id.as_str())
-            .bind(task.context_id.as_str())
-            .bind(owner.as_ref().map(|owner| owner.agent.to_string()))
-            .bind(
-                owner
-                    .as_ref()
-                    .and_then(|owner| owner.principal.as_deref().map(str::to_owned)),
-            )
-            .bind(encode(task)?)
-            .bind(state_name(task.status.state)?)
-            .bind(i64::from(ends))
-            .bind(changed)
-            .bind(created)
-            .bind(ended_seq)
-            .bind(ended_at)
-            .execute(&mut *conn)
-            .await?;
-            if inserted.rows_affected() == 0 {
-                // The numbers taken are only gaps; nothing else was written.
-                return Err(StoreError::AlreadyExists(task.id.clone()).into());
-            }
-            ctx.wrote(task, 1);
-            if let Some(ended) = ended_seq {
-                evict_past_count(conn, ended, ctx).await?;
-            }
-            Ok(Done::Unit)
-        }
-        Write::SetStatus(id, status) => {
-            let previous = update_status(conn, id, status, ctx).await?;
-            Ok(Done::State(previous))
-        }
-        Write::SetStatusLogged(id, status, event) => {
-            let previous = update_status(conn, id, status, ctx).await?;
-            let seq = log_event(conn, id, event).await?;
-            Ok(Done::Logged(Some(previous), None, seq))
-        }
-        Write::PutArtifactLogged(id, artifact, append, event) => {
-            let stored = put_artifact(conn, ctx, id, artifact, *append).await?;
-            let seq = log_event(conn, id, event).await?;
-            Ok(Done::Logged(None, Some(stored), seq))
-        }
-        Write::AppendHistory(id, message) => {
-            update_live(conn, ctx, id, |task| {
-                task.history
-                    .get_or_insert_with(Vec::new)
-                    .push(message.clone());
-            })
-            .await?;
-            Ok(Done::Unit)
-        }
-        Write::PutArtifact(id, artifact, append) => {
-            let stored = put_artifact(conn, ctx, id, artifact, *append).await?;
-            Ok(Done::Artifact(stored))
-        }
-        Write::AppendEvent(id, body) => {
-            let exists = sqlx::query("SELECT 1 FROM tasks WHERE id = $1")
-                .bind(id.as_str())
-                .fetch_optional(&mut *conn)
-                .await?;
-            if exists.is_none() {
-                return Err(StoreError::NotFound(id.clone()).into());
-            }
-            Ok(Done::Number(log_event(conn, id, body).await?))
-        }
-        Write::RememberKey(key, task) => {
-            sqlx::query(
-                "INSERT INTO idempotency_keys (key, task_id, at) VALUES ($1, $2, $3) \
-                 ON CONFLICT (key) DO UPDATE SET task_id = excluded.task_id, at = excluded.at",
-            )
-            .bind(key.as_str())
-            .bind(task.as_str())
-            .bind(now_ms())
-            .execute(&mut *conn)
-            .await?;
-            Ok(Done::Unit)
-        }
-        Write::ForgetKey(key) => {
-            let row = sqlx::query("DELETE FROM idempotency_keys WHERE key = $1 RETURNING task_id")
-                .bind(key.as_str())
-                .fetch_optional(&mut *conn)
-                .await?;
-            if let Some(row) = row {
-                let task: String = row.try_get(0)?;
-                // Past the limits already: it goes now, as the in-memory store's
-                // last release forgets an overdue task.
-                let ended = current(conn, ctx, "ended").await?;
-                let limit = i64::try_from(ctx.retention.finished_tasks).unwrap_or(i64::MAX);
-                sqlx::query(
-                    "DELETE FROM tasks WHERE id = $1 AND ended_seq IS NOT NULL \
-                     AND (ended_seq <= $2 OR ended_at < $3) \
-                     AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.task_id = tasks.id)",
-                )
-                .bind(task)
-                .bind(ended.saturating_sub(limit))
-                .bind(ctx.retention.max_age.map_or(i64::MIN, |age| {
-                    now_ms().saturating_sub(i64::try_from(age.as_millis()).unwrap_or(i64::MAX))
-                }))
-                .execute(&mut *conn)
-                .await?;
-            }
-            Ok(Done::Unit)
-        }
-        Write::PutPushConfig(config) => {
-            let exists = sqlx::query("SELECT 1 FROM tasks WHERE id = $1")
-                .bind(config.task_id.as_str())
-                .fetch_optional(&mut *conn)
-                .await?;
-            if exists.is_none() {
-                return Err(StoreError::NotFound(config.task_id.clone()).into());
-            }
-            let position = next(conn, ctx, "position").await?;
-            sqlx::query(
-                "INSERT INTO push_configs (task_id, config_id, position, body) \
-                 VALUES ($1, $2, $3, $4) \
-                 ON CONFLICT (task_id, config_id) DO UPDATE SET body = excluded.body",
-            )
-            .bind(config.task_id.as_str())
-            .bind(
-                config
-                    .push_notification_config
-                    .id
-                    .clone()
-                    .unwrap_or_default(),
-            )
-            .bind(position)
-            .bind(encode(config)?)
-            .execute(&mut *conn)
-            .await?;
-            Ok(Done::Unit)
-        }
-        Write::DeletePushConfig(id, config_id) => {
-            let gone =
-                sqlx::query("DELETE FROM push_configs WHERE task_id = $1 AND config_id = $2")
-                    .bind(id.as_str())
-                    .bind(config_id.as_str())
-                    .execute(&mut *conn)
-                    .await?;
-            Ok(Done::Flag(gone.rows_affected() > 0))
-        }
-        Write::DropEndedBefore(cutoff) => {
-            let gone = sqlx::query(
-                "DELETE FROM tasks WHERE ended_at IS NOT NULL AND ended_at < $1 \
-                 AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.task_id = tasks.id)",
-            )
-            .bind(*cutoff)
-            .execute(&mut *conn)
-            .await?;
-            Ok(Done::Number(gone.rows_affected()))
-        }
-        Write::PutRecord(namespace, key, body, expected) => {
-            let found: Option<i64> =
-                sqlx::query("SELECT version FROM records WHERE namespace = $1 AND key = $2")
-                    .bind(namespace.as_str())
-                    .bind(key.as_str())
-                    .fetch_optional(&mut *conn)
-                    .await?
-                    .map(|row| row.try_get(0))
-                    .transpose()?;
-            let conflict = |found: Option<i64>| StoreError::Conflict {
-                namespace: namespace.clone(),
-                key: key.clone(),
-                expected: *expected,
-                found: found.map(to_u64),
-            };
-            match (found, *expected) {
-                (None, Some(expected)) if expected != 0 => Err(conflict(None).into()),
-                (Some(version), Some(expected)) if to_u64(version) != expected => {
-                    Err(conflict(Some(version)).into())
-                }
-                (None, _) => {
-                    let inserted = sqlx::query(
-                        "INSERT INTO records (namespace, key, version, body) VALUES ($1, $2, 1, $3) \
-                         ON CONFLICT (namespace, key) DO NOTHING",
-                    )
-                    .bind(namespace.as_str())
-                    .bind(key.as_str())
-                    .bind(body.as_str())
-                    .execute(&mut *conn)
-                    .await?;
-                    if inserted.rows_affected() == 0 {
-                        return Err(conflict(None).into());
-                    }
-                    Ok(Done::Number(1))
-                }
-                (Some(version), _) => {
-                    let written = sqlx::query(
-                        "UPDATE records SET version = version + 1, body = $1 \
-                         WHERE namespace = $2 AND key = $3 AND version = $4",
-                    )
-                    .bind(body.as_str())
-                    .bind(namespace.as_str())
-                    .bind(key.as_str())
-                    .bind(version)
-                    .execute(&mut *conn)
-                    .await?;
-                    if written.rows_affected() == 0 {
-                        return Err(conflict(Some(version)).into());
-                    }
-                    Ok(Done::Number(to_u64(version) + 1))
-                }
-            }
-        }
-        Write::DeleteRecord(namespace, key) => {
-            let gone = sqlx::query("DELETE FROM records WHERE namespace = $1 AND key = $2")
-                .bind(namespace.as_str())
-                .bind(key.as_str())
-                .execute(&mut *conn)
-                .await?;
-            Ok(Done::Flag(gone.rows_affected() > 0))
-        }
-    }
-}
-
-async fn put_artifact(
-    conn: &mut AnyConnection,
-    ctx: &Writer,
-    id: &TaskId,
-    artifact: &Artifact,
-    append: bool,
-) -> Result<Artifact, Failed> {
-    update_live(conn, ctx, id, |task| {
-        let artifacts = task.artifacts.get_or_insert_with(Vec::new);
-        match artifacts
-            .iter_mut()
-            .find(|a| a.artifact_id == artifact.artifact_id)
-        {
-            Some(existing) if append => {
-                existing.parts.extend(artifact.parts.iter().cloned());
-                existing.clone()
-            }
-            Some(existing) => {
-                *existing = artifact.clone();
-                existing.clone()
-            }
-            None => {
-                artifacts.push(artifact.clone());
-                artifact.clone()
-            }
-        }
-    })
-    .await
-}
-
-/// Appends an event to the log of a task known to exist; its number.
-async fn log_event(conn: &mut AnyConnection, id: &TaskId, body: &str) -> Result<u64, Failed> {
-    // The primary key (task, seq) refuses a number another process took at the same
-    // time; the retry of the batch takes the next one.
-    let row = sqlx::query(
-        "INSERT INTO task_events (task_id, seq, body) VALUES ($1, \
-         (SELECT COALESCE(MAX(seq), 0) + 1 FROM task_events WHERE task_id = $1), $2) \
-         RETURNING seq",
-    )
-    .bind(id.as_str())
-    .bind(body)
-    .fetch_one(&mut *conn)
-    .await?;
-    Ok(to_u64(row.try_get::<i64, _>(0)?))
-}
-
-/// A status write: always a change in the status order, even to the same state.
-async fn update_status(
-    conn: &mut AnyConnection,
-    id: &TaskId,
-    status: &TaskStatus,
-    ctx: &Writer,
-) -> Result<TaskState, Failed> {
-    for _ in 0..VERSION_RETRIES {
-        let Current { mut task, version } = read_task(conn, ctx, id).await?;
-        if task.status.state.is_terminal() {
-            return Err(StoreError::Terminal {
-                task_id: id.clone(),
-                state: task.status.state,
-            }
-            .into());
-        }
-        let previous = std::mem::replace(&mut task.status, status.clone()).state;
-        let state = status.state;
-        let ends = state.is_terminal();
-        let changed = next(conn, ctx, "changed").await?;
-        let (ended_seq, ended_at) = if ends {
-            (Some(next(conn, ctx, "ended").await?), Some(now_ms()))
-        } else {
-            (None, None)
-        };
-        let written = sqlx::query(
-            "UPDATE tasks SET body = $1, state = $2, terminal = $3, changed = $4, \
-             ended_seq = $5, ended_at = $6, version = version + 1 \
-             WHERE id = $7 AND version = $8",
-        )
-        .bind(encode(&task)?)
-        .bind(state_name(state)?)
-        .bind(i64::from(ends))
-        .bind(changed)
-        .bind(ended_seq)
-        .bind(ended_at)
-        .bind(id.as_str())
-        .bind(version)
-        .execute(&mut *conn)
-        .await?;
-        if written.rows_affected() == 1 {
-            ctx.wrote(&task, version + 1);
-            if let Some(ended) = ended_seq {
-                evict_past_count(conn, ended, ctx).await?;
-            }
-            return Ok(previous);
-        }
-    }
-    Err(StoreError::Unavailable(format!(
-        "task `{id}` kept changing under this write; try again"
-    ))
-    .into())
 }
 
 fn owner_of(row: &AnyRow) -> Result<Option<TaskOwner>, StoreError> {
@@ -1173,7 +398,7 @@ impl TaskStore for SqlTaskStore {
         owner: TaskOwner,
     ) -> Result<(), StoreError> {
         match self
-            .send_write(Write::Insert(task, Some(owner)), true)
+            .send_write(Write::Insert(task, Some(owner)), Answered::Queued)
             .await?
         {
             Done::Unit => Ok(()),
@@ -1284,7 +509,7 @@ impl TaskStore for SqlTaskStore {
         message: Message,
     ) -> Result<(), StoreError> {
         match self
-            .send_write(Write::AppendHistory(id.clone(), message), true)
+            .send_write(Write::AppendHistory(id.clone(), message), Answered::Applied)
             .await?
         {
             Done::Unit => Ok(()),

@@ -1,0 +1,1106 @@
+//! The writer of a [`SqlTaskStore`](super::SqlTaskStore): group commit, with each
+//! batch's task changes coalesced.
+//!
+//! Every write goes to one queue. The writer takes whatever is waiting (up to
+//! [`BATCH`]), applies it in one transaction, commits once (one fsync), and only then
+//! answers each: a write a caller sees acknowledged is on disk.
+//!
+//! Inside a batch, a task's writes change its row in memory ([`Staged`]); the row is
+//! written once, when the batch ends (or before a write that reads the tables), and
+//! the batch's log events go in with a few multi-row statements. A send's insert,
+//! `working`, reply and final status, when one batch carries them, are one row write
+//! and one event statement instead of seven statements; across sends, a batch of
+//! sixteen costs about one statement per task. The writer also remembers the live
+//! tasks as it last wrote them, so an update does not read its row back first.
+//!
+//! Nothing here holds only inside one process: a row update names the version it
+//! was computed from, and when another process wrote the task in between (the update
+//! finds no row of that version), the batch is redone a write at a time on fresh
+//! reads. Numbers (status-change order, ended order) are taken per batch from the
+//! `counters` rows, which PostgreSQL locks until the transaction commits; the event
+//! log's primary key refuses a sequence number another process took first.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
+use std::sync::LazyLock;
+
+use agentyard_transport::TaskId;
+use agentyard_transport::a2a::{
+    Artifact, Message, Task, TaskPushNotificationConfig, TaskState, TaskStatus,
+};
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, AnyConnection, AnyPool, Connection, Row};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{decode_task, encode, now_ms, state_name, to_u64};
+use crate::contract::{Retention, StoreError, TaskOwner};
+
+/// The most writes one transaction carries.
+pub const BATCH: usize = 256;
+
+/// How often a write is redone when another process changed its task in between.
+const VERSION_RETRIES: usize = 16;
+
+/// How many live tasks the writer remembers; past it, it starts over (a cache only:
+/// a forgotten task is read back from its row).
+const REMEMBERED: usize = 65_536;
+
+/// Event rows per multi-row insert: a few fixed sizes, so the database prepares a few
+/// statements, not one per batch size.
+const EVENT_CHUNKS: [usize; 4] = [64, 16, 4, 1];
+
+/// One write, sent to the writer.
+#[derive(Debug)]
+pub(super) enum Write {
+    Insert(Task, Option<TaskOwner>),
+    SetStatus(TaskId, TaskStatus),
+    SetStatusLogged(TaskId, TaskStatus, String),
+    PutArtifactLogged(TaskId, Artifact, bool, String),
+    AppendHistory(TaskId, Message),
+    PutArtifact(TaskId, Artifact, bool),
+    AppendEvent(TaskId, String),
+    RememberKey(String, TaskId),
+    ForgetKey(String),
+    PutPushConfig(TaskPushNotificationConfig),
+    DeletePushConfig(TaskId, String),
+    DropEndedBefore(i64),
+    PutRecord(String, String, String, Option<u64>),
+    DeleteRecord(String, String),
+}
+
+/// What a write answers.
+#[derive(Debug)]
+pub(super) enum Done {
+    Unit,
+    State(TaskState),
+    Artifact(Artifact),
+    Logged(Option<TaskState>, Option<Artifact>, u64),
+    Number(u64),
+    Flag(bool),
+}
+
+/// A write and whoever waits for it.
+#[derive(Debug)]
+pub(super) struct Job {
+    pub(super) write: Write,
+    /// Taken when the write is answered.
+    pub(super) reply: Option<oneshot::Sender<Result<Done, StoreError>>>,
+    /// When it is answered.
+    pub(super) answered: Answered,
+}
+
+/// When a write is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Answered {
+    /// Once its transaction committed: every write a caller is acknowledged on.
+    Committed,
+    /// Once applied in the open transaction (its rules checked), before it commits: a
+    /// write nobody is answered on before a later write of its task, which the writer
+    /// commits with or after it
+    /// ([`TaskStore::append_history_unanswered`](crate::TaskStore::append_history_unanswered)).
+    Applied,
+    /// Once queued: as [`Answered::Applied`], for a write whose rules cannot fail but
+    /// for a broken database (the insert of a freshly minted task,
+    /// [`TaskStore::insert_owned_unanswered`](crate::TaskStore::insert_owned_unanswered)).
+    /// If it is refused or lost after all, its task's later writes fail.
+    Queued,
+}
+
+impl Job {
+    fn answer(&mut self, answer: Result<Done, StoreError>) {
+        if let Some(reply) = self.reply.take() {
+            let _ = reply.send(answer);
+        }
+    }
+
+    /// The write did not happen. If it was answered already, its task is marked lost,
+    /// so that the later write it was answered on behalf of fails instead of
+    /// acknowledging a task without it.
+    fn fail(mut self, ctx: &mut Writer, message: String) {
+        self.refuse(ctx, StoreError::Unavailable(message));
+    }
+
+    /// Refused (with `error`), or failed, after it may have been answered already: an
+    /// answer cannot be taken back, so then its task is marked lost as for
+    /// [`Job::fail`].
+    fn refuse(&mut self, ctx: &mut Writer, error: StoreError) {
+        if self.reply.is_none()
+            && let Some(id) = self.write.task()
+        {
+            ctx.lost.insert(id.clone());
+        }
+        self.answer(Err(error));
+    }
+}
+
+impl Write {
+    /// The task a write changes, if one.
+    fn task(&self) -> Option<&TaskId> {
+        match self {
+            Self::Insert(task, _) => Some(&task.id),
+            Self::SetStatus(id, _)
+            | Self::SetStatusLogged(id, ..)
+            | Self::PutArtifactLogged(id, ..)
+            | Self::AppendHistory(id, _)
+            | Self::PutArtifact(id, ..)
+            | Self::AppendEvent(id, _) => Some(id),
+            Self::PutPushConfig(config) => Some(&config.task_id),
+            Self::DeletePushConfig(id, _) => Some(id),
+            Self::RememberKey(..)
+            | Self::ForgetKey(_)
+            | Self::DropEndedBefore(_)
+            | Self::PutRecord(..)
+            | Self::DeleteRecord(..) => None,
+        }
+    }
+}
+
+/// Why a write did not happen.
+enum Failed {
+    /// It broke a rule (a terminal task, a missing one): answered at once, nothing
+    /// written.
+    Refused(StoreError),
+    /// The database failed: the transaction is lost.
+    Database(sqlx::Error),
+    /// A row was not as the batch computed it: another process wrote the task, or
+    /// holds its id already. The batch is redone a write at a time.
+    Conflict(Conflict),
+}
+
+enum Conflict {
+    /// An insert found the id taken.
+    Taken(TaskId),
+    /// An update found the row at another version.
+    Changed(TaskId),
+}
+
+impl From<sqlx::Error> for Failed {
+    fn from(error: sqlx::Error) -> Self {
+        Self::Database(error)
+    }
+}
+
+impl From<StoreError> for Failed {
+    fn from(error: StoreError) -> Self {
+        Self::Refused(error)
+    }
+}
+
+/// The counters the writer numbers rows with.
+#[derive(Debug, Clone, Copy)]
+enum Counter {
+    Changed,
+    Created,
+    Ended,
+    Position,
+}
+
+impl Counter {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Changed => "changed",
+            Self::Created => "created",
+            Self::Ended => "ended",
+            Self::Position => "position",
+        }
+    }
+}
+
+/// A task as the writer last wrote it.
+#[derive(Debug, Clone)]
+struct Current {
+    task: Task,
+    /// The row's version (0: not stored yet).
+    version: i64,
+    /// The last number of its event log.
+    events: i64,
+}
+
+/// What the writer keeps between writes: the retention, where numbers come from, the
+/// live tasks it last wrote. Owned by the writer's task alone.
+#[derive(Debug)]
+pub(super) struct Writer {
+    retention: Retention,
+    /// The embedded store's counters, in memory: its directory lock makes this process
+    /// the file's only writer, so a number needs no statement of its own (they start
+    /// past the largest number stored). `None` for PostgreSQL, whose processes share
+    /// the `counters` rows.
+    local: Option<[i64; 4]>,
+    /// The live tasks as last written, so an update does not read its row first. A
+    /// row another process changed since is caught by its version. Emptied whenever a
+    /// transaction fails, since it may hold what was not committed.
+    live: HashMap<TaskId, Current>,
+    /// Tasks an early-answered write of which was not committed: their later writes
+    /// are refused, so nothing acknowledged lacks a write it was answered after.
+    lost: HashSet<TaskId>,
+}
+
+impl Writer {
+    /// The writer of an embedded store, reading where its counters stand.
+    pub(super) async fn embedded(
+        pool: &AnyPool,
+        retention: Retention,
+    ) -> Result<Self, sqlx::Error> {
+        let row = sqlx::query(
+            "SELECT COALESCE(MAX(changed), 0), COALESCE(MAX(created), 0), \
+             COALESCE(MAX(ended_seq), 0), \
+             (SELECT COALESCE(MAX(position), 0) FROM push_configs) FROM tasks",
+        )
+        .fetch_one(pool)
+        .await?;
+        let mut counters = [0; 4];
+        for (n, counter) in counters.iter_mut().enumerate() {
+            *counter = row.try_get::<i64, _>(n)?;
+        }
+        Ok(Self {
+            local: Some(counters),
+            ..Self::shared(retention)
+        })
+    }
+
+    /// The writer of a database other processes may write too.
+    pub(super) fn shared(retention: Retention) -> Self {
+        Self {
+            retention,
+            local: None,
+            live: HashMap::new(),
+            lost: HashSet::new(),
+        }
+    }
+
+    /// Starts a batch's turn. On a shared database, batches of different processes
+    /// take turns: each holds the `changed` counter's row lock from its start (every
+    /// batch that changes a status takes it anyway), so a batch's fresh reads cannot be
+    /// overtaken before it commits, and no two batches wait on each other's rows.
+    async fn take_turn(&self, conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
+        if self.local.is_none() {
+            sqlx::query("SELECT value FROM counters WHERE name = 'changed' FOR UPDATE")
+                .fetch_one(&mut *conn)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// A transaction failed: what the writer remembers may not be what is stored.
+    fn forget_uncommitted(&mut self) {
+        self.live.clear();
+    }
+
+    /// Takes `n` numbers of `counter`; the first of them.
+    async fn reserve(
+        &mut self,
+        conn: &mut AnyConnection,
+        counter: Counter,
+        n: usize,
+    ) -> Result<i64, sqlx::Error> {
+        let n = i64::try_from(n).unwrap_or(i64::MAX);
+        if let Some(local) = &mut self.local {
+            let value = &mut local[counter as usize];
+            *value += n;
+            return Ok(*value - n + 1);
+        }
+        let last: i64 =
+            sqlx::query("UPDATE counters SET value = value + $2 WHERE name = $1 RETURNING value")
+                .bind(counter.name())
+                .bind(n)
+                .fetch_one(&mut *conn)
+                .await?
+                .try_get(0)?;
+        Ok(last - n + 1)
+    }
+
+    /// The last number `counter` gave.
+    async fn last(&self, conn: &mut AnyConnection, counter: Counter) -> Result<i64, sqlx::Error> {
+        if let Some(local) = &self.local {
+            return Ok(local[counter as usize]);
+        }
+        sqlx::query("SELECT value FROM counters WHERE name = $1")
+            .bind(counter.name())
+            .fetch_one(&mut *conn)
+            .await?
+            .try_get(0)
+    }
+}
+
+/// A task a batch has read or changed, and what it changed.
+struct Pending {
+    current: Current,
+    /// The batch inserts the task (with this owner) rather than updating its row.
+    inserted: Option<Option<TaskOwner>>,
+    /// The row must be written.
+    dirty: bool,
+    /// When in the batch its status last changed, it was created, and it ended (with
+    /// the time): the numbers are taken at the flush in this order.
+    changed: Option<u64>,
+    created: Option<u64>,
+    ended: Option<(u64, i64)>,
+}
+
+/// A batch's task changes not written yet.
+#[derive(Default)]
+struct Staged {
+    pending: Vec<Pending>,
+    index: HashMap<TaskId, usize>,
+    /// Log events: the task (an index into `pending`), its number, the body.
+    events: Vec<(usize, i64, String)>,
+    /// Orders the batch's changes.
+    clock: u64,
+}
+
+impl Staged {
+    fn tick(&mut self) -> u64 {
+        self.clock += 1;
+        self.clock
+    }
+
+    /// The task `id`, from the batch, the writer's memory or its row; its index.
+    async fn load(
+        &mut self,
+        conn: &mut AnyConnection,
+        ctx: &mut Writer,
+        id: &TaskId,
+    ) -> Result<usize, Failed> {
+        if let Some(&at) = self.index.get(id) {
+            return Ok(at);
+        }
+        let current = match ctx.live.remove(id) {
+            Some(current) => current,
+            None => {
+                let row = sqlx::query(
+                    "SELECT body, version, \
+                     (SELECT COALESCE(MAX(seq), 0) FROM task_events WHERE task_id = $1) \
+                     FROM tasks WHERE id = $1",
+                )
+                .bind(id.as_str())
+                .fetch_optional(&mut *conn)
+                .await?
+                .ok_or_else(|| StoreError::NotFound(id.clone()))?;
+                let body: String = row.try_get(0)?;
+                Current {
+                    task: decode_task(&body)?,
+                    version: row.try_get(1)?,
+                    events: row.try_get(2)?,
+                }
+            }
+        };
+        Ok(self.add(Pending {
+            current,
+            inserted: None,
+            dirty: false,
+            changed: None,
+            created: None,
+            ended: None,
+        }))
+    }
+
+    fn add(&mut self, pending: Pending) -> usize {
+        let at = self.pending.len();
+        self.index.insert(pending.current.task.id.clone(), at);
+        self.pending.push(pending);
+        at
+    }
+
+    /// The live task `id`, to change (never a terminal one).
+    async fn live(
+        &mut self,
+        conn: &mut AnyConnection,
+        ctx: &mut Writer,
+        id: &TaskId,
+    ) -> Result<usize, Failed> {
+        let at = self.load(conn, ctx, id).await?;
+        let state = self.pending[at].current.task.status.state;
+        if state.is_terminal() {
+            return Err(StoreError::Terminal {
+                task_id: id.clone(),
+                state,
+            }
+            .into());
+        }
+        Ok(at)
+    }
+
+    fn insert(
+        &mut self,
+        ctx: &Writer,
+        task: &Task,
+        owner: Option<&TaskOwner>,
+    ) -> Result<(), Failed> {
+        if self.index.contains_key(&task.id) || ctx.live.contains_key(&task.id) {
+            return Err(StoreError::AlreadyExists(task.id.clone()).into());
+        }
+        let now = self.tick();
+        self.add(Pending {
+            current: Current {
+                task: task.clone(),
+                version: 0,
+                events: 0,
+            },
+            inserted: Some(owner.cloned()),
+            dirty: true,
+            changed: Some(now),
+            created: Some(now),
+            ended: task.status.state.is_terminal().then(|| (now, now_ms())),
+        });
+        Ok(())
+    }
+
+    /// A status write: always a change in the status order, even to the same state.
+    /// The state it replaced.
+    fn set_status(&mut self, at: usize, status: &TaskStatus) -> TaskState {
+        let now = self.tick();
+        let pending = &mut self.pending[at];
+        let previous = std::mem::replace(&mut pending.current.task.status, status.clone()).state;
+        pending.dirty = true;
+        pending.changed = Some(now);
+        if status.state.is_terminal() {
+            pending.ended = Some((now, now_ms()));
+        }
+        previous
+    }
+
+    /// Appends an event to the task's log; its number.
+    fn log(&mut self, at: usize, body: &str) -> u64 {
+        let pending = &mut self.pending[at];
+        pending.current.events += 1;
+        let seq = pending.current.events;
+        self.events.push((at, seq, body.to_owned()));
+        to_u64(seq)
+    }
+
+    /// Writes what the batch changed: each changed task's row once, the events, and
+    /// the retention of ended tasks; then remembers the live tasks as written.
+    async fn flush(&mut self, conn: &mut AnyConnection, ctx: &mut Writer) -> Result<(), Failed> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let changed = number(conn, ctx, &self.pending, Counter::Changed, |p| p.changed).await?;
+        let created = number(conn, ctx, &self.pending, Counter::Created, |p| p.created).await?;
+        let ended = number(conn, ctx, &self.pending, Counter::Ended, |p| {
+            p.ended.map(|(at, _)| at)
+        })
+        .await?;
+        for (at, pending) in self.pending.iter_mut().enumerate() {
+            if !pending.dirty {
+                continue;
+            }
+            let task = &pending.current.task;
+            let state = task.status.state;
+            let ended_at = pending.ended.map(|(_, ms)| ms);
+            if let Some(owner) = &pending.inserted {
+                let inserted = sqlx::query(
+                    "INSERT INTO tasks (id, context_id, agent, principal, body, state, terminal, \
+                     changed, created, ended_seq, ended_at, version) \
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1) \
+                     ON CONFLICT (id) DO NOTHING",
+                )
+                .bind(task.id.as_str())
+                .bind(task.context_id.as_str())
+                .bind(owner.as_ref().map(|owner| owner.agent.to_string()))
+                .bind(
+                    owner
+                        .as_ref()
+                        .and_then(|owner| owner.principal.as_deref().map(str::to_owned)),
+                )
+                .bind(encode(task)?)
+                .bind(state_name(state)?)
+                .bind(i64::from(state.is_terminal()))
+                .bind(changed[at])
+                .bind(created[at])
+                .bind(ended[at])
+                .bind(ended_at)
+                .execute(&mut *conn)
+                .await?;
+                if inserted.rows_affected() == 0 {
+                    return Err(Failed::Conflict(Conflict::Taken(task.id.clone())));
+                }
+            } else {
+                let written = sqlx::query(
+                    "UPDATE tasks SET body = $1, state = $2, terminal = $3, \
+                     changed = COALESCE($4, changed), ended_seq = COALESCE($5, ended_seq), \
+                     ended_at = COALESCE($6, ended_at), version = version + 1 \
+                     WHERE id = $7 AND version = $8",
+                )
+                .bind(encode(task)?)
+                .bind(state_name(state)?)
+                .bind(i64::from(state.is_terminal()))
+                .bind(changed[at])
+                .bind(ended[at])
+                .bind(ended_at)
+                .bind(task.id.as_str())
+                .bind(pending.current.version)
+                .execute(&mut *conn)
+                .await?;
+                if written.rows_affected() == 0 {
+                    return Err(Failed::Conflict(Conflict::Changed(task.id.clone())));
+                }
+            }
+            pending.current.version += 1;
+        }
+        self.write_events(conn).await?;
+        if let Some(last) = ended.iter().flatten().max() {
+            evict_past_count(conn, *last, ctx).await?;
+        }
+        for pending in self.pending.drain(..) {
+            if pending.current.task.status.state.is_terminal() {
+                continue;
+            }
+            if ctx.live.len() >= REMEMBERED {
+                ctx.live.clear();
+            }
+            ctx.live
+                .insert(pending.current.task.id.clone(), pending.current);
+        }
+        self.index.clear();
+        self.events.clear();
+        Ok(())
+    }
+
+    /// Inserts the batch's log events, a few rows per statement. The primary key
+    /// (task, seq) refuses a number another process took at the same time; the batch is
+    /// then redone, on fresh reads.
+    async fn write_events(&self, conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
+        let mut rest = &self.events[..];
+        while !rest.is_empty() {
+            let (size, sql) = EVENT_CHUNKS
+                .iter()
+                .zip(EVENT_INSERTS.iter())
+                .find(|(size, _)| **size <= rest.len())
+                .map_or(
+                    (1, &EVENT_INSERTS[EVENT_CHUNKS.len() - 1]),
+                    |(size, sql)| (*size, sql),
+                );
+            let (chunk, after) = rest.split_at(size);
+            let mut query = sqlx::query(sql.as_str());
+            for (at, seq, body) in chunk {
+                query = query
+                    .bind(self.pending[*at].current.task.id.as_str())
+                    .bind(*seq)
+                    .bind(body.as_str());
+            }
+            query.execute(&mut *conn).await?;
+            rest = after;
+        }
+        Ok(())
+    }
+}
+
+/// The multi-row event inserts, one per size of [`EVENT_CHUNKS`].
+static EVENT_INSERTS: LazyLock<Vec<String>> = LazyLock::new(|| {
+    EVENT_CHUNKS
+        .iter()
+        .map(|&rows| {
+            let mut sql = String::from("INSERT INTO task_events (task_id, seq, body) VALUES ");
+            for row in 0..rows {
+                let first = row * 3 + 1;
+                let sep = if row == 0 { "" } else { ", " };
+                let _ = write!(sql, "{sep}(${first}, ${}, ${})", first + 1, first + 2);
+            }
+            sql
+        })
+        .collect()
+});
+
+/// Numbers the pending tasks that took `counter` (`stamp` says when in the batch),
+/// in that order; by index into `pending`.
+async fn number(
+    conn: &mut AnyConnection,
+    ctx: &mut Writer,
+    pending: &[Pending],
+    counter: Counter,
+    stamp: impl Fn(&Pending) -> Option<u64>,
+) -> Result<Vec<Option<i64>>, sqlx::Error> {
+    let mut order: Vec<(u64, usize)> = pending
+        .iter()
+        .enumerate()
+        .filter_map(|(at, p)| stamp(p).map(|when| (when, at)))
+        .collect();
+    let mut numbers = vec![None; pending.len()];
+    if order.is_empty() {
+        return Ok(numbers);
+    }
+    order.sort_unstable();
+    let first = ctx.reserve(conn, counter, order.len()).await?;
+    for (n, (_, at)) in (first..).zip(order) {
+        numbers[at] = Some(n);
+    }
+    Ok(numbers)
+}
+
+/// Drops the ended tasks past the count, except those a key still names.
+async fn evict_past_count(
+    conn: &mut AnyConnection,
+    ended: i64,
+    ctx: &Writer,
+) -> Result<(), sqlx::Error> {
+    let limit = i64::try_from(ctx.retention.finished_tasks).unwrap_or(i64::MAX);
+    let last_dropped = ended.saturating_sub(limit);
+    if last_dropped <= 0 {
+        return Ok(());
+    }
+    sqlx::query(
+        "DELETE FROM tasks WHERE ended_seq IS NOT NULL AND ended_seq <= $1 \
+         AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.task_id = tasks.id)",
+    )
+    .bind(last_dropped)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// The writer: batches of waiting writes, one transaction each, on one connection it
+/// keeps (no pool checkout, and for PostgreSQL no ping, per batch) until the database
+/// fails it.
+pub(super) async fn write_loop(pool: AnyPool, mut jobs: mpsc::Receiver<Job>, mut ctx: Writer) {
+    let mut batch = Vec::with_capacity(BATCH);
+    let mut conn = None;
+    // `SqlTaskStore::close` waits for every connection to come back: the writer gives
+    // its own back when the pool closes.
+    let mut closing = std::pin::pin!(pool.close_event());
+    loop {
+        let received = tokio::select! {
+            received = jobs.recv_many(&mut batch, BATCH) => received,
+            () = &mut closing, if conn.is_some() => {
+                conn = None;
+                continue;
+            }
+        };
+        if received == 0 {
+            break;
+        }
+        let now = std::mem::take(&mut batch);
+        if let Err(leftover) = commit_batch(&pool, &mut conn, now, &mut ctx).await {
+            // The batch could not be applied as one: each write on its own, so that
+            // one bad write (or a database back from a restart, or a task another
+            // process changed) affects only itself.
+            for job in leftover {
+                if let Err(lone) = commit_batch(&pool, &mut conn, vec![job], &mut ctx).await {
+                    for job in lone {
+                        job.fail(
+                            &mut ctx,
+                            "the database refused the write; see the earlier error".into(),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// How a write of a batch was answered so far.
+enum Answer {
+    /// Answered once applied: nothing to send at the commit.
+    Sent,
+    /// Refused: not part of the batch any more.
+    Refused,
+    /// To be answered once committed.
+    AtCommit(Done),
+}
+
+/// Applies `jobs` in one transaction and answers them after it commits (a write
+/// answered before its commit ([`Answered`]) is answered once applied and only committed
+/// here). Hands back the jobs to be redone one at a time when the batch could not be
+/// applied as one (after logging why); a single job is never handed back.
+async fn commit_batch(
+    pool: &AnyPool,
+    held: &mut Option<PoolConnection<Any>>,
+    mut jobs: Vec<Job>,
+    ctx: &mut Writer,
+) -> Result<(), Vec<Job>> {
+    let mut redone = 0;
+    loop {
+        // Taken out while in use; put back only while the database has not failed it.
+        let mut conn = match held.take() {
+            Some(conn) => conn,
+            None => match pool.acquire().await {
+                Ok(conn) => conn,
+                Err(error) => {
+                    fail_all(jobs, &error, ctx);
+                    return Ok(());
+                }
+            },
+        };
+        let mut tx = match conn.begin().await {
+            Ok(tx) => tx,
+            Err(error) => {
+                fail_all(jobs, &error, ctx);
+                return Ok(());
+            }
+        };
+        let mut staged = Staged::default();
+        let mut answers = Vec::with_capacity(jobs.len());
+        let mut failed = ctx.take_turn(&mut tx).await.err().map(Failed::Database);
+        for job in &mut jobs {
+            if failed.is_some() {
+                break;
+            }
+            match apply(&mut tx, &mut staged, &job.write, ctx).await {
+                Ok(done) if job.answered != Answered::Committed => {
+                    job.answer(Ok(done));
+                    answers.push(Answer::Sent);
+                }
+                Ok(done) => answers.push(Answer::AtCommit(done)),
+                Err(Failed::Refused(error)) => {
+                    job.refuse(ctx, error);
+                    answers.push(Answer::Refused);
+                }
+                Err(other) => {
+                    failed = Some(other);
+                    break;
+                }
+            }
+        }
+        if failed.is_none()
+            && let Err(error) = staged.flush(&mut tx, ctx).await
+        {
+            failed = Some(error);
+        }
+        let Some(failed) = failed else {
+            match tx.commit().await {
+                Ok(()) => {
+                    *held = Some(conn);
+                    for (mut job, answer) in jobs.into_iter().zip(answers) {
+                        if let Answer::AtCommit(done) = answer {
+                            job.answer(Ok(done));
+                        }
+                    }
+                }
+                Err(error) => {
+                    ctx.forget_uncommitted();
+                    tracing::warn!(%error, "task store commit failed");
+                    let message = format!("the database did not commit the write: {error}");
+                    for (job, answer) in jobs.into_iter().zip(answers) {
+                        if !matches!(answer, Answer::Refused) {
+                            job.fail(ctx, message.clone());
+                        }
+                    }
+                }
+            }
+            return Ok(());
+        };
+        drop(tx);
+        ctx.forget_uncommitted();
+        // The refused are answered and out; the rest is redone.
+        let mut refused = answers.iter().map(|a| matches!(a, Answer::Refused));
+        let mut rest: Vec<Job> = jobs
+            .into_iter()
+            .filter(|_| !refused.next().unwrap_or(false))
+            .collect();
+        if rest.len() > 1 {
+            match &failed {
+                Failed::Database(error) => {
+                    tracing::warn!(%error, "task store write failed; retrying each write alone");
+                }
+                Failed::Conflict(_) => *held = Some(conn),
+                Failed::Refused(_) => {}
+            }
+            return Err(rest);
+        }
+        let Some(job) = rest.pop() else {
+            return Ok(());
+        };
+        match failed {
+            Failed::Database(error) => {
+                tracing::warn!(%error, "task store write failed");
+                job.fail(ctx, format!("the database refused the write: {error}"));
+            }
+            Failed::Refused(error) => {
+                let mut job = job;
+                job.refuse(ctx, error);
+            }
+            Failed::Conflict(Conflict::Taken(id)) => {
+                *held = Some(conn);
+                let mut job = job;
+                job.refuse(ctx, StoreError::AlreadyExists(id));
+            }
+            Failed::Conflict(Conflict::Changed(id)) => {
+                *held = Some(conn);
+                redone += 1;
+                if redone < VERSION_RETRIES {
+                    jobs = vec![job];
+                    continue;
+                }
+                job.fail(
+                    ctx,
+                    format!("task `{id}` kept changing under this write; try again"),
+                );
+            }
+        }
+        return Ok(());
+    }
+}
+
+fn fail_all(jobs: Vec<Job>, error: &sqlx::Error, ctx: &mut Writer) {
+    tracing::warn!(%error, "task store unreachable");
+    let message = format!("cannot reach the database: {error}");
+    for job in jobs {
+        job.fail(ctx, message.clone());
+    }
+}
+
+/// Applies one write: a task's write to the batch's [`Staged`] rows, any other
+/// directly (after writing what the batch staged, which it may read).
+async fn apply(
+    conn: &mut AnyConnection,
+    staged: &mut Staged,
+    write: &Write,
+    ctx: &mut Writer,
+) -> Result<Done, Failed> {
+    if let Some(id) = write.task()
+        && ctx.lost.contains(id)
+    {
+        return Err(StoreError::Unavailable(format!(
+            "an earlier write of task `{id}` was not stored (the database failed); \
+             the task cannot be changed until the server restarts"
+        ))
+        .into());
+    }
+    match write {
+        Write::Insert(task, owner) => {
+            staged.insert(ctx, task, owner.as_ref())?;
+            Ok(Done::Unit)
+        }
+        Write::SetStatus(id, status) => {
+            let at = staged.live(conn, ctx, id).await?;
+            Ok(Done::State(staged.set_status(at, status)))
+        }
+        Write::SetStatusLogged(id, status, event) => {
+            let at = staged.live(conn, ctx, id).await?;
+            let previous = staged.set_status(at, status);
+            let seq = staged.log(at, event);
+            Ok(Done::Logged(Some(previous), None, seq))
+        }
+        Write::PutArtifactLogged(id, artifact, append, event) => {
+            let at = staged.live(conn, ctx, id).await?;
+            let stored = put_artifact(&mut staged.pending[at], artifact, *append);
+            let seq = staged.log(at, event);
+            Ok(Done::Logged(None, Some(stored), seq))
+        }
+        Write::AppendHistory(id, message) => {
+            let at = staged.live(conn, ctx, id).await?;
+            let pending = &mut staged.pending[at];
+            pending
+                .current
+                .task
+                .history
+                .get_or_insert_with(Vec::new)
+                .push(message.clone());
+            pending.dirty = true;
+            Ok(Done::Unit)
+        }
+        Write::PutArtifact(id, artifact, append) => {
+            let at = staged.live(conn, ctx, id).await?;
+            Ok(Done::Artifact(put_artifact(
+                &mut staged.pending[at],
+                artifact,
+                *append,
+            )))
+        }
+        Write::AppendEvent(id, body) => {
+            let at = staged.load(conn, ctx, id).await?;
+            Ok(Done::Number(staged.log(at, body)))
+        }
+        other => {
+            staged.flush(conn, ctx).await?;
+            apply_direct(conn, other, ctx).await
+        }
+    }
+}
+
+fn put_artifact(pending: &mut Pending, artifact: &Artifact, append: bool) -> Artifact {
+    pending.dirty = true;
+    let artifacts = pending.current.task.artifacts.get_or_insert_with(Vec::new);
+    match artifacts
+        .iter_mut()
+        .find(|a| a.artifact_id == artifact.artifact_id)
+    {
+        Some(existing) if append => {
+            existing.parts.extend(artifact.parts.iter().cloned());
+            existing.clone()
+        }
+        Some(existing) => {
+            *existing = artifact.clone();
+            existing.clone()
+        }
+        None => {
+            artifacts.push(artifact.clone());
+            artifact.clone()
+        }
+    }
+}
+
+/// The writes that are not a task's row or log: keys, push configs, retention,
+/// records.
+async fn apply_direct(
+    conn: &mut AnyConnection,
+    write: &Write,
+    ctx: &mut Writer,
+) -> Result<Done, Failed> {
+    match write {
+        Write::RememberKey(key, task) => {
+            sqlx::query(
+                "INSERT INTO idempotency_keys (key, task_id, at) VALUES ($1, $2, $3) \
+                 ON CONFLICT (key) DO UPDATE SET task_id = excluded.task_id, at = excluded.at",
+            )
+            .bind(key.as_str())
+            .bind(task.as_str())
+            .bind(now_ms())
+            .execute(&mut *conn)
+            .await?;
+            Ok(Done::Unit)
+        }
+        Write::ForgetKey(key) => {
+            let row = sqlx::query("DELETE FROM idempotency_keys WHERE key = $1 RETURNING task_id")
+                .bind(key.as_str())
+                .fetch_optional(&mut *conn)
+                .await?;
+            if let Some(row) = row {
+                let task: String = row.try_get(0)?;
+                // Past the limits already: it goes now, as the in-memory store's
+                // last release forgets an overdue task.
+                let ended = ctx.last(conn, Counter::Ended).await?;
+                let limit = i64::try_from(ctx.retention.finished_tasks).unwrap_or(i64::MAX);
+                sqlx::query(
+                    "DELETE FROM tasks WHERE id = $1 AND ended_seq IS NOT NULL \
+                     AND (ended_seq <= $2 OR ended_at < $3) \
+                     AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.task_id = tasks.id)",
+                )
+                .bind(task)
+                .bind(ended.saturating_sub(limit))
+                .bind(ctx.retention.max_age.map_or(i64::MIN, |age| {
+                    now_ms().saturating_sub(i64::try_from(age.as_millis()).unwrap_or(i64::MAX))
+                }))
+                .execute(&mut *conn)
+                .await?;
+            }
+            Ok(Done::Unit)
+        }
+        Write::PutPushConfig(config) => {
+            let exists = sqlx::query("SELECT 1 FROM tasks WHERE id = $1")
+                .bind(config.task_id.as_str())
+                .fetch_optional(&mut *conn)
+                .await?;
+            if exists.is_none() {
+                return Err(StoreError::NotFound(config.task_id.clone()).into());
+            }
+            let position = ctx.reserve(conn, Counter::Position, 1).await?;
+            sqlx::query(
+                "INSERT INTO push_configs (task_id, config_id, position, body) \
+                 VALUES ($1, $2, $3, $4) \
+                 ON CONFLICT (task_id, config_id) DO UPDATE SET body = excluded.body",
+            )
+            .bind(config.task_id.as_str())
+            .bind(
+                config
+                    .push_notification_config
+                    .id
+                    .clone()
+                    .unwrap_or_default(),
+            )
+            .bind(position)
+            .bind(encode(config)?)
+            .execute(&mut *conn)
+            .await?;
+            Ok(Done::Unit)
+        }
+        Write::DeletePushConfig(id, config_id) => {
+            let gone =
+                sqlx::query("DELETE FROM push_configs WHERE task_id = $1 AND config_id = $2")
+                    .bind(id.as_str())
+                    .bind(config_id.as_str())
+                    .execute(&mut *conn)
+                    .await?;
+            Ok(Done::Flag(gone.rows_affected() > 0))
+        }
+        Write::DropEndedBefore(cutoff) => {
+            let gone = sqlx::query(
+                "DELETE FROM tasks WHERE ended_at IS NOT NULL AND ended_at < $1 \
+                 AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.task_id = tasks.id)",
+            )
+            .bind(*cutoff)
+            .execute(&mut *conn)
+            .await?;
+            Ok(Done::Number(gone.rows_affected()))
+        }
+        Write::PutRecord(namespace, key, body, expected) => {
+            put_record(conn, namespace, key, body, *expected).await
+        }
+        Write::DeleteRecord(namespace, key) => {
+            let gone = sqlx::query("DELETE FROM records WHERE namespace = $1 AND key = $2")
+                .bind(namespace.as_str())
+                .bind(key.as_str())
+                .execute(&mut *conn)
+                .await?;
+            Ok(Done::Flag(gone.rows_affected() > 0))
+        }
+        Write::Insert(..)
+        | Write::SetStatus(..)
+        | Write::SetStatusLogged(..)
+        | Write::PutArtifactLogged(..)
+        | Write::AppendHistory(..)
+        | Write::PutArtifact(..)
+        | Write::AppendEvent(..) => Err(StoreError::Backend(
+            "a task's write reached the direct path of the store's writer".into(),
+        )
+        .into()),
+    }
+}
+
+async fn put_record(
+    conn: &mut AnyConnection,
+    namespace: &str,
+    key: &str,
+    body: &str,
+    expected: Option<u64>,
+) -> Result<Done, Failed> {
+    let found: Option<i64> =
+        sqlx::query("SELECT version FROM records WHERE namespace = $1 AND key = $2")
+            .bind(namespace)
+            .bind(key)
+            .fetch_optional(&mut *conn)
+            .await?
+            .map(|row| row.try_get(0))
+            .transpose()?;
+    let conflict = |found: Option<i64>| StoreError::Conflict {
+        namespace: namespace.to_owned(),
+        key: key.to_owned(),
+        expected,
+        found: found.map(to_u64),
+    };
+    match (found, expected) {
+        (None, Some(expected)) if expected != 0 => Err(conflict(None).into()),
+        (Some(version), Some(expected)) if to_u64(version) != expected => {
+            Err(conflict(Some(version)).into())
+        }
+        (None, _) => {
+            let inserted = sqlx::query(
+                "INSERT INTO records (namespace, key, version, body) VALUES ($1, $2, 1, $3) \
+                 ON CONFLICT (namespace, key) DO NOTHING",
+            )
+            .bind(namespace)
+            .bind(key)
+            .bind(body)
+            .execute(&mut *conn)
+            .await?;
+            if inserted.rows_affected() == 0 {
+                return Err(conflict(None).into());
+            }
+            Ok(Done::Number(1))
+        }
+        (Some(version), _) => {
+            let written = sqlx::query(
+                "UPDATE records SET version = version + 1, body = $1 \
+                 WHERE namespace = $2 AND key = $3 AND version = $4",
+            )
+            .bind(body)
+            .bind(namespace)
+            .bind(key)
+            .bind(version)
+            .execute(&mut *conn)
+            .await?;
+            if written.rows_affected() == 0 {
+                return Err(conflict(Some(version)).into());
+            }
+            Ok(Done::Number(to_u64(version) + 1))
+        }
+    }
+}
