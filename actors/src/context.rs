@@ -83,8 +83,38 @@ pub struct TaskContext {
     pub(crate) history: tokio::sync::OnceCell<Vec<Message>>,
     pub(crate) cancel: CancellationToken,
     pub(crate) events: TaskEvents,
+    /// Whether the turn's first write (`working`) is stored: see [`Stored`].
+    pub(crate) stored: Stored,
     pub(crate) reply: Option<Message>,
     pub(crate) finish: Finish,
+}
+
+/// Whether the turn's `working` status is stored yet. The handler starts while it is
+/// being written (a durable store commits it with the turn's later writes), so what
+/// the handler reads of the store (its task, the conversation) and what it sends to
+/// other agents waits for it first: they see the task, and this turn's message, as
+/// they would had the handler started after the write.
+#[derive(Debug, Clone)]
+pub(crate) struct Stored(tokio::sync::watch::Receiver<bool>);
+
+impl Stored {
+    /// A barrier, and what lifts it (by sending `true`, or by being dropped).
+    pub(crate) fn new() -> (tokio::sync::watch::Sender<bool>, Self) {
+        let (lift, wait) = tokio::sync::watch::channel(false);
+        (lift, Self(wait))
+    }
+
+    /// No barrier: the writes before the handler are stored already.
+    #[cfg(test)]
+    pub(crate) fn lifted() -> Self {
+        Self(tokio::sync::watch::channel(true).1)
+    }
+
+    /// Waits until the write is stored (or failed: then the reads see what is there).
+    pub(crate) async fn wait(&self) {
+        let mut wait = self.0.clone();
+        let _ = wait.wait_for(|stored| *stored).await;
+    }
 }
 
 impl fmt::Debug for TaskContext {
@@ -193,6 +223,7 @@ impl TaskContext {
                 if depth == 0 {
                     return Vec::new();
                 }
+                self.stored.wait().await;
                 self.port
                     .store()
                     .context_history(&self.context_id, Some(&self.message.message_id), depth)
@@ -382,6 +413,7 @@ impl TaskContext {
     /// # Errors
     /// Whatever the supervisor refuses the send with.
     pub async fn send_request(&self, request: SendRequest) -> Result<Submitted> {
+        self.stored.wait().await;
         self.port.send(self.stamped(request)).await
     }
 
@@ -393,6 +425,7 @@ impl TaskContext {
     /// # Errors
     /// Whatever the supervisor refuses the send with.
     pub async fn send_request_and_wait(&self, request: SendRequest) -> Result<Settled> {
+        self.stored.wait().await;
         let mut request = self.stamped(request);
         request.chain = Arc::clone(&self.chain);
         self.port.send_and_wait(request).await
@@ -406,6 +439,7 @@ impl TaskContext {
     /// [`crate::Error::Store`] if the store fails; [`crate::Error::TaskNotFound`]
     /// only if the store lost the task.
     pub async fn task(&self, history_length: Option<usize>) -> Result<Task> {
+        self.stored.wait().await;
         self.port
             .store()
             .get(&self.task_id, history_length)

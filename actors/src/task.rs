@@ -15,7 +15,7 @@ use tracing::Instrument;
 
 use crate::agent::DynAgent;
 use crate::channel::{TaskEvents, status};
-use crate::context::{Finish, TaskContext};
+use crate::context::{Finish, Stored, TaskContext};
 use crate::handoff::Handoff;
 use crate::limits::Permits;
 use crate::occupancy::SessionShared;
@@ -84,104 +84,129 @@ impl Work {
             if self.cancel.is_cancelled() {
                 return;
             }
-            if self
-                .events
-                .progress(
-                    port.store(),
-                    port.events(),
-                    TaskStatus::new(TaskState::Working),
-                )
-                .await
-                .is_err()
-            {
-                // Ended (canceled) while it waited for its turn.
-                return;
-            }
-            let mut ctx = TaskContext {
-                port: Arc::clone(&port),
-                agent: Arc::clone(&self.agent_name),
-                task_id: self.events.task_id.clone(),
-                context_id: self.events.context_id.clone(),
-                message: std::mem::replace(&mut self.message, Message::new(Role::User, Vec::new())),
-                payload: self.handoff.payload.take(),
-                intent: self.handoff.intent,
-                request_metadata: self.metadata.take(),
-                extensions: std::mem::take(&mut self.extensions),
-                sender: self.sender.clone(),
-                entry_point: self.events.envelope.entry_point,
-                hops: self.hops,
-                chain: Arc::clone(&self.chain),
-                history: tokio::sync::OnceCell::new(),
-                cancel: self.cancel.clone(),
-                events: self.events.clone(),
-                reply: None,
-                finish: Finish::Completed,
-            };
-
-            let outcome = {
-                let handler = AssertUnwindSafe(agent.handle_dyn(&mut ctx)).catch_unwind();
-                tokio::pin!(handler);
-                tokio::select! {
-                    biased;
-                    outcome = &mut handler => Some(outcome),
-                    () = self.cancel.cancelled() => {
-                        // Canceled: the task is already `canceled`. Give the handler a
-                        // moment to wind down, then drop it.
-                        let _ = tokio::time::timeout(port.cancel_grace(), &mut handler).await;
-                        None
-                    }
-                }
-            };
-            let Some(outcome) = outcome else { return };
-            let (state, message) = match outcome {
-                Ok(Ok(())) => match ctx.finish {
-                    Finish::Completed => (TaskState::Completed, ctx.reply.take()),
-                    Finish::InputRequired(m) => (TaskState::InputRequired, Some(m)),
-                    Finish::AuthRequired(m) => (TaskState::AuthRequired, Some(m)),
-                    Finish::Failed(m) => (TaskState::Failed, Some(m)),
-                    Finish::Rejected(m) => (TaskState::Rejected, Some(m)),
-                },
-                Ok(Err(error)) => {
-                    // An error is not an outcome but the handler failing; an outcome
-                    // it had set on the context is dropped, and said so, not silently.
-                    let dropped = ctx.finish.name();
-                    tracing::warn!(%error, dropped, "agent returned an error");
-                    let text = match dropped {
-                        Some(outcome) => format!(
-                            "agent `{}` failed: {error} (its {outcome} outcome set before the error was dropped)",
-                            self.agent_name
-                        ),
-                        None => format!("agent `{}` failed: {error}", self.agent_name),
-                    };
-                    (
-                        TaskState::Failed,
-                        Some(ctx.agent_message(vec![Part::text(text)])),
+            // `working` is written while the handler already runs: a durable store
+            // then commits it with the turn's later writes (one fsync, not two in a
+            // row), and it is published once stored, before anything the turn
+            // publishes after it (`join` polls it first, and the store answers
+            // writes in order). What the handler reads of the store, or sends to
+            // other agents, waits for it ([`Stored`]). A cancel that ends the task
+            // meanwhile makes this write fail and reaches the handler through its
+            // token.
+            let events = self.events.clone();
+            let (lift, stored) = Stored::new();
+            let working = async {
+                let _ = events
+                    .progress(
+                        port.store(),
+                        port.events(),
+                        TaskStatus::new(TaskState::Working),
                     )
-                }
-                Err(panic) => {
-                    let what = panic_text(panic.as_ref());
-                    tracing::error!(panic = %what, "agent panicked");
-                    let text = format!("agent `{}` panicked: {what}", self.agent_name);
-                    (
-                        TaskState::Failed,
-                        Some(ctx.agent_message(vec![Part::text(text)])),
-                    )
-                }
-            };
-            if let Some(message) = &message {
-                // Ignored if the task ended meanwhile (a cancel won the race). Nobody
-                // is answered on it before the final status below, whose durable
-                // write commits it too.
-                let _ = port
-                    .store()
-                    .append_history_unanswered(&self.events.task_id, message.clone())
                     .await;
-            }
-            let _ = finish_task(&*port, &self.events.task_id, status(state, message)).await;
+                let _ = lift.send(true);
+            };
+            let turn = self.turn(agent, &port, stored);
+            futures::future::join(working, turn).await;
         }
         .instrument(span);
         cause.within(work).await;
         // Permits drop with `self` here, letting the next message of the session in.
+    }
+
+    /// The handler's part of a turn: runs it, then records its reply and settles the
+    /// task.
+    async fn turn(&mut self, agent: Arc<dyn DynAgent>, port: &Arc<dyn Port>, stored: Stored) {
+        let mut ctx = TaskContext {
+            port: Arc::clone(port),
+            agent: Arc::clone(&self.agent_name),
+            task_id: self.events.task_id.clone(),
+            context_id: self.events.context_id.clone(),
+            message: std::mem::replace(&mut self.message, Message::new(Role::User, Vec::new())),
+            payload: self.handoff.payload.take(),
+            intent: self.handoff.intent,
+            request_metadata: self.metadata.take(),
+            extensions: std::mem::take(&mut self.extensions),
+            sender: self.sender.clone(),
+            entry_point: self.events.envelope.entry_point,
+            hops: self.hops,
+            chain: Arc::clone(&self.chain),
+            history: tokio::sync::OnceCell::new(),
+            cancel: self.cancel.clone(),
+            events: self.events.clone(),
+            stored,
+            reply: None,
+            finish: Finish::Completed,
+        };
+
+        let outcome = {
+            let handler = AssertUnwindSafe(agent.handle_dyn(&mut ctx)).catch_unwind();
+            tokio::pin!(handler);
+            tokio::select! {
+                biased;
+                outcome = &mut handler => Some(outcome),
+                () = self.cancel.cancelled() => {
+                    // Canceled: the task is already `canceled`. Give the handler a
+                    // moment to wind down, then drop it.
+                    let _ = tokio::time::timeout(port.cancel_grace(), &mut handler).await;
+                    None
+                }
+            }
+        };
+        let Some(outcome) = outcome else { return };
+        let (state, message) = match outcome {
+            Ok(Ok(())) => match ctx.finish {
+                Finish::Completed => (TaskState::Completed, ctx.reply.take()),
+                Finish::InputRequired(m) => (TaskState::InputRequired, Some(m)),
+                Finish::AuthRequired(m) => (TaskState::AuthRequired, Some(m)),
+                Finish::Failed(m) => (TaskState::Failed, Some(m)),
+                Finish::Rejected(m) => (TaskState::Rejected, Some(m)),
+            },
+            Ok(Err(error)) => {
+                // An error is not an outcome but the handler failing; an outcome
+                // it had set on the context is dropped, and said so, not silently.
+                let dropped = ctx.finish.name();
+                tracing::warn!(%error, dropped, "agent returned an error");
+                let text = match dropped {
+                    Some(outcome) => format!(
+                        "agent `{}` failed: {error} (its {outcome} outcome set before the error was dropped)",
+                        self.agent_name
+                    ),
+                    None => format!("agent `{}` failed: {error}", self.agent_name),
+                };
+                (
+                    TaskState::Failed,
+                    Some(ctx.agent_message(vec![Part::text(text)])),
+                )
+            }
+            Err(panic) => {
+                let what = panic_text(panic.as_ref());
+                tracing::error!(panic = %what, "agent panicked");
+                let text = format!("agent `{}` panicked: {what}", self.agent_name);
+                (
+                    TaskState::Failed,
+                    Some(ctx.agent_message(vec![Part::text(text)])),
+                )
+            }
+        };
+        let task_id = &self.events.task_id;
+        let reply = message.clone();
+        let history = async {
+            if let Some(message) = reply {
+                // Ignored if the task ended meanwhile (a cancel won the race). Nobody
+                // is answered on it before the final status, whose durable write
+                // commits it too.
+                let _ = port
+                    .store()
+                    .append_history_unanswered(task_id, message)
+                    .await;
+            }
+        };
+        // The final status does not wait for the reply's answer: `join` polls the
+        // reply first, so it is queued first, and the store applies a task's writes
+        // in order; a durable store then commits both in one transaction.
+        let finish = async {
+            let _ = finish_task(&**port, task_id, status(state, message)).await;
+        };
+        futures::future::join(history, finish).await;
     }
 }
 

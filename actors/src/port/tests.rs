@@ -139,6 +139,7 @@ impl Opened {
             history: tokio::sync::OnceCell::new(),
             cancel: self.cancel.clone(),
             events: self.events.clone(),
+            stored: crate::context::Stored::lifted(),
             reply: None,
             finish: Finish::Completed,
         }
