@@ -55,7 +55,7 @@ use crate::contract::{Record, Retention, StoreError, TaskFilter, TaskOwner, Task
 mod writer;
 
 pub use writer::BATCH;
-use writer::{Answered, Done, Job, Write, Writer, write_loop};
+use writer::{Answered, Done, Job, Settled, Write, Writer, write_loop};
 
 /// The file of the embedded store inside its data directory.
 pub const EMBEDDED_FILE: &str = "agentyard.db";
@@ -106,6 +106,8 @@ fn redact(url: &str) -> String {
 pub struct SqlTaskStore {
     pool: AnyPool,
     writer: mpsc::Sender<Job>,
+    /// The embedded store's recently settled tasks, as its writer committed them.
+    settled: Option<Arc<Settled>>,
     location: StoreLocation,
     /// The embedded store's lock on its directory, held while the store is open: a
     /// second process on the same directory is refused at open, by name, rather than
@@ -161,13 +163,24 @@ struct Schema;
 impl MigrationSource<'static> for Schema {
     fn resolve(self) -> BoxFuture<'static, Result<Vec<Migration>, sqlx::error::BoxDynError>> {
         Box::pin(async {
-            Ok(vec![Migration::new(
-                1,
-                Cow::Borrowed("tasks"),
-                MigrationType::Simple,
-                Cow::Borrowed(include_str!("../migrations/0001_tasks.sql")),
-                false,
-            )])
+            Ok(vec![
+                Migration::new(
+                    1,
+                    Cow::Borrowed("tasks"),
+                    MigrationType::Simple,
+                    Cow::Borrowed(include_str!("../migrations/0001_tasks.sql")),
+                    false,
+                ),
+                Migration::new(
+                    2,
+                    Cow::Borrowed("context principal index"),
+                    MigrationType::Simple,
+                    Cow::Borrowed(include_str!(
+                        "../migrations/0002_context_principal_index.sql"
+                    )),
+                    false,
+                ),
+            ])
         })
     }
 }
@@ -288,17 +301,18 @@ impl SqlTaskStore {
         let migrator = Migrator::new(Schema).await.map_err(|e| failed(&e))?;
         migrator.run(&pool).await.map_err(|e| failed(&e))?;
         let (writer, jobs) = mpsc::channel(BATCH * 4);
-        let ctx = if sqlite {
-            Writer::embedded(&pool, retention)
+        let settled = sqlite.then(|| Arc::new(Settled::default()));
+        let ctx = match &settled {
+            Some(settled) => Writer::embedded(&pool, retention, Arc::clone(settled))
                 .await
-                .map_err(|e| failed(&e))?
-        } else {
-            Writer::shared(retention)
+                .map_err(|e| failed(&e))?,
+            None => Writer::shared(retention),
         };
         tokio::spawn(write_loop(pool.clone(), jobs, ctx));
         Ok(Self {
             pool,
             writer,
+            settled,
             location,
             _lock: lock,
         })
@@ -439,11 +453,16 @@ impl TaskStore for SqlTaskStore {
         id: &TaskId,
         history_length: Option<usize>,
     ) -> Result<Option<Task>, StoreError> {
-        let Some(row) = self.fetch_task(id).await? else {
-            return Ok(None);
+        let mut task = match self.settled.as_ref().and_then(|settled| settled.get(id)) {
+            Some(task) => task,
+            None => {
+                let Some(row) = self.fetch_task(id).await? else {
+                    return Ok(None);
+                };
+                let body: String = row.try_get(0).map_err(unavailable)?;
+                decode_task(&body)?
+            }
         };
-        let body: String = row.try_get(0).map_err(unavailable)?;
-        let mut task = decode_task(&body)?;
         if let Some(n) = history_length {
             trim_history(&mut task, n);
         }

@@ -20,9 +20,9 @@
 //! `counters` rows, which PostgreSQL locks until the transaction commits; the event
 //! log's primary key refuses a sequence number another process took first.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt::Write as _;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
 use agentyard_transport::TaskId;
 use agentyard_transport::a2a::{
@@ -45,9 +45,8 @@ const VERSION_RETRIES: usize = 16;
 /// a forgotten task is read back from its row).
 const REMEMBERED: usize = 65_536;
 
-/// Event rows per multi-row insert: a few fixed sizes, so the database prepares a few
-/// statements, not one per batch size.
-const EVENT_CHUNKS: [usize; 4] = [64, 16, 4, 1];
+/// How many settled tasks the embedded store answers reads of from memory.
+const SETTLED: usize = 1024;
 
 /// One write, sent to the writer.
 #[derive(Debug)]
@@ -216,6 +215,58 @@ struct Current {
     events: i64,
 }
 
+/// The embedded store's tasks that last committed settled (ended, or waiting for
+/// input), as committed: every waiting send reads its task back once it settles, and
+/// answering that from here spares a reader connection, whose page cache each commit
+/// empties. Only the embedded store keeps one: its directory lock makes its writer the
+/// file's only writer, so what the writer last committed of a task is what the file
+/// holds. The writer forgets a task here before it writes the task again (or deletes
+/// it) and adds it back only once that is committed.
+#[derive(Debug, Default)]
+pub(super) struct Settled {
+    inner: Mutex<SettledTasks>,
+}
+
+#[derive(Debug, Default)]
+struct SettledTasks {
+    tasks: HashMap<TaskId, Task>,
+    /// Oldest first, to drop the oldest past [`SETTLED`]; may name tasks forgotten
+    /// since.
+    order: VecDeque<TaskId>,
+}
+
+impl Settled {
+    fn lock(&self) -> std::sync::MutexGuard<'_, SettledTasks> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The task as last committed, if it settled then and is remembered.
+    pub(super) fn get(&self, id: &TaskId) -> Option<Task> {
+        self.lock().tasks.get(id).cloned()
+    }
+
+    fn forget(&self, id: &TaskId) {
+        self.lock().tasks.remove(id);
+    }
+
+    fn committed(&self, tasks: Vec<Task>) {
+        let mut settled = self.lock();
+        for task in tasks {
+            settled.order.push_back(task.id.clone());
+            settled.tasks.insert(task.id.clone(), task);
+        }
+        while settled.order.len() > SETTLED {
+            if let Some(old) = settled.order.pop_front() {
+                settled.tasks.remove(&old);
+            }
+        }
+    }
+}
+
+fn is_settled(state: TaskState) -> bool {
+    state.is_terminal() || state.is_interrupted()
+}
+
 /// What the writer keeps between writes: the retention, where numbers come from, the
 /// live tasks it last wrote. Owned by the writer's task alone.
 #[derive(Debug)]
@@ -233,6 +284,8 @@ pub(super) struct Writer {
     /// Tasks an early-answered write of which was not committed: their later writes
     /// are refused, so nothing acknowledged lacks a write it was answered after.
     lost: HashSet<TaskId>,
+    /// The embedded store's settled tasks, shared with its readers.
+    settled: Option<Arc<Settled>>,
 }
 
 impl Writer {
@@ -240,6 +293,7 @@ impl Writer {
     pub(super) async fn embedded(
         pool: &AnyPool,
         retention: Retention,
+        settled: Arc<Settled>,
     ) -> Result<Self, sqlx::Error> {
         let row = sqlx::query(
             "SELECT COALESCE(MAX(changed), 0), COALESCE(MAX(created), 0), \
@@ -254,6 +308,7 @@ impl Writer {
         }
         Ok(Self {
             local: Some(counters),
+            settled: Some(settled),
             ..Self::shared(retention)
         })
     }
@@ -265,6 +320,7 @@ impl Writer {
             local: None,
             live: HashMap::new(),
             lost: HashSet::new(),
+            settled: None,
         }
     }
 
@@ -277,6 +333,24 @@ impl Writer {
             sqlx::query("SELECT value FROM counters WHERE name = 'changed' FOR UPDATE")
                 .fetch_one(&mut *conn)
                 .await?;
+        }
+        Ok(())
+    }
+
+    /// A task is about to be written or deleted: readers go to the database for it
+    /// until what is written is committed.
+    fn unsettle(&self, id: &TaskId) {
+        if let Some(settled) = &self.settled {
+            settled.forget(id);
+        }
+    }
+
+    /// Tasks deleted (rows of their ids): readers no longer find them.
+    fn deleted(&self, rows: &[sqlx::any::AnyRow]) -> Result<(), sqlx::Error> {
+        if self.settled.is_some() {
+            for row in rows {
+                self.unsettle(&TaskId::new(row.try_get::<String, _>(0)?));
+            }
         }
         Ok(())
     }
@@ -345,6 +419,8 @@ struct Staged {
     events: Vec<(usize, i64, String)>,
     /// Orders the batch's changes.
     clock: u64,
+    /// The settled tasks written so far, for [`Settled`] once committed.
+    settled: Vec<Task>,
 }
 
 impl Staged {
@@ -479,62 +555,84 @@ impl Staged {
             p.ended.map(|(at, _)| at)
         })
         .await?;
-        for (at, pending) in self.pending.iter_mut().enumerate() {
+        // Each changed row once, a few rows per statement: new tasks inserted, the
+        // others updated if still at the version they were computed from.
+        let mut inserts = Vec::new();
+        let mut updates = Vec::new();
+        for (at, pending) in self.pending.iter().enumerate() {
             if !pending.dirty {
                 continue;
             }
             let task = &pending.current.task;
-            let state = task.status.state;
-            let ended_at = pending.ended.map(|(_, ms)| ms);
-            if let Some(owner) = &pending.inserted {
-                let inserted = sqlx::query(
-                    "INSERT INTO tasks (id, context_id, agent, principal, body, state, terminal, \
-                     changed, created, ended_seq, ended_at, version) \
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, 1) \
-                     ON CONFLICT (id) DO NOTHING",
-                )
-                .bind(task.id.as_str())
-                .bind(task.context_id.as_str())
-                .bind(owner.as_ref().map(|owner| owner.agent.to_string()))
-                .bind(
-                    owner
-                        .as_ref()
-                        .and_then(|owner| owner.principal.as_deref().map(str::to_owned)),
-                )
-                .bind(encode(task)?)
-                .bind(state_name(state)?)
-                .bind(i64::from(state.is_terminal()))
-                .bind(changed[at])
-                .bind(created[at])
-                .bind(ended[at])
-                .bind(ended_at)
-                .execute(&mut *conn)
-                .await?;
-                if inserted.rows_affected() == 0 {
-                    return Err(Failed::Conflict(Conflict::Taken(task.id.clone())));
-                }
-            } else {
-                let written = sqlx::query(
-                    "UPDATE tasks SET body = $1, state = $2, terminal = $3, \
-                     changed = COALESCE($4, changed), ended_seq = COALESCE($5, ended_seq), \
-                     ended_at = COALESCE($6, ended_at), version = version + 1 \
-                     WHERE id = $7 AND version = $8",
-                )
-                .bind(encode(task)?)
-                .bind(state_name(state)?)
-                .bind(i64::from(state.is_terminal()))
-                .bind(changed[at])
-                .bind(ended[at])
-                .bind(ended_at)
-                .bind(task.id.as_str())
-                .bind(pending.current.version)
-                .execute(&mut *conn)
-                .await?;
-                if written.rows_affected() == 0 {
-                    return Err(Failed::Conflict(Conflict::Changed(task.id.clone())));
-                }
+            ctx.unsettle(&task.id);
+            if ctx.settled.is_some() && is_settled(task.status.state) {
+                self.settled.push(task.clone());
             }
-            pending.current.version += 1;
+            let row = RowWrite {
+                at,
+                body: encode(task)?,
+                state: state_name(task.status.state)?,
+            };
+            if pending.inserted.is_some() {
+                inserts.push(row);
+            } else {
+                updates.push(row);
+            }
+        }
+        let mut rest = &inserts[..];
+        while let Some((sql, chunk, after)) = INSERT_TASKS.next(rest) {
+            let mut query = sqlx::query(sql);
+            for row in chunk {
+                let pending = &self.pending[row.at];
+                let task = &pending.current.task;
+                let owner = pending.inserted.as_ref().and_then(Option::as_ref);
+                query = query
+                    .bind(task.id.as_str())
+                    .bind(task.context_id.as_str())
+                    .bind(owner.map(|owner| owner.agent.to_string()))
+                    .bind(owner.and_then(|owner| owner.principal.as_deref().map(str::to_owned)))
+                    .bind(row.body.as_str())
+                    .bind(row.state.as_str())
+                    .bind(i64::from(task.status.state.is_terminal()))
+                    .bind(changed[row.at])
+                    .bind(created[row.at])
+                    .bind(ended[row.at])
+                    .bind(pending.ended.map(|(_, ms)| ms));
+            }
+            let written = query.execute(&mut *conn).await?;
+            if written.rows_affected() != to_u64(i64::try_from(chunk.len()).unwrap_or(i64::MAX)) {
+                let id = self.pending[chunk[0].at].current.task.id.clone();
+                return Err(Failed::Conflict(Conflict::Taken(id)));
+            }
+            rest = after;
+        }
+        let mut rest = &updates[..];
+        while let Some((sql, chunk, after)) = UPDATE_TASKS.next(rest) {
+            let mut query = sqlx::query(sql);
+            for row in chunk {
+                let pending = &self.pending[row.at];
+                let task = &pending.current.task;
+                query = query
+                    .bind(task.id.as_str())
+                    .bind(pending.current.version)
+                    .bind(row.body.as_str())
+                    .bind(row.state.as_str())
+                    .bind(i64::from(task.status.state.is_terminal()))
+                    .bind(changed[row.at])
+                    .bind(ended[row.at])
+                    .bind(pending.ended.map(|(_, ms)| ms));
+            }
+            let written = query.execute(&mut *conn).await?;
+            if written.rows_affected() != to_u64(i64::try_from(chunk.len()).unwrap_or(i64::MAX)) {
+                let id = self.pending[chunk[0].at].current.task.id.clone();
+                return Err(Failed::Conflict(Conflict::Changed(id)));
+            }
+            rest = after;
+        }
+        for pending in &mut self.pending {
+            if pending.dirty {
+                pending.current.version += 1;
+            }
         }
         self.write_events(conn).await?;
         if let Some(last) = ended.iter().flatten().max() {
@@ -560,17 +658,8 @@ impl Staged {
     /// then redone, on fresh reads.
     async fn write_events(&self, conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
         let mut rest = &self.events[..];
-        while !rest.is_empty() {
-            let (size, sql) = EVENT_CHUNKS
-                .iter()
-                .zip(EVENT_INSERTS.iter())
-                .find(|(size, _)| **size <= rest.len())
-                .map_or(
-                    (1, &EVENT_INSERTS[EVENT_CHUNKS.len() - 1]),
-                    |(size, sql)| (*size, sql),
-                );
-            let (chunk, after) = rest.split_at(size);
-            let mut query = sqlx::query(sql.as_str());
+        while let Some((sql, chunk, after)) = INSERT_EVENTS.next(rest) {
+            let mut query = sqlx::query(sql);
             for (at, seq, body) in chunk {
                 query = query
                     .bind(self.pending[*at].current.task.id.as_str())
@@ -584,20 +673,90 @@ impl Staged {
     }
 }
 
-/// The multi-row event inserts, one per size of [`EVENT_CHUNKS`].
-static EVENT_INSERTS: LazyLock<Vec<String>> = LazyLock::new(|| {
-    EVENT_CHUNKS
-        .iter()
-        .map(|&rows| {
-            let mut sql = String::from("INSERT INTO task_events (task_id, seq, body) VALUES ");
-            for row in 0..rows {
-                let first = row * 3 + 1;
-                let sep = if row == 0 { "" } else { ", " };
-                let _ = write!(sql, "{sep}(${first}, ${}, ${})", first + 1, first + 2);
-            }
-            sql
-        })
-        .collect()
+/// A task row the flush writes: which pending task, encoded.
+struct RowWrite {
+    at: usize,
+    body: String,
+    state: String,
+}
+
+/// Rows per multi-row statement: powers of two, so that a batch's rows take a few
+/// statements of a few shapes the database prepares once.
+const CHUNKS: [usize; 7] = [64, 32, 16, 8, 4, 2, 1];
+
+/// A multi-row statement in each size of [`CHUNKS`].
+struct Shapes(Vec<String>);
+
+impl Shapes {
+    /// `head`, then one parenthesized group of `width` numbered parameters per row
+    /// (each followed by `extra`), then `tail`.
+    fn new(head: &str, width: usize, extra: &str, tail: &str) -> Self {
+        Self(
+            CHUNKS
+                .iter()
+                .map(|&rows| {
+                    let mut sql = String::from(head);
+                    for row in 0..rows {
+                        sql.push_str(if row == 0 { "(" } else { ", (" });
+                        for column in 0..width {
+                            let sep = if column == 0 { "" } else { ", " };
+                            let _ = write!(sql, "{sep}${}", row * width + column + 1);
+                        }
+                        sql.push_str(extra);
+                        sql.push(')');
+                    }
+                    sql.push_str(tail);
+                    sql
+                })
+                .collect(),
+        )
+    }
+
+    /// The statement for the next rows of `rest`, those rows, and what is left after
+    /// them; `None` when `rest` is empty.
+    fn next<'r, T>(&self, rest: &'r [T]) -> Option<(&str, &'r [T], &'r [T])> {
+        let (size, sql) = CHUNKS
+            .iter()
+            .zip(&self.0)
+            .find(|(size, _)| **size <= rest.len())?;
+        let (chunk, after) = rest.split_at(*size);
+        Some((sql.as_str(), chunk, after))
+    }
+}
+
+static INSERT_EVENTS: LazyLock<Shapes> = LazyLock::new(|| {
+    Shapes::new(
+        "INSERT INTO task_events (task_id, seq, body) VALUES ",
+        3,
+        "",
+        "",
+    )
+});
+
+static INSERT_TASKS: LazyLock<Shapes> = LazyLock::new(|| {
+    Shapes::new(
+        "INSERT INTO tasks (id, context_id, agent, principal, body, state, terminal, \
+         changed, created, ended_seq, ended_at, version) VALUES ",
+        11,
+        ", 1",
+        " ON CONFLICT (id) DO NOTHING",
+    )
+});
+
+/// Updates rows still at the version named; a row's status-change and end numbers
+/// stay as they were where the batch gave none. (`columnN` is how both SQLite and
+/// PostgreSQL name the columns of a `VALUES` list.)
+static UPDATE_TASKS: LazyLock<Shapes> = LazyLock::new(|| {
+    Shapes::new(
+        "UPDATE tasks SET body = v.column3, state = v.column4, terminal = v.column5, \
+         changed = COALESCE(v.column6, tasks.changed), \
+         ended_seq = COALESCE(v.column7, tasks.ended_seq), \
+         ended_at = COALESCE(v.column8, tasks.ended_at), version = tasks.version + 1 \
+         FROM (VALUES ",
+        8,
+        "",
+        ") AS v WHERE tasks.id = v.column1 AND tasks.version = v.column2",
+    )
 });
 
 /// Numbers the pending tasks that took `counter` (`stamp` says when in the batch),
@@ -637,13 +796,15 @@ async fn evict_past_count(
     if last_dropped <= 0 {
         return Ok(());
     }
-    sqlx::query(
+    let gone = sqlx::query(
         "DELETE FROM tasks WHERE ended_seq IS NOT NULL AND ended_seq <= $1 \
-         AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.task_id = tasks.id)",
+         AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.task_id = tasks.id) \
+         RETURNING id",
     )
     .bind(last_dropped)
-    .execute(&mut *conn)
+    .fetch_all(&mut *conn)
     .await?;
+    ctx.deleted(&gone)?;
     Ok(())
 }
 
@@ -758,6 +919,9 @@ async fn commit_batch(
             match tx.commit().await {
                 Ok(()) => {
                     *held = Some(conn);
+                    if let Some(settled) = &ctx.settled {
+                        settled.committed(std::mem::take(&mut staged.settled));
+                    }
                     for (mut job, answer) in jobs.into_iter().zip(answers) {
                         if let Answer::AtCommit(done) = answer {
                             job.answer(Ok(done));
@@ -959,6 +1123,7 @@ async fn apply_direct(
                 // last release forgets an overdue task.
                 let ended = ctx.last(conn, Counter::Ended).await?;
                 let limit = i64::try_from(ctx.retention.finished_tasks).unwrap_or(i64::MAX);
+                ctx.unsettle(&TaskId::new(task.as_str()));
                 sqlx::query(
                     "DELETE FROM tasks WHERE id = $1 AND ended_seq IS NOT NULL \
                      AND (ended_seq <= $2 OR ended_at < $3) \
@@ -1014,12 +1179,14 @@ async fn apply_direct(
         Write::DropEndedBefore(cutoff) => {
             let gone = sqlx::query(
                 "DELETE FROM tasks WHERE ended_at IS NOT NULL AND ended_at < $1 \
-                 AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.task_id = tasks.id)",
+                 AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.task_id = tasks.id) \
+                 RETURNING id",
             )
             .bind(*cutoff)
-            .execute(&mut *conn)
+            .fetch_all(&mut *conn)
             .await?;
-            Ok(Done::Number(gone.rows_affected()))
+            ctx.deleted(&gone)?;
+            Ok(Done::Number(u64::try_from(gone.len()).unwrap_or(u64::MAX)))
         }
         Write::PutRecord(namespace, key, body, expected) => {
             put_record(conn, namespace, key, body, *expected).await
@@ -1102,5 +1269,31 @@ async fn put_record(
             }
             Ok(Done::Number(to_u64(version) + 1))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Shapes;
+
+    #[test]
+    fn shapes_take_the_largest_chunk_and_number_parameters_row_by_row() {
+        let shapes = Shapes::new("INSERT INTO t VALUES ", 2, ", 1", " END");
+        let rows = [0_u8; 7];
+        let (sql, chunk, rest) = shapes.next(&rows).expect("seven rows");
+        assert_eq!(chunk.len(), 4);
+        assert_eq!(
+            sql,
+            "INSERT INTO t VALUES ($1, $2, 1), ($3, $4, 1), ($5, $6, 1), ($7, $8, 1) END"
+        );
+        let (sql, chunk, rest) = shapes.next(rest).expect("three rows");
+        assert_eq!(chunk.len(), 2);
+        assert_eq!(sql, "INSERT INTO t VALUES ($1, $2, 1), ($3, $4, 1) END");
+        let (sql, chunk, rest) = shapes.next(rest).expect("one row");
+        assert_eq!(
+            (sql, chunk.len()),
+            ("INSERT INTO t VALUES ($1, $2, 1) END", 1)
+        );
+        assert!(shapes.next(rest).is_none());
     }
 }
