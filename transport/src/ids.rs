@@ -29,14 +29,17 @@ macro_rules! string_id {
                 Self(Arc::from(id.into()))
             }
 
-            /// Mints a fresh, globally unique id (a uuid v4 string), for ids
-            /// the server creates.
+            /// Mints a fresh, globally unique id (a uuid v7 string: the
+            /// millisecond first, then 74 random bits), for ids the server
+            /// creates. Ids minted in a later millisecond sort later, so a durable
+            /// store's indexes on them grow at their end instead of touching a
+            /// random page per new task. (No shared counter orders ids within a
+            /// millisecond: `Uuid::now_v7`'s takes a global lock per id.)
             #[must_use]
             pub fn mint() -> Self {
                 let mut text = uuid::Uuid::encode_buffer();
-                Self(Arc::from(
-                    &*uuid::Uuid::new_v4().hyphenated().encode_lower(&mut text),
-                ))
+                let id = uuid::Uuid::new_v7(uuid::Timestamp::now(uuid::NoContext));
+                Self(Arc::from(&*id.hyphenated().encode_lower(&mut text)))
             }
 
             /// The id as it appears on the wire.
@@ -134,6 +137,16 @@ mod tests {
         let b = TaskId::mint();
         assert_ne!(a, b);
         assert!(uuid::Uuid::parse_str(a.as_str()).is_ok());
+    }
+
+    #[test]
+    fn ids_minted_in_a_later_millisecond_sort_later() {
+        let first = TaskId::mint();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let later = TaskId::mint();
+        assert!(first.as_str() < later.as_str(), "{first} then {later}");
+        let version = uuid::Uuid::parse_str(later.as_str()).map(|id| id.get_version_num());
+        assert_eq!(version.ok(), Some(7));
     }
 
     #[test]
