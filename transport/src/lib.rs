@@ -13,7 +13,7 @@
 //! # Layout
 //!
 //! - [`ids`]: the string newtype ids [`TaskId`], [`ContextId`], [`MessageId`];
-//!   client-chosen on the wire, [`mint`](TaskId::mint)ed as uuid v4 strings
+//!   client-chosen on the wire, [`mint`](TaskId::mint)ed as uuid v7 strings
 //!   on the server.
 //! - [`a2a`]: the A2A data model, transport-neutral: [`Message`](a2a::Message)
 //!   and its [`Part`](a2a::Part)s, [`Task`](a2a::Task) with its
