@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentyard_store::{Retention, SqlTaskStore, StoreError, StoreLocation, TaskStore};
+use agentyard_store::{Retention, SqlTaskStore, StoreError, StoreLocation, TaskOwner, TaskStore};
 use agentyard_transport::a2a::{Task, TaskState, TaskStatus};
 use agentyard_transport::{ContextId, TaskId};
 use tokio::net::{TcpListener, TcpStream};
@@ -135,6 +135,57 @@ async fn postgres_going_away_fails_writes_clearly_and_the_store_recovers_by_itse
         "what was acknowledged is there"
     );
     assert!(!stored(&*store, "during").await, "what was refused is not");
+    assert!(stored(&*store, "after").await);
+}
+
+/// A write answered before its commit (the queued insert of a waiting send) that the
+/// database then loses fails its task's later writes, so the send that waits on them
+/// is never told the task is done; other tasks recover with the database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_insert_answered_early_fails_its_tasks_later_writes() {
+    let Some(url) = agentyard_store::testing::postgres_schema("baddays").await else {
+        return;
+    };
+    let (upstream, _) = through(&url, "127.0.0.1:1".parse().expect("addr"));
+    let mut proxy = Proxy::start(upstream).await;
+    let (_, proxied) = through(&url, proxy.addr);
+    let store: Arc<dyn TaskStore> = Arc::new(
+        SqlTaskStore::open(StoreLocation::Postgres(proxied), Retention::default())
+            .await
+            .expect("open through the proxy"),
+    );
+    store.insert(task("before")).await.expect("stored");
+
+    proxy.cut().await;
+    let id = TaskId::mint();
+    let mut lost = task(id.as_str());
+    lost.status = TaskStatus::new(TaskState::Working);
+    store
+        .insert_owned_unanswered(lost, TaskOwner::new("agent", None))
+        .await
+        .expect("answered once queued");
+    let err = store
+        .set_status(&id, TaskStatus::new(TaskState::Completed))
+        .await
+        .expect_err("the insert was lost: its task cannot complete");
+    assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+
+    proxy.restore().await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while store.insert(task("after")).await.is_err() {
+        assert!(tokio::time::Instant::now() < deadline, "never recovered");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let err = store
+        .set_status(&id, TaskStatus::new(TaskState::Completed))
+        .await
+        .expect_err("still refused once the database is back");
+    assert!(err.to_string().contains("was not stored"), "{err}");
+    assert!(
+        !stored(&*store, id.as_str()).await,
+        "the lost task is not there"
+    );
+    assert!(stored(&*store, "before").await);
     assert!(stored(&*store, "after").await);
 }
 
