@@ -90,3 +90,46 @@ async fn a_file_that_is_not_a_database_is_a_clear_error() {
         "{message}"
     );
 }
+
+/// The embedded store answers reads of tasks that just settled from memory: a task
+/// retention drops in the same transaction it ended in (many sends ending at once,
+/// few tasks kept) must not be answered from there afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tasks_retention_drops_as_they_end_are_not_read_back() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let store = std::sync::Arc::new(
+        SqlTaskStore::open(
+            StoreLocation::Embedded(dir.path().to_owned()),
+            Retention::new(2),
+        )
+        .await
+        .expect("open"),
+    );
+    let ids: Vec<TaskId> = (0..64).map(|_| TaskId::mint()).collect();
+    let mut sends = tokio::task::JoinSet::new();
+    for id in ids.clone() {
+        let store = std::sync::Arc::clone(&store);
+        sends.spawn(async move {
+            let task = Task::new(
+                id.clone(),
+                ContextId::new("c1"),
+                TaskStatus::new(TaskState::Working),
+            );
+            store.insert(task).await.expect("insert");
+            store
+                .set_status(&id, TaskStatus::new(TaskState::Completed))
+                .await
+                .expect("complete");
+        });
+    }
+    while let Some(done) = sends.join_next().await {
+        done.expect("send");
+    }
+    let mut kept = 0;
+    for id in &ids {
+        if store.get(id, Some(0)).await.expect("get").is_some() {
+            kept += 1;
+        }
+    }
+    assert_eq!(kept, 2, "retention keeps two ended tasks");
+}

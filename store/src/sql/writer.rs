@@ -286,6 +286,10 @@ pub(super) struct Writer {
     lost: HashSet<TaskId>,
     /// The embedded store's settled tasks, shared with its readers.
     settled: Option<Arc<Settled>>,
+    /// What the open transaction last wrote of each task it wrote or deleted: the
+    /// task, if it settled, for [`Settled`] once committed; `None` if it did not, or
+    /// is deleted.
+    written: HashMap<TaskId, Option<Task>>,
 }
 
 impl Writer {
@@ -321,6 +325,7 @@ impl Writer {
             live: HashMap::new(),
             lost: HashSet::new(),
             settled: None,
+            written: HashMap::new(),
         }
     }
 
@@ -337,16 +342,32 @@ impl Writer {
         Ok(())
     }
 
-    /// A task is about to be written or deleted: readers go to the database for it
-    /// until what is written is committed.
-    fn unsettle(&self, id: &TaskId) {
+    /// The open transaction writes `task`, or deletes it (`None`): readers go to the
+    /// database for it until what is written is committed, and then, if it settled,
+    /// to [`Settled`].
+    fn write_settled(&mut self, id: &TaskId, task: Option<&Task>) {
         if let Some(settled) = &self.settled {
             settled.forget(id);
+            let task = task.filter(|task| is_settled(task.status.state));
+            self.written.insert(id.clone(), task.cloned());
+        }
+    }
+
+    fn unsettle(&mut self, id: &TaskId) {
+        self.write_settled(id, None);
+    }
+
+    /// The open transaction committed: what it wrote of settled tasks is what the
+    /// file holds.
+    fn committed(&mut self) {
+        let written = std::mem::take(&mut self.written);
+        if let Some(settled) = &self.settled {
+            settled.committed(written.into_values().flatten().collect());
         }
     }
 
     /// Tasks deleted (rows of their ids): readers no longer find them.
-    fn deleted(&self, rows: &[sqlx::any::AnyRow]) -> Result<(), sqlx::Error> {
+    fn deleted(&mut self, rows: &[sqlx::any::AnyRow]) -> Result<(), sqlx::Error> {
         if self.settled.is_some() {
             for row in rows {
                 self.unsettle(&TaskId::new(row.try_get::<String, _>(0)?));
@@ -358,6 +379,7 @@ impl Writer {
     /// A transaction failed: what the writer remembers may not be what is stored.
     fn forget_uncommitted(&mut self) {
         self.live.clear();
+        self.written.clear();
     }
 
     /// Takes `n` numbers of `counter`; the first of them.
@@ -419,8 +441,6 @@ struct Staged {
     events: Vec<(usize, i64, String)>,
     /// Orders the batch's changes.
     clock: u64,
-    /// The settled tasks written so far, for [`Settled`] once committed.
-    settled: Vec<Task>,
 }
 
 impl Staged {
@@ -564,10 +584,7 @@ impl Staged {
                 continue;
             }
             let task = &pending.current.task;
-            ctx.unsettle(&task.id);
-            if ctx.settled.is_some() && is_settled(task.status.state) {
-                self.settled.push(task.clone());
-            }
+            ctx.write_settled(&task.id, Some(task));
             let row = RowWrite {
                 at,
                 body: encode(task)?,
@@ -789,7 +806,7 @@ async fn number(
 async fn evict_past_count(
     conn: &mut AnyConnection,
     ended: i64,
-    ctx: &Writer,
+    ctx: &mut Writer,
 ) -> Result<(), sqlx::Error> {
     let limit = i64::try_from(ctx.retention.finished_tasks).unwrap_or(i64::MAX);
     let last_dropped = ended.saturating_sub(limit);
@@ -919,9 +936,7 @@ async fn commit_batch(
             match tx.commit().await {
                 Ok(()) => {
                     *held = Some(conn);
-                    if let Some(settled) = &ctx.settled {
-                        settled.committed(std::mem::take(&mut staged.settled));
-                    }
+                    ctx.committed();
                     for (mut job, answer) in jobs.into_iter().zip(answers) {
                         if let Answer::AtCommit(done) = answer {
                             job.answer(Ok(done));
