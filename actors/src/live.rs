@@ -128,8 +128,10 @@ impl LiveTasks {
         task_id: &TaskId,
         error: &StoreError,
     ) -> Option<(SessionKey, Arc<SessionShared>)> {
-        if matches!(error, StoreError::Terminal { .. } | StoreError::NotFound(_)) {
-            // A cancel or shutdown won the race: nothing is lost.
+        if matches!(error, StoreError::Terminal { .. }) {
+            // A cancel or shutdown won the race: nothing is lost. (A live task the
+            // store does not know is one whose insert it lost, answered before its
+            // commit: that is a failure like any other.)
             return None;
         }
         tracing::error!(%task_id, %error, "the task store did not keep a task's outcome");

@@ -114,21 +114,31 @@ impl Job {
 
     /// The write did not happen. If it was answered already, its task is marked lost,
     /// so that the later write it was answered on behalf of fails instead of
-    /// acknowledging a task without it.
+    /// acknowledging a task without it. A lost insert needs no mark: its task is not
+    /// there, so its later writes fail as not found (and a database that is down for
+    /// long, failing every queued insert, does not grow the marks).
     fn fail(mut self, ctx: &mut Writer, message: String) {
-        self.refuse(ctx, StoreError::Unavailable(message));
+        if !matches!(self.write, Write::Insert(..)) {
+            self.mark_lost(ctx);
+        }
+        self.answer(Err(StoreError::Unavailable(message)));
     }
 
-    /// Refused (with `error`), or failed, after it may have been answered already: an
-    /// answer cannot be taken back, so then its task is marked lost as for
-    /// [`Job::fail`].
+    /// Refused (with `error`) after it may have been answered already: an answer
+    /// cannot be taken back, so then its task is marked lost as for [`Job::fail`]
+    /// (an insert too: its id is another task's, which its later writes must not
+    /// change).
     fn refuse(&mut self, ctx: &mut Writer, error: StoreError) {
+        self.mark_lost(ctx);
+        self.answer(Err(error));
+    }
+
+    fn mark_lost(&self, ctx: &mut Writer) {
         if self.reply.is_none()
             && let Some(id) = self.write.task()
         {
             ctx.lost.insert(id.clone());
         }
-        self.answer(Err(error));
     }
 }
 

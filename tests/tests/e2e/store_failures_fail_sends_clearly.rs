@@ -19,6 +19,9 @@ use futures::StreamExt as _;
 const FINE: u8 = 0;
 const NO_WRITES: u8 = 1;
 const NO_ENDINGS: u8 = 2;
+/// Answers a waiting send's insert and then loses it, as a durable store that
+/// answers it once queued does when the database fails before the commit.
+const LOSE_INSERTS: u8 = 3;
 
 /// The in-memory store, refusing writes as `mode` says (a full disk, a database down).
 #[derive(Debug, Default)]
@@ -46,6 +49,16 @@ impl TaskStore for Flaky {
     async fn insert_owned(&self, task: Task, owner: TaskOwner) -> Result<(), StoreError> {
         self.refuse(false)?;
         self.inner.insert_owned(task, owner).await
+    }
+    async fn insert_owned_unanswered(
+        &self,
+        task: Task,
+        owner: TaskOwner,
+    ) -> Result<(), StoreError> {
+        if self.mode.load(Ordering::SeqCst) == LOSE_INSERTS {
+            return Ok(());
+        }
+        self.insert_owned(task, owner).await
     }
     async fn owner(&self, id: &TaskId) -> Result<Option<TaskOwner>, StoreError> {
         self.inner.owner(id).await
@@ -170,5 +183,28 @@ async fn an_outcome_the_store_did_not_keep_is_never_reported_done() {
         .map(Message::text)
         .unwrap_or_default();
     assert!(why.contains("task store"), "{why}");
+    runtime.shutdown(std::time::Duration::from_secs(1)).await;
+}
+
+#[tokio::test]
+async fn a_send_whose_insert_the_store_lost_is_answered_not_left_waiting() {
+    let mode = Arc::new(AtomicU8::new(LOSE_INSERTS));
+    let runtime = runtime(&mode).await;
+    let settled = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        runtime.send_and_wait("echo", Message::user_text("hi")),
+    )
+    .await
+    .expect("the waiter is not left waiting");
+    match settled {
+        Ok(settled) => assert_ne!(settled.task.status.state, TaskState::Completed),
+        Err(error) => assert!(error.to_string().contains("not found"), "{error}"),
+    }
+    mode.store(FINE, Ordering::SeqCst);
+    let settled = runtime
+        .send_and_wait("echo", Message::user_text("hi"))
+        .await
+        .expect("answered");
+    assert_eq!(settled.task.status.state, TaskState::Completed);
     runtime.shutdown(std::time::Duration::from_secs(1)).await;
 }
