@@ -205,11 +205,6 @@ pub(crate) fn caller(request: &SendRequest) -> Caller<'_> {
     }
 }
 
-/// Whether a task in this state is done with the current message.
-pub(crate) fn is_settled(state: TaskState) -> bool {
-    state.is_terminal() || state.is_interrupted()
-}
-
 /// The send as the policy sees it.
 pub(crate) fn policy_request<'a>(
     request: &'a SendRequest,

@@ -91,19 +91,24 @@ fn through(url: &str, proxy: SocketAddr) -> (String, String) {
     (host.to_owned(), format!("{head}@{proxy}{tail}"))
 }
 
+/// A PostgreSQL store of a fresh schema, reached through a [`Proxy`]; `None` (skipped)
+/// without a server.
+async fn proxied_store() -> Option<(Proxy, Arc<dyn TaskStore>)> {
+    let url = agentyard_store::testing::postgres_schema("baddays").await?;
+    let (upstream, _) = through(&url, "127.0.0.1:1".parse().expect("addr"));
+    let proxy = Proxy::start(upstream).await;
+    let (_, proxied) = through(&url, proxy.addr);
+    let store = SqlTaskStore::open(StoreLocation::Postgres(proxied), Retention::default())
+        .await
+        .expect("open through the proxy");
+    Some((proxy, Arc::new(store)))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_going_away_fails_writes_clearly_and_the_store_recovers_by_itself() {
-    let Some(url) = agentyard_store::testing::postgres_schema("baddays").await else {
+    let Some((mut proxy, store)) = proxied_store().await else {
         return;
     };
-    let (upstream, _) = through(&url, "127.0.0.1:1".parse().expect("addr"));
-    let mut proxy = Proxy::start(upstream).await;
-    let (_, proxied) = through(&url, proxy.addr);
-    let store: Arc<dyn TaskStore> = Arc::new(
-        SqlTaskStore::open(StoreLocation::Postgres(proxied), Retention::default())
-            .await
-            .expect("open through the proxy"),
-    );
     store.insert(task("before")).await.expect("stored");
 
     proxy.cut().await;
@@ -143,17 +148,9 @@ async fn postgres_going_away_fails_writes_clearly_and_the_store_recovers_by_itse
 /// is never told the task is done; other tasks recover with the database.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_insert_answered_early_fails_its_tasks_later_writes() {
-    let Some(url) = agentyard_store::testing::postgres_schema("baddays").await else {
+    let Some((mut proxy, store)) = proxied_store().await else {
         return;
     };
-    let (upstream, _) = through(&url, "127.0.0.1:1".parse().expect("addr"));
-    let mut proxy = Proxy::start(upstream).await;
-    let (_, proxied) = through(&url, proxy.addr);
-    let store: Arc<dyn TaskStore> = Arc::new(
-        SqlTaskStore::open(StoreLocation::Postgres(proxied), Retention::default())
-            .await
-            .expect("open through the proxy"),
-    );
     store.insert(task("before")).await.expect("stored");
 
     proxy.cut().await;

@@ -43,23 +43,6 @@ fn the_idempotency_caller_is_the_principal_before_the_sender() {
 }
 
 #[test]
-fn a_task_is_settled_when_it_ends_or_stops_for_input() {
-    for state in [
-        TaskState::Completed,
-        TaskState::Failed,
-        TaskState::Canceled,
-        TaskState::Rejected,
-        TaskState::InputRequired,
-        TaskState::AuthRequired,
-    ] {
-        assert!(is_settled(state), "{state}");
-    }
-    for state in [TaskState::Submitted, TaskState::Working] {
-        assert!(!is_settled(state), "{state}");
-    }
-}
-
-#[test]
 fn a_deduplicated_task_is_marked_in_its_metadata() {
     let mut task = Task::new(
         agentyard_transport::TaskId::new("t"),

@@ -17,7 +17,7 @@ use tokio::sync::broadcast;
 
 use super::Supervisor;
 use crate::error::Result;
-use crate::send::{Follow, SendRequest, Sequenced, Watcher, is_settled};
+use crate::send::{Follow, SendRequest, Sequenced, Watcher};
 
 /// An update of a task stream with its number in the task's event log; `None` for the
 /// task as it stands at the start of a stream when nothing is logged before it, and
@@ -66,7 +66,7 @@ impl Supervisor {
         // Subscribe before reading, so no update falls between the two.
         let rx = self.core().live.subscribe(task_id);
         let task = self.get_task(task_id, None).await?;
-        let settled = is_settled(task.status.state);
+        let settled = task.status.state.is_settled();
         let store = &self.core().store;
         Ok(match after {
             None => {
@@ -164,7 +164,7 @@ fn numbered_stream(
                         // A store that keeps no log: resynchronize with the task's
                         // current status rather than replay what was dropped.
                         let task = state.supervisor.get_task(&state.id, Some(0)).await.ok()?;
-                        let is_final = is_settled(task.status.state);
+                        let is_final = task.status.state.is_settled();
                         let update = TaskStatusUpdateEvent::new(
                             task.id,
                             task.context_id,

@@ -30,8 +30,7 @@ use crate::metrics::{Outcome, Refusal as Refused};
 use crate::occupancy::SessionShared;
 use crate::port::finish_task;
 use crate::send::{
-    Follow, SendRequest, SessionKey, Submitted, Watcher, caller, is_settled, mark_deduplicated,
-    policy_request,
+    Follow, SendRequest, SessionKey, Submitted, Watcher, caller, mark_deduplicated, policy_request,
 };
 use crate::session::{Runs, SessionActor, SessionMsg};
 use crate::store::{StoreError, TaskOwner};
@@ -410,7 +409,7 @@ impl Supervisor {
                     agent: Arc::clone(agent),
                     context_id: task.context_id.clone(),
                 };
-                if !is_settled(task.status.state) && request.chain.contains(&session) {
+                if !task.status.state.is_settled() && request.chain.contains(&session) {
                     // The task cannot settle before this send's own sender does.
                     return Err(Error::DelegationCycle {
                         agent: session.agent.to_string(),
@@ -420,7 +419,7 @@ impl Supervisor {
                 mark_deduplicated(&mut task);
                 // A task that already settled (waiting for input) publishes nothing
                 // more until its next message: waiting on it would hang.
-                let rx = if is_settled(task.status.state) {
+                let rx = if task.status.state.is_settled() {
                     Watcher::Nothing
                 } else {
                     rx

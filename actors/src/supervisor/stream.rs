@@ -5,7 +5,7 @@ use agentyard_transport::a2a::Task;
 
 use super::Supervisor;
 use crate::error::Result;
-use crate::send::{Submitted, Watcher, is_settled};
+use crate::send::{Submitted, Watcher};
 use crate::task::CallerRun;
 
 impl Supervisor {
@@ -14,7 +14,7 @@ impl Supervisor {
         if let Watcher::State(mut state) = watcher {
             // Returns at once if the task has already settled (a repeat may find it
             // waiting for input); an error means the task left the live set, i.e. ended.
-            let _ = state.wait_for(|s| is_settled(*s)).await;
+            let _ = state.wait_for(|s| s.is_settled()).await;
         }
         self.get_task(&submitted.task.id, None).await
     }

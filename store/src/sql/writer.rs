@@ -31,7 +31,9 @@ use agentyard_transport::TaskId;
 use agentyard_transport::a2a::{
     Artifact, Message, Task, TaskPushNotificationConfig, TaskState, TaskStatus,
 };
+use sqlx::any::AnyArguments;
 use sqlx::pool::PoolConnection;
+use sqlx::query::Query;
 use sqlx::{Any, AnyConnection, AnyPool, Connection, Row};
 use tokio::sync::{mpsc, oneshot};
 
@@ -276,10 +278,6 @@ impl Settled {
     }
 }
 
-fn is_settled(state: TaskState) -> bool {
-    state.is_terminal() || state.is_interrupted()
-}
-
 /// What the writer keeps between writes: the retention, where numbers come from, the
 /// live tasks it last wrote. Owned by the writer's task alone.
 #[derive(Debug)]
@@ -361,7 +359,7 @@ impl Writer {
     fn write_settled(&mut self, id: &TaskId, task: Option<&Task>) {
         if let Some(settled) = &self.settled {
             settled.forget(id);
-            let task = task.filter(|task| is_settled(task.status.state));
+            let task = task.filter(|task| task.status.state.is_settled());
             self.written.insert(id.clone(), task.cloned());
         }
     }
@@ -609,14 +607,13 @@ impl Staged {
                 updates.push(row);
             }
         }
-        let mut rest = &inserts[..];
-        while let Some((sql, chunk, after)) = INSERT_TASKS.next(rest) {
-            let mut query = sqlx::query(sql);
-            for row in chunk {
-                let pending = &self.pending[row.at];
+        let pending = &self.pending;
+        let short = INSERT_TASKS
+            .run(conn, &inserts, |query, row| {
+                let pending = &pending[row.at];
                 let task = &pending.current.task;
                 let owner = pending.inserted.as_ref().and_then(Option::as_ref);
-                query = query
+                query
                     .bind(task.id.as_str())
                     .bind(task.context_id.as_str())
                     .bind(owner.map(|owner| owner.agent.to_string()))
@@ -627,22 +624,18 @@ impl Staged {
                     .bind(changed[row.at])
                     .bind(created[row.at])
                     .bind(ended[row.at])
-                    .bind(pending.ended.map(|(_, ms)| ms));
-            }
-            let written = query.execute(&mut *conn).await?;
-            if written.rows_affected() != to_u64(i64::try_from(chunk.len()).unwrap_or(i64::MAX)) {
-                let id = self.pending[chunk[0].at].current.task.id.clone();
-                return Err(Failed::Conflict(Conflict::Taken(id)));
-            }
-            rest = after;
+                    .bind(pending.ended.map(|(_, ms)| ms))
+            })
+            .await?;
+        if let Some(row) = short {
+            let id = pending[row.at].current.task.id.clone();
+            return Err(Failed::Conflict(Conflict::Taken(id)));
         }
-        let mut rest = &updates[..];
-        while let Some((sql, chunk, after)) = UPDATE_TASKS.next(rest) {
-            let mut query = sqlx::query(sql);
-            for row in chunk {
-                let pending = &self.pending[row.at];
+        let short = UPDATE_TASKS
+            .run(conn, &updates, |query, row| {
+                let pending = &pending[row.at];
                 let task = &pending.current.task;
-                query = query
+                query
                     .bind(task.id.as_str())
                     .bind(pending.current.version)
                     .bind(row.body.as_str())
@@ -650,14 +643,12 @@ impl Staged {
                     .bind(i64::from(task.status.state.is_terminal()))
                     .bind(changed[row.at])
                     .bind(ended[row.at])
-                    .bind(pending.ended.map(|(_, ms)| ms));
-            }
-            let written = query.execute(&mut *conn).await?;
-            if written.rows_affected() != to_u64(i64::try_from(chunk.len()).unwrap_or(i64::MAX)) {
-                let id = self.pending[chunk[0].at].current.task.id.clone();
-                return Err(Failed::Conflict(Conflict::Changed(id)));
-            }
-            rest = after;
+                    .bind(pending.ended.map(|(_, ms)| ms))
+            })
+            .await?;
+        if let Some(row) = short {
+            let id = pending[row.at].current.task.id.clone();
+            return Err(Failed::Conflict(Conflict::Changed(id)));
         }
         for pending in &mut self.pending {
             if pending.dirty {
@@ -687,18 +678,14 @@ impl Staged {
     /// (task, seq) refuses a number another process took at the same time; the batch is
     /// then redone, on fresh reads.
     async fn write_events(&self, conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
-        let mut rest = &self.events[..];
-        while let Some((sql, chunk, after)) = INSERT_EVENTS.next(rest) {
-            let mut query = sqlx::query(sql);
-            for (at, seq, body) in chunk {
-                query = query
+        INSERT_EVENTS
+            .run(conn, &self.events, |query, (at, seq, body)| {
+                query
                     .bind(self.pending[*at].current.task.id.as_str())
                     .bind(*seq)
-                    .bind(body.as_str());
-            }
-            query.execute(&mut *conn).await?;
-            rest = after;
-        }
+                    .bind(body.as_str())
+            })
+            .await?;
         Ok(())
     }
 }
@@ -751,6 +738,28 @@ impl Shapes {
             .find(|(size, _)| **size <= rest.len())?;
         let (chunk, after) = rest.split_at(*size);
         Some((sql.as_str(), chunk, after))
+    }
+
+    /// Writes `rows`, a chunk per statement, each row's parameters bound by `bind`.
+    /// Stops at a chunk that wrote fewer rows than it has (an insert that found an id
+    /// taken, an update that found a row at another version) and returns its first
+    /// row.
+    async fn run<'r, T>(
+        &'r self,
+        conn: &mut AnyConnection,
+        rows: &'r [T],
+        bind: impl Fn(Query<'r, Any, AnyArguments<'r>>, &'r T) -> Query<'r, Any, AnyArguments<'r>>,
+    ) -> Result<Option<&'r T>, sqlx::Error> {
+        let mut rest = rows;
+        while let Some((sql, chunk, after)) = self.next(rest) {
+            let query = chunk.iter().fold(sqlx::query(sql), &bind);
+            let written = query.execute(&mut *conn).await?;
+            if usize::try_from(written.rows_affected()).ok() != Some(chunk.len()) {
+                return Ok(chunk.first());
+            }
+            rest = after;
+        }
+        Ok(None)
     }
 }
 

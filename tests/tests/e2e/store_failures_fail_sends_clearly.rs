@@ -126,6 +126,25 @@ async fn runtime(mode: &Arc<AtomicU8>) -> Runtime {
         .expect("the runtime starts")
 }
 
+/// A send to echo, answered within ten seconds whatever the store does.
+async fn send_within_deadline(runtime: &Runtime) -> agentyard::Result<agentyard::Settled> {
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        runtime.send_and_wait("echo", Message::user_text("hi")),
+    )
+    .await
+    .expect("the waiter is not left waiting")
+}
+
+/// Once the store is fine again, a send completes.
+async fn sends_complete_again(runtime: &Runtime) {
+    let settled = runtime
+        .send_and_wait("echo", Message::user_text("hi"))
+        .await
+        .expect("answered");
+    assert_eq!(settled.task.status.state, TaskState::Completed);
+}
+
 #[tokio::test]
 async fn a_store_that_refuses_writes_fails_the_send_by_name_and_recovers_with_it() {
     let mode = Arc::new(AtomicU8::new(NO_WRITES));
@@ -138,11 +157,7 @@ async fn a_store_that_refuses_writes_fails_the_send_by_name_and_recovers_with_it
     assert!(text.contains("store"), "{text}");
     // The store is back: so are sends.
     mode.store(FINE, Ordering::SeqCst);
-    let settled = runtime
-        .send_and_wait("echo", Message::user_text("hi"))
-        .await
-        .expect("answered");
-    assert_eq!(settled.task.status.state, TaskState::Completed);
+    sends_complete_again(&runtime).await;
     runtime.shutdown(std::time::Duration::from_secs(1)).await;
 }
 
@@ -151,12 +166,7 @@ async fn an_outcome_the_store_did_not_keep_is_never_reported_done() {
     let mode = Arc::new(AtomicU8::new(NO_ENDINGS));
     let runtime = runtime(&mode).await;
     // A waiter is woken, and not told the task completed.
-    let settled = tokio::time::timeout(
-        std::time::Duration::from_secs(10),
-        runtime.send_and_wait("echo", Message::user_text("hi")),
-    )
-    .await
-    .expect("the waiter is not left waiting");
+    let settled = send_within_deadline(&runtime).await;
     if let Ok(settled) = settled {
         assert_ne!(settled.task.status.state, TaskState::Completed);
     }
@@ -190,21 +200,12 @@ async fn an_outcome_the_store_did_not_keep_is_never_reported_done() {
 async fn a_send_whose_insert_the_store_lost_is_answered_not_left_waiting() {
     let mode = Arc::new(AtomicU8::new(LOSE_INSERTS));
     let runtime = runtime(&mode).await;
-    let settled = tokio::time::timeout(
-        std::time::Duration::from_secs(10),
-        runtime.send_and_wait("echo", Message::user_text("hi")),
-    )
-    .await
-    .expect("the waiter is not left waiting");
+    let settled = send_within_deadline(&runtime).await;
     match settled {
         Ok(settled) => assert_ne!(settled.task.status.state, TaskState::Completed),
         Err(error) => assert!(error.to_string().contains("not found"), "{error}"),
     }
     mode.store(FINE, Ordering::SeqCst);
-    let settled = runtime
-        .send_and_wait("echo", Message::user_text("hi"))
-        .await
-        .expect("answered");
-    assert_eq!(settled.task.status.state, TaskState::Completed);
+    sends_complete_again(&runtime).await;
     runtime.shutdown(std::time::Duration::from_secs(1)).await;
 }

@@ -63,6 +63,13 @@ impl TaskState {
         matches!(self, Self::InputRequired | Self::AuthRequired)
     }
 
+    /// True when the task is done with its current message: it ended, or waits on
+    /// the client. A waiting send returns at these states.
+    #[must_use]
+    pub const fn is_settled(self) -> bool {
+        self.is_terminal() || self.is_interrupted()
+    }
+
     /// The state's wire name, e.g. `"input-required"`.
     #[must_use]
     pub const fn as_str(self) -> &'static str {

@@ -87,12 +87,15 @@ fn task_states_classify_terminal_and_interrupted() {
     ];
     for state in terminal {
         assert!(state.is_terminal() && !state.is_interrupted(), "{state}");
+        assert!(state.is_settled(), "{state}");
     }
     for state in [TaskState::InputRequired, TaskState::AuthRequired] {
         assert!(state.is_interrupted() && !state.is_terminal(), "{state}");
+        assert!(state.is_settled(), "{state}");
     }
     for state in [TaskState::Submitted, TaskState::Working, TaskState::Unknown] {
         assert!(!state.is_interrupted() && !state.is_terminal(), "{state}");
+        assert!(!state.is_settled(), "{state}");
     }
     assert_eq!(
         serde_json::to_value(TaskState::AuthRequired).expect("serializable"),
