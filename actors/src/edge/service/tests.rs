@@ -980,6 +980,22 @@ impl std::io::Write for Lines {
 
 #[tokio::test]
 async fn a_refused_send_is_logged_once_at_info_with_its_reason() {
+    let service = service().await;
+    let refuse = || {
+        configured(
+            send("hi"),
+            MessageSendConfiguration {
+                accepted_output_modes: Some(vec!["image/png".to_owned()]),
+                ..MessageSendConfiguration::default()
+            },
+        )
+    };
+    // Other tests on other threads reach the same call site with no subscriber. If
+    // one of them is still registering it while this subscriber is set, the site's
+    // cached interest ends up "never" and the line is lost (CI saw it once). So the
+    // refusal runs once unobserved first: the site is registered by this thread,
+    // and setting the subscriber then rebuilds its interest with the subscriber in.
+    error(&service, ctx("texty"), A2aRequest::SendMessage(refuse())).await;
     let lines = Lines::default();
     let sink = lines.clone();
     let subscriber = tracing_subscriber::fmt()
@@ -988,19 +1004,8 @@ async fn a_refused_send_is_logged_once_at_info_with_its_reason() {
         .with_writer(move || sink.clone())
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
-    // Other tests on other threads reach the same call site with no subscriber; if
-    // one registered it while this subscriber was being set, its cached interest says
-    // "never". Rebuilding after the subscriber is in place makes the capture certain.
     tracing::callsite::rebuild_interest_cache();
-    let service = service().await;
-    let refuse = configured(
-        send("hi"),
-        MessageSendConfiguration {
-            accepted_output_modes: Some(vec!["image/png".to_owned()]),
-            ..MessageSendConfiguration::default()
-        },
-    );
-    error(&service, ctx("texty"), A2aRequest::SendMessage(refuse)).await;
+    error(&service, ctx("texty"), A2aRequest::SendMessage(refuse())).await;
     result(&service, ctx("echo"), A2aRequest::SendMessage(send("fine"))).await;
     let text = String::from_utf8_lossy(&lines.0.lock().expect("not poisoned")).into_owned();
     let refused: Vec<&str> = text
