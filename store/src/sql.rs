@@ -1,5 +1,10 @@
-//! The durable [`TaskStore`]: an embedded SQLite file or a PostgreSQL database, through
-//! one sqlx `Any` pool and one code path.
+//! The durable [`TaskStore`]: an embedded SQLite file or a PostgreSQL database, with one
+//! code path. Reads go through one sqlx `Any` pool. The writer's statements, the same
+//! for both databases, go through its `Link`: for PostgreSQL a connection held out of
+//! the pool; for the embedded file a SQLite connection of its own, on a thread of its
+//! own. The embedded store's point reads (a task by its id, a conversation's
+//! principal) also run on SQLite connections of their own, in place, rather than hop
+//! to sqlx's worker thread and back.
 //!
 //! # Acknowledged means durable, and fast: group commit
 //!
@@ -30,8 +35,9 @@
 //! A database that cannot be reached, or refuses a write (full disk, a locked or
 //! corrupt file), fails the operation with [`StoreError::Unavailable`] naming the
 //! cause; nothing is acknowledged that was not committed. The pool opens new
-//! connections as it needs them, so the store recovers by itself when the database
-//! returns.
+//! connections as it needs them, and the writer and the point readers let go of a
+//! connection the database failed and open another on their next use, so the store
+//! recovers by itself when the database returns.
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -52,8 +58,10 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::contract::{Record, Retention, StoreError, TaskFilter, TaskOwner, TaskPage, TaskStore};
 
+mod link;
 mod writer;
 
+use link::{Embedded, Pooled, Readers};
 pub use writer::BATCH;
 use writer::{Answered, Done, Job, Settled, Write, Writer, write_loop};
 
@@ -108,6 +116,8 @@ pub struct SqlTaskStore {
     writer: mpsc::Sender<Job>,
     /// The embedded store's recently settled tasks, as its writer committed them.
     settled: Option<Arc<Settled>>,
+    /// The embedded store's point reads, made in place ([`Readers`]).
+    readers: Option<Readers>,
     location: StoreLocation,
     /// The embedded store's lock on its directory, held while the store is open: a
     /// second process on the same directory is refused at open, by name, rather than
@@ -265,14 +275,16 @@ impl SqlTaskStore {
         let failed = |e: &dyn std::fmt::Display| {
             StoreError::Unavailable(format!("cannot open the task store at {place}: {e}"))
         };
-        let (url, sqlite, lock) = match &location {
+        let (url, file, lock) = match &location {
             StoreLocation::Embedded(dir) => {
                 std::fs::create_dir_all(dir).map_err(|e| failed(&e))?;
                 let lock = lock_dir(dir).map_err(|e| failed(&e))?;
-                (embedded_url(&dir.join(EMBEDDED_FILE)), true, Some(lock))
+                let file = dir.join(EMBEDDED_FILE);
+                (embedded_url(&file), Some(file), Some(lock))
             }
-            StoreLocation::Postgres(url) => (url.clone(), false, None),
+            StoreLocation::Postgres(url) => (url.clone(), None, None),
         };
+        let sqlite = file.is_some();
         let options: AnyConnectOptions = url.parse().map_err(|e| failed(&e))?;
         let pool = AnyPoolOptions::new()
             .max_connections(if sqlite { 4 } else { 8 })
@@ -308,11 +320,35 @@ impl SqlTaskStore {
                 .map_err(|e| failed(&e))?,
             None => Writer::shared(retention),
         };
-        tokio::spawn(write_loop(pool.clone(), jobs, ctx));
+        let readers = file.clone().map(|file| Readers::new(file, pool.clone()));
+        match file {
+            // The embedded writer blocks on SQLite (and on its fsync) on a thread of
+            // its own, off the runtime's workers.
+            Some(file) => {
+                let link = Embedded::new(file, pool.clone());
+                let loop_pool = pool.clone();
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .build()
+                    .map_err(|e| failed(&e))?;
+                std::thread::Builder::new()
+                    .name("agentyard-store-writer".into())
+                    .spawn(move || runtime.block_on(write_loop(loop_pool, link, jobs, ctx)))
+                    .map_err(|e| failed(&e))?;
+            }
+            None => {
+                tokio::spawn(write_loop(
+                    pool.clone(),
+                    Pooled::new(pool.clone()),
+                    jobs,
+                    ctx,
+                ));
+            }
+        }
         Ok(Self {
             pool,
             writer,
             settled,
+            readers,
             location,
             _lock: lock,
         })
@@ -354,15 +390,37 @@ impl SqlTaskStore {
         answer.await.map_err(|_| stopped())?
     }
 
-    async fn fetch_task(&self, id: &TaskId) -> Result<Option<AnyRow>, StoreError> {
-        sqlx::query("SELECT body, agent, principal FROM tasks WHERE id = $1")
+    async fn fetch_task(&self, id: &TaskId) -> Result<Option<TaskRow>, StoreError> {
+        const SQL: &str = "SELECT body, agent, principal FROM tasks WHERE id = $1";
+        if let Some(readers) = &self.readers {
+            let row = readers
+                .fetch_optional(SQL, &[id.as_str().into()])
+                .map_err(unavailable)?;
+            return row
+                .map(|row| -> Result<TaskRow, link::DbError> {
+                    Ok(TaskRow {
+                        body: row.text(0)?.to_owned(),
+                        agent: row.opt_text(1)?.map(str::to_owned),
+                        principal: row.opt_text(2)?.map(str::to_owned),
+                    })
+                })
+                .transpose()
+                .map_err(unavailable);
+        }
+        let row = sqlx::query(SQL)
             .bind(id.as_str())
             .fetch_optional(&self.pool)
             .await
+            .map_err(unavailable)?;
+        row.as_ref()
+            .map(TaskRow::read)
+            .transpose()
             .map_err(unavailable)
     }
 
-    /// Closes the pool after the writes already sent are done.
+    /// Closes the store after the writes already sent are done: its pool now, the
+    /// writer's and the point readers' own connections as they next look; later
+    /// reads and writes fail.
     pub async fn close(&self) {
         self.pool.close().await;
     }
@@ -372,10 +430,27 @@ fn embedded_url(file: &Path) -> String {
     format!("sqlite://{}?mode=rwc", file.display())
 }
 
-fn owner_of(row: &AnyRow) -> Result<Option<TaskOwner>, StoreError> {
-    let agent: Option<String> = row.try_get("agent").map_err(unavailable)?;
-    let principal: Option<String> = row.try_get("principal").map_err(unavailable)?;
-    Ok(agent.map(|agent| TaskOwner::new(agent, principal.map(Arc::from))))
+/// A task's row as a read by its id gives it.
+struct TaskRow {
+    body: String,
+    agent: Option<String>,
+    principal: Option<String>,
+}
+
+impl TaskRow {
+    /// Its first three columns: body, agent, principal.
+    fn read(row: &AnyRow) -> Result<Self, sqlx::Error> {
+        Ok(Self {
+            body: row.try_get(0)?,
+            agent: row.try_get(1)?,
+            principal: row.try_get(2)?,
+        })
+    }
+
+    fn owner(self) -> Option<TaskOwner> {
+        let principal = self.principal.map(Arc::from);
+        self.agent.map(|agent| TaskOwner::new(agent, principal))
+    }
 }
 
 fn unexpected(done: Done) -> StoreError {
@@ -421,26 +496,31 @@ impl TaskStore for SqlTaskStore {
     }
 
     async fn owner(&self, id: &TaskId) -> Result<Option<TaskOwner>, StoreError> {
-        match self.fetch_task(id).await? {
-            Some(row) => owner_of(&row),
-            None => Ok(None),
-        }
+        Ok(self.fetch_task(id).await?.and_then(TaskRow::owner))
     }
 
     async fn context_principal(
         &self,
         context_id: &ContextId,
     ) -> Result<Option<Arc<str>>, StoreError> {
-        let row = sqlx::query(
-            "SELECT principal FROM (SELECT principal, created FROM tasks WHERE context_id = $1 \
-             ORDER BY created DESC LIMIT $2) recent WHERE principal IS NOT NULL \
-             ORDER BY created DESC LIMIT 1",
-        )
-        .bind(context_id.as_str())
-        .bind(CONTEXT_TASKS)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(unavailable)?;
+        const SQL: &str = "SELECT principal FROM (SELECT principal, created FROM tasks \
+             WHERE context_id = $1 ORDER BY created DESC LIMIT $2) recent \
+             WHERE principal IS NOT NULL ORDER BY created DESC LIMIT 1";
+        if let Some(readers) = &self.readers {
+            let row = readers
+                .fetch_optional(SQL, &[context_id.as_str().into(), CONTEXT_TASKS.into()])
+                .map_err(unavailable)?;
+            return row
+                .map(|row| row.text(0).map(Arc::from))
+                .transpose()
+                .map_err(unavailable);
+        }
+        let row = sqlx::query(SQL)
+            .bind(context_id.as_str())
+            .bind(CONTEXT_TASKS)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(unavailable)?;
         Ok(row
             .map(|row| row.try_get::<String, _>(0))
             .transpose()
@@ -459,8 +539,7 @@ impl TaskStore for SqlTaskStore {
                 let Some(row) = self.fetch_task(id).await? else {
                     return Ok(None);
                 };
-                let body: String = row.try_get(0).map_err(unavailable)?;
-                decode_task(&body)?
+                decode_task(&row.body)?
             }
         };
         if let Some(n) = history_length {
@@ -567,10 +646,10 @@ impl TaskStore for SqlTaskStore {
         let mut page = TaskPage::default();
         let mut last = None;
         for row in rows {
-            let body: String = row.try_get(0).map_err(unavailable)?;
             let change = to_u64(row.try_get::<i64, _>(3).map_err(unavailable)?);
-            let task = decode_task(&body)?;
-            let owner = owner_of(&row)?;
+            let row = TaskRow::read(&row).map_err(unavailable)?;
+            let task = decode_task(&row.body)?;
+            let owner = row.owner();
             if !filter(&task, owner.as_ref()) {
                 continue;
             }

@@ -31,12 +31,10 @@ use agentyard_transport::TaskId;
 use agentyard_transport::a2a::{
     Artifact, Message, Task, TaskPushNotificationConfig, TaskState, TaskStatus,
 };
-use sqlx::any::AnyArguments;
-use sqlx::pool::PoolConnection;
-use sqlx::query::Query;
-use sqlx::{Any, AnyConnection, AnyPool, Connection, Row};
+use sqlx::{AnyPool, Row as _};
 use tokio::sync::{mpsc, oneshot};
 
+use super::link::{Arg, DbError, Link, Row};
 use super::{decode_task, encode, now_ms, state_name, to_u64};
 use crate::contract::{Retention, StoreError, TaskOwner};
 
@@ -175,7 +173,7 @@ enum Failed {
     /// written.
     Refused(StoreError),
     /// The database failed: the transaction is lost.
-    Database(sqlx::Error),
+    Database(DbError),
     /// A row was not as the batch computed it: another process wrote the task, or
     /// holds its id already. The batch is redone a write at a time.
     Conflict(Conflict),
@@ -188,8 +186,8 @@ enum Conflict {
     Changed(TaskId),
 }
 
-impl From<sqlx::Error> for Failed {
-    fn from(error: sqlx::Error) -> Self {
+impl From<DbError> for Failed {
+    fn from(error: DbError) -> Self {
         Self::Database(error)
     }
 }
@@ -344,11 +342,13 @@ impl Writer {
     /// take turns: each holds the `changed` counter's row lock from its start (every
     /// batch that changes a status takes it anyway), so a batch's fresh reads cannot be
     /// overtaken before it commits, and no two batches wait on each other's rows.
-    async fn take_turn(&self, conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
+    async fn take_turn(&self, conn: &mut impl Link) -> Result<(), DbError> {
         if self.local.is_none() {
-            sqlx::query("SELECT value FROM counters WHERE name = 'changed' FOR UPDATE")
-                .fetch_one(&mut *conn)
-                .await?;
+            conn.fetch_one(
+                "SELECT value FROM counters WHERE name = 'changed' FOR UPDATE",
+                &[],
+            )
+            .await?;
         }
         Ok(())
     }
@@ -378,10 +378,10 @@ impl Writer {
     }
 
     /// Tasks deleted (rows of their ids): readers no longer find them.
-    fn deleted(&mut self, rows: &[sqlx::any::AnyRow]) -> Result<(), sqlx::Error> {
+    fn deleted(&mut self, rows: &[Row]) -> Result<(), DbError> {
         if self.settled.is_some() {
             for row in rows {
-                self.unsettle(&TaskId::new(row.try_get::<String, _>(0)?));
+                self.unsettle(&TaskId::new(row.text(0)?));
             }
         }
         Ok(())
@@ -396,36 +396,37 @@ impl Writer {
     /// Takes `n` numbers of `counter`; the first of them.
     async fn reserve(
         &mut self,
-        conn: &mut AnyConnection,
+        conn: &mut impl Link,
         counter: Counter,
         n: usize,
-    ) -> Result<i64, sqlx::Error> {
+    ) -> Result<i64, DbError> {
         let n = i64::try_from(n).unwrap_or(i64::MAX);
         if let Some(local) = &mut self.local {
             let value = &mut local[counter as usize];
             *value += n;
             return Ok(*value - n + 1);
         }
-        let last: i64 =
-            sqlx::query("UPDATE counters SET value = value + $2 WHERE name = $1 RETURNING value")
-                .bind(counter.name())
-                .bind(n)
-                .fetch_one(&mut *conn)
-                .await?
-                .try_get(0)?;
+        let last = conn
+            .fetch_one(
+                "UPDATE counters SET value = value + $2 WHERE name = $1 RETURNING value",
+                &[counter.name().into(), n.into()],
+            )
+            .await?
+            .int(0)?;
         Ok(last - n + 1)
     }
 
     /// The last number `counter` gave.
-    async fn last(&self, conn: &mut AnyConnection, counter: Counter) -> Result<i64, sqlx::Error> {
+    async fn last(&self, conn: &mut impl Link, counter: Counter) -> Result<i64, DbError> {
         if let Some(local) = &self.local {
             return Ok(local[counter as usize]);
         }
-        sqlx::query("SELECT value FROM counters WHERE name = $1")
-            .bind(counter.name())
-            .fetch_one(&mut *conn)
-            .await?
-            .try_get(0)
+        conn.fetch_one(
+            "SELECT value FROM counters WHERE name = $1",
+            &[counter.name().into()],
+        )
+        .await?
+        .int(0)
     }
 }
 
@@ -463,7 +464,7 @@ impl Staged {
     /// The task `id`, from the batch, the writer's memory or its row; its index.
     async fn load(
         &mut self,
-        conn: &mut AnyConnection,
+        conn: &mut impl Link,
         ctx: &mut Writer,
         id: &TaskId,
     ) -> Result<usize, Failed> {
@@ -473,20 +474,19 @@ impl Staged {
         let current = match ctx.live.remove(id) {
             Some(current) => current,
             None => {
-                let row = sqlx::query(
-                    "SELECT body, version, \
-                     (SELECT COALESCE(MAX(seq), 0) FROM task_events WHERE task_id = $1) \
-                     FROM tasks WHERE id = $1",
-                )
-                .bind(id.as_str())
-                .fetch_optional(&mut *conn)
-                .await?
-                .ok_or_else(|| StoreError::NotFound(id.clone()))?;
-                let body: String = row.try_get(0)?;
+                let row = conn
+                    .fetch_optional(
+                        "SELECT body, version, \
+                         (SELECT COALESCE(MAX(seq), 0) FROM task_events WHERE task_id = $1) \
+                         FROM tasks WHERE id = $1",
+                        &[id.as_str().into()],
+                    )
+                    .await?
+                    .ok_or_else(|| StoreError::NotFound(id.clone()))?;
                 Current {
-                    task: decode_task(&body)?,
-                    version: row.try_get(1)?,
-                    events: row.try_get(2)?,
+                    task: decode_task(row.text(0)?)?,
+                    version: row.int(1)?,
+                    events: row.int(2)?,
                 }
             }
         };
@@ -510,7 +510,7 @@ impl Staged {
     /// The live task `id`, to change (never a terminal one).
     async fn live(
         &mut self,
-        conn: &mut AnyConnection,
+        conn: &mut impl Link,
         ctx: &mut Writer,
         id: &TaskId,
     ) -> Result<usize, Failed> {
@@ -576,7 +576,7 @@ impl Staged {
 
     /// Writes what the batch changed: each changed task's row once, the events, and
     /// the retention of ended tasks; then remembers the live tasks as written.
-    async fn flush(&mut self, conn: &mut AnyConnection, ctx: &mut Writer) -> Result<(), Failed> {
+    async fn flush(&mut self, conn: &mut impl Link, ctx: &mut Writer) -> Result<(), Failed> {
         if self.pending.is_empty() {
             return Ok(());
         }
@@ -609,22 +609,23 @@ impl Staged {
         }
         let pending = &self.pending;
         let short = INSERT_TASKS
-            .run(conn, &inserts, |query, row| {
+            .run(conn, &inserts, |args, row| {
                 let pending = &pending[row.at];
                 let task = &pending.current.task;
                 let owner = pending.inserted.as_ref().and_then(Option::as_ref);
-                query
-                    .bind(task.id.as_str())
-                    .bind(task.context_id.as_str())
-                    .bind(owner.map(|owner| owner.agent.to_string()))
-                    .bind(owner.and_then(|owner| owner.principal.as_deref().map(str::to_owned)))
-                    .bind(row.body.as_str())
-                    .bind(row.state.as_str())
-                    .bind(i64::from(task.status.state.is_terminal()))
-                    .bind(changed[row.at])
-                    .bind(created[row.at])
-                    .bind(ended[row.at])
-                    .bind(pending.ended.map(|(_, ms)| ms))
+                args.extend([
+                    task.id.as_str().into(),
+                    task.context_id.as_str().into(),
+                    owner.map(|owner| owner.agent.to_string()).into(),
+                    owner.and_then(|owner| owner.principal.as_deref()).into(),
+                    row.body.as_str().into(),
+                    row.state.as_str().into(),
+                    i64::from(task.status.state.is_terminal()).into(),
+                    changed[row.at].into(),
+                    created[row.at].into(),
+                    ended[row.at].into(),
+                    pending.ended.map(|(_, ms)| ms).into(),
+                ]);
             })
             .await?;
         if let Some(row) = short {
@@ -632,18 +633,19 @@ impl Staged {
             return Err(Failed::Conflict(Conflict::Taken(id)));
         }
         let short = UPDATE_TASKS
-            .run(conn, &updates, |query, row| {
+            .run(conn, &updates, |args, row| {
                 let pending = &pending[row.at];
                 let task = &pending.current.task;
-                query
-                    .bind(task.id.as_str())
-                    .bind(pending.current.version)
-                    .bind(row.body.as_str())
-                    .bind(row.state.as_str())
-                    .bind(i64::from(task.status.state.is_terminal()))
-                    .bind(changed[row.at])
-                    .bind(ended[row.at])
-                    .bind(pending.ended.map(|(_, ms)| ms))
+                args.extend([
+                    task.id.as_str().into(),
+                    pending.current.version.into(),
+                    row.body.as_str().into(),
+                    row.state.as_str().into(),
+                    i64::from(task.status.state.is_terminal()).into(),
+                    changed[row.at].into(),
+                    ended[row.at].into(),
+                    pending.ended.map(|(_, ms)| ms).into(),
+                ]);
             })
             .await?;
         if let Some(row) = short {
@@ -677,13 +679,14 @@ impl Staged {
     /// Inserts the batch's log events, a few rows per statement. The primary key
     /// (task, seq) refuses a number another process took at the same time; the batch is
     /// then redone, on fresh reads.
-    async fn write_events(&self, conn: &mut AnyConnection) -> Result<(), sqlx::Error> {
+    async fn write_events(&self, conn: &mut impl Link) -> Result<(), DbError> {
         INSERT_EVENTS
-            .run(conn, &self.events, |query, (at, seq, body)| {
-                query
-                    .bind(self.pending[*at].current.task.id.as_str())
-                    .bind(*seq)
-                    .bind(body.as_str())
+            .run(conn, &self.events, |args, (at, seq, body)| {
+                args.extend([
+                    self.pending[*at].current.task.id.as_str().into(),
+                    (*seq).into(),
+                    body.as_str().into(),
+                ]);
             })
             .await?;
         Ok(())
@@ -746,15 +749,19 @@ impl Shapes {
     /// row.
     async fn run<'r, T>(
         &'r self,
-        conn: &mut AnyConnection,
+        conn: &mut impl Link,
         rows: &'r [T],
-        bind: impl Fn(Query<'r, Any, AnyArguments<'r>>, &'r T) -> Query<'r, Any, AnyArguments<'r>>,
-    ) -> Result<Option<&'r T>, sqlx::Error> {
+        bind: impl Fn(&mut Vec<Arg<'r>>, &'r T),
+    ) -> Result<Option<&'r T>, DbError> {
         let mut rest = rows;
+        let mut args = Vec::new();
         while let Some((sql, chunk, after)) = self.next(rest) {
-            let query = chunk.iter().fold(sqlx::query(sql), &bind);
-            let written = query.execute(&mut *conn).await?;
-            if usize::try_from(written.rows_affected()).ok() != Some(chunk.len()) {
+            args.clear();
+            for row in chunk {
+                bind(&mut args, row);
+            }
+            let written = conn.execute(sql, &args).await?;
+            if usize::try_from(written).ok() != Some(chunk.len()) {
                 return Ok(chunk.first());
             }
             rest = after;
@@ -801,12 +808,12 @@ static UPDATE_TASKS: LazyLock<Shapes> = LazyLock::new(|| {
 /// Numbers the pending tasks that took `counter` (`stamp` says when in the batch),
 /// in that order; by index into `pending`.
 async fn number(
-    conn: &mut AnyConnection,
+    conn: &mut impl Link,
     ctx: &mut Writer,
     pending: &[Pending],
     counter: Counter,
     stamp: impl Fn(&Pending) -> Option<u64>,
-) -> Result<Vec<Option<i64>>, sqlx::Error> {
+) -> Result<Vec<Option<i64>>, DbError> {
     let mut order: Vec<(u64, usize)> = pending
         .iter()
         .enumerate()
@@ -826,23 +833,23 @@ async fn number(
 
 /// Drops the ended tasks past the count, except those a key still names.
 async fn evict_past_count(
-    conn: &mut AnyConnection,
+    conn: &mut impl Link,
     ended: i64,
     ctx: &mut Writer,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), DbError> {
     let limit = i64::try_from(ctx.retention.finished_tasks).unwrap_or(i64::MAX);
     let last_dropped = ended.saturating_sub(limit);
     if last_dropped <= 0 {
         return Ok(());
     }
-    let gone = sqlx::query(
-        "DELETE FROM tasks WHERE ended_seq IS NOT NULL AND ended_seq <= $1 \
-         AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.task_id = tasks.id) \
-         RETURNING id",
-    )
-    .bind(last_dropped)
-    .fetch_all(&mut *conn)
-    .await?;
+    let gone = conn
+        .fetch_all(
+            "DELETE FROM tasks WHERE ended_seq IS NOT NULL AND ended_seq <= $1 \
+             AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.task_id = tasks.id) \
+             RETURNING id",
+            &[last_dropped.into()],
+        )
+        .await?;
     ctx.deleted(&gone)?;
     Ok(())
 }
@@ -850,17 +857,21 @@ async fn evict_past_count(
 /// The writer: batches of waiting writes, one transaction each, on one connection it
 /// keeps (no pool checkout, and for PostgreSQL no ping, per batch) until the database
 /// fails it.
-pub(super) async fn write_loop(pool: AnyPool, mut jobs: mpsc::Receiver<Job>, mut ctx: Writer) {
+pub(super) async fn write_loop(
+    pool: AnyPool,
+    mut link: impl Link,
+    mut jobs: mpsc::Receiver<Job>,
+    mut ctx: Writer,
+) {
     let mut batch = Vec::with_capacity(BATCH);
-    let mut conn = None;
-    // `SqlTaskStore::close` waits for every connection to come back: the writer gives
-    // its own back when the pool closes.
+    // `SqlTaskStore::close` waits for every connection of the pool to come back, and
+    // means the store is done: the writer lets its own connection go.
     let mut closing = std::pin::pin!(pool.close_event());
     loop {
         let received = tokio::select! {
             received = jobs.recv_many(&mut batch, BATCH) => received,
-            () = &mut closing, if conn.is_some() => {
-                conn = None;
+            () = &mut closing, if link.holds() => {
+                link.release();
                 continue;
             }
         };
@@ -868,12 +879,12 @@ pub(super) async fn write_loop(pool: AnyPool, mut jobs: mpsc::Receiver<Job>, mut
             break;
         }
         let now = std::mem::take(&mut batch);
-        if let Err(leftover) = commit_batch(&pool, &mut conn, now, &mut ctx).await {
+        if let Err(leftover) = commit_batch(&mut link, now, &mut ctx).await {
             // The batch could not be applied as one: each write on its own, so that
             // one bad write (or a database back from a restart, or a task another
             // process changed) affects only itself.
             for job in leftover {
-                if let Err(lone) = commit_batch(&pool, &mut conn, vec![job], &mut ctx).await {
+                if let Err(lone) = commit_batch(&mut link, vec![job], &mut ctx).await {
                     for job in lone {
                         job.fail(
                             &mut ctx,
@@ -901,39 +912,25 @@ enum Answer {
 /// here). Hands back the jobs to be redone one at a time when the batch could not be
 /// applied as one (after logging why); a single job is never handed back.
 async fn commit_batch(
-    pool: &AnyPool,
-    held: &mut Option<PoolConnection<Any>>,
+    link: &mut impl Link,
     mut jobs: Vec<Job>,
     ctx: &mut Writer,
 ) -> Result<(), Vec<Job>> {
     let mut redone = 0;
     loop {
-        // Taken out while in use; put back only while the database has not failed it.
-        let mut conn = match held.take() {
-            Some(conn) => conn,
-            None => match pool.acquire().await {
-                Ok(conn) => conn,
-                Err(error) => {
-                    fail_all(jobs, &error, ctx);
-                    return Ok(());
-                }
-            },
-        };
-        let mut tx = match conn.begin().await {
-            Ok(tx) => tx,
-            Err(error) => {
-                fail_all(jobs, &error, ctx);
-                return Ok(());
-            }
-        };
+        if let Err(error) = link.begin().await {
+            link.abandon(true).await;
+            fail_all(jobs, &error, ctx);
+            return Ok(());
+        }
         let mut staged = Staged::default();
         let mut answers = Vec::with_capacity(jobs.len());
-        let mut failed = ctx.take_turn(&mut tx).await.err().map(Failed::Database);
+        let mut failed = ctx.take_turn(link).await.err().map(Failed::Database);
         for job in &mut jobs {
             if failed.is_some() {
                 break;
             }
-            match apply(&mut tx, &mut staged, &job.write, ctx).await {
+            match apply(link, &mut staged, &job.write, ctx).await {
                 Ok(done) if job.answered != Answered::Committed => {
                     job.answer(Ok(done));
                     answers.push(Answer::Sent);
@@ -950,14 +947,13 @@ async fn commit_batch(
             }
         }
         if failed.is_none()
-            && let Err(error) = staged.flush(&mut tx, ctx).await
+            && let Err(error) = staged.flush(link, ctx).await
         {
             failed = Some(error);
         }
         let Some(failed) = failed else {
-            match tx.commit().await {
+            match link.commit().await {
                 Ok(()) => {
-                    *held = Some(conn);
                     ctx.committed();
                     for (mut job, answer) in jobs.into_iter().zip(answers) {
                         if let Answer::AtCommit(done) = answer {
@@ -966,6 +962,7 @@ async fn commit_batch(
                     }
                 }
                 Err(error) => {
+                    link.abandon(true).await;
                     ctx.forget_uncommitted();
                     tracing::warn!(%error, "task store commit failed");
                     let message = format!("the database did not commit the write: {error}");
@@ -978,7 +975,9 @@ async fn commit_batch(
             }
             return Ok(());
         };
-        drop(tx);
+        // A database error may have broken the connection: it is let go. A conflict or
+        // a refusal leaves it as good as it was.
+        link.abandon(matches!(failed, Failed::Database(_))).await;
         ctx.forget_uncommitted();
         // The refused are answered and out; the rest is redone.
         let mut refused = answers.iter().map(|a| matches!(a, Answer::Refused));
@@ -987,16 +986,12 @@ async fn commit_batch(
             .filter(|_| !refused.next().unwrap_or(false))
             .collect();
         if rest.len() > 1 {
-            match &failed {
-                Failed::Database(error) => {
-                    tracing::warn!(%error, "task store write failed; retrying each write alone");
-                }
-                Failed::Conflict(_) => *held = Some(conn),
-                Failed::Refused(_) => {}
+            if let Failed::Database(error) = &failed {
+                tracing::warn!(%error, "task store write failed; retrying each write alone");
             }
             return Err(rest);
         }
-        let Some(job) = rest.pop() else {
+        let Some(mut job) = rest.pop() else {
             return Ok(());
         };
         match failed {
@@ -1004,17 +999,11 @@ async fn commit_batch(
                 tracing::warn!(%error, "task store write failed");
                 job.fail(ctx, format!("the database refused the write: {error}"));
             }
-            Failed::Refused(error) => {
-                let mut job = job;
-                job.refuse(ctx, error);
-            }
+            Failed::Refused(error) => job.refuse(ctx, error),
             Failed::Conflict(Conflict::Taken(id)) => {
-                *held = Some(conn);
-                let mut job = job;
                 job.refuse(ctx, StoreError::AlreadyExists(id));
             }
             Failed::Conflict(Conflict::Changed(id)) => {
-                *held = Some(conn);
                 redone += 1;
                 if redone < VERSION_RETRIES {
                     jobs = vec![job];
@@ -1030,7 +1019,7 @@ async fn commit_batch(
     }
 }
 
-fn fail_all(jobs: Vec<Job>, error: &sqlx::Error, ctx: &mut Writer) {
+fn fail_all(jobs: Vec<Job>, error: &DbError, ctx: &mut Writer) {
     tracing::warn!(%error, "task store unreachable");
     let message = format!("cannot reach the database: {error}");
     for job in jobs {
@@ -1041,7 +1030,7 @@ fn fail_all(jobs: Vec<Job>, error: &sqlx::Error, ctx: &mut Writer) {
 /// Applies one write: a task's write to the batch's [`Staged`] rows, any other
 /// directly (after writing what the batch staged, which it may read).
 async fn apply(
-    conn: &mut AnyConnection,
+    conn: &mut impl Link,
     staged: &mut Staged,
     write: &Write,
     ctx: &mut Writer,
@@ -1132,96 +1121,99 @@ fn put_artifact(pending: &mut Pending, artifact: &Artifact, append: bool) -> Art
 /// The writes that are not a task's row or log: keys, push configs, retention,
 /// records.
 async fn apply_direct(
-    conn: &mut AnyConnection,
+    conn: &mut impl Link,
     write: &Write,
     ctx: &mut Writer,
 ) -> Result<Done, Failed> {
     match write {
         Write::RememberKey(key, task) => {
-            sqlx::query(
+            conn.execute(
                 "INSERT INTO idempotency_keys (key, task_id, at) VALUES ($1, $2, $3) \
                  ON CONFLICT (key) DO UPDATE SET task_id = excluded.task_id, at = excluded.at",
+                &[key.as_str().into(), task.as_str().into(), now_ms().into()],
             )
-            .bind(key.as_str())
-            .bind(task.as_str())
-            .bind(now_ms())
-            .execute(&mut *conn)
             .await?;
             Ok(Done::Unit)
         }
         Write::ForgetKey(key) => {
-            let row = sqlx::query("DELETE FROM idempotency_keys WHERE key = $1 RETURNING task_id")
-                .bind(key.as_str())
-                .fetch_optional(&mut *conn)
+            let row = conn
+                .fetch_optional(
+                    "DELETE FROM idempotency_keys WHERE key = $1 RETURNING task_id",
+                    &[key.as_str().into()],
+                )
                 .await?;
             if let Some(row) = row {
-                let task: String = row.try_get(0)?;
+                let task = row.text(0)?.to_owned();
                 // Past the limits already: it goes now, as the in-memory store's
                 // last release forgets an overdue task.
                 let ended = ctx.last(conn, Counter::Ended).await?;
                 let limit = i64::try_from(ctx.retention.finished_tasks).unwrap_or(i64::MAX);
                 ctx.unsettle(&TaskId::new(task.as_str()));
-                sqlx::query(
+                let cutoff = ctx.retention.max_age.map_or(i64::MIN, |age| {
+                    now_ms().saturating_sub(i64::try_from(age.as_millis()).unwrap_or(i64::MAX))
+                });
+                conn.execute(
                     "DELETE FROM tasks WHERE id = $1 AND ended_seq IS NOT NULL \
                      AND (ended_seq <= $2 OR ended_at < $3) \
                      AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.task_id = tasks.id)",
+                    &[
+                        task.into(),
+                        ended.saturating_sub(limit).into(),
+                        cutoff.into(),
+                    ],
                 )
-                .bind(task)
-                .bind(ended.saturating_sub(limit))
-                .bind(ctx.retention.max_age.map_or(i64::MIN, |age| {
-                    now_ms().saturating_sub(i64::try_from(age.as_millis()).unwrap_or(i64::MAX))
-                }))
-                .execute(&mut *conn)
                 .await?;
             }
             Ok(Done::Unit)
         }
         Write::PutPushConfig(config) => {
-            let exists = sqlx::query("SELECT 1 FROM tasks WHERE id = $1")
-                .bind(config.task_id.as_str())
-                .fetch_optional(&mut *conn)
+            let exists = conn
+                .fetch_optional(
+                    "SELECT 1 FROM tasks WHERE id = $1",
+                    &[config.task_id.as_str().into()],
+                )
                 .await?;
             if exists.is_none() {
                 return Err(StoreError::NotFound(config.task_id.clone()).into());
             }
             let position = ctx.reserve(conn, Counter::Position, 1).await?;
-            sqlx::query(
+            let config_id = config
+                .push_notification_config
+                .id
+                .as_deref()
+                .unwrap_or_default();
+            conn.execute(
                 "INSERT INTO push_configs (task_id, config_id, position, body) \
                  VALUES ($1, $2, $3, $4) \
                  ON CONFLICT (task_id, config_id) DO UPDATE SET body = excluded.body",
+                &[
+                    config.task_id.as_str().into(),
+                    config_id.into(),
+                    position.into(),
+                    encode(config)?.into(),
+                ],
             )
-            .bind(config.task_id.as_str())
-            .bind(
-                config
-                    .push_notification_config
-                    .id
-                    .clone()
-                    .unwrap_or_default(),
-            )
-            .bind(position)
-            .bind(encode(config)?)
-            .execute(&mut *conn)
             .await?;
             Ok(Done::Unit)
         }
         Write::DeletePushConfig(id, config_id) => {
-            let gone =
-                sqlx::query("DELETE FROM push_configs WHERE task_id = $1 AND config_id = $2")
-                    .bind(id.as_str())
-                    .bind(config_id.as_str())
-                    .execute(&mut *conn)
-                    .await?;
-            Ok(Done::Flag(gone.rows_affected() > 0))
+            let gone = conn
+                .execute(
+                    "DELETE FROM push_configs WHERE task_id = $1 AND config_id = $2",
+                    &[id.as_str().into(), config_id.as_str().into()],
+                )
+                .await?;
+            Ok(Done::Flag(gone > 0))
         }
         Write::DropEndedBefore(cutoff) => {
-            let gone = sqlx::query(
-                "DELETE FROM tasks WHERE ended_at IS NOT NULL AND ended_at < $1 \
-                 AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.task_id = tasks.id) \
-                 RETURNING id",
-            )
-            .bind(*cutoff)
-            .fetch_all(&mut *conn)
-            .await?;
+            let gone = conn
+                .fetch_all(
+                    "DELETE FROM tasks WHERE ended_at IS NOT NULL AND ended_at < $1 \
+                     AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.task_id = tasks.id) \
+                     RETURNING id",
+                    &[(*cutoff).into()],
+                )
+                .await?;
             ctx.deleted(&gone)?;
             Ok(Done::Number(u64::try_from(gone.len()).unwrap_or(u64::MAX)))
         }
@@ -1229,12 +1221,13 @@ async fn apply_direct(
             put_record(conn, namespace, key, body, *expected).await
         }
         Write::DeleteRecord(namespace, key) => {
-            let gone = sqlx::query("DELETE FROM records WHERE namespace = $1 AND key = $2")
-                .bind(namespace.as_str())
-                .bind(key.as_str())
-                .execute(&mut *conn)
+            let gone = conn
+                .execute(
+                    "DELETE FROM records WHERE namespace = $1 AND key = $2",
+                    &[namespace.as_str().into(), key.as_str().into()],
+                )
                 .await?;
-            Ok(Done::Flag(gone.rows_affected() > 0))
+            Ok(Done::Flag(gone > 0))
         }
         Write::Insert(..)
         | Write::SetStatus(..)
@@ -1250,20 +1243,20 @@ async fn apply_direct(
 }
 
 async fn put_record(
-    conn: &mut AnyConnection,
+    conn: &mut impl Link,
     namespace: &str,
     key: &str,
     body: &str,
     expected: Option<u64>,
 ) -> Result<Done, Failed> {
-    let found: Option<i64> =
-        sqlx::query("SELECT version FROM records WHERE namespace = $1 AND key = $2")
-            .bind(namespace)
-            .bind(key)
-            .fetch_optional(&mut *conn)
-            .await?
-            .map(|row| row.try_get(0))
-            .transpose()?;
+    let found = conn
+        .fetch_optional(
+            "SELECT version FROM records WHERE namespace = $1 AND key = $2",
+            &[namespace.into(), key.into()],
+        )
+        .await?
+        .map(|row| row.int(0))
+        .transpose()?;
     let conflict = |found: Option<i64>| StoreError::Conflict {
         namespace: namespace.to_owned(),
         key: key.to_owned(),
@@ -1276,32 +1269,27 @@ async fn put_record(
             Err(conflict(Some(version)).into())
         }
         (None, _) => {
-            let inserted = sqlx::query(
-                "INSERT INTO records (namespace, key, version, body) VALUES ($1, $2, 1, $3) \
-                 ON CONFLICT (namespace, key) DO NOTHING",
-            )
-            .bind(namespace)
-            .bind(key)
-            .bind(body)
-            .execute(&mut *conn)
-            .await?;
-            if inserted.rows_affected() == 0 {
+            let inserted = conn
+                .execute(
+                    "INSERT INTO records (namespace, key, version, body) VALUES ($1, $2, 1, $3) \
+                     ON CONFLICT (namespace, key) DO NOTHING",
+                    &[namespace.into(), key.into(), body.into()],
+                )
+                .await?;
+            if inserted == 0 {
                 return Err(conflict(None).into());
             }
             Ok(Done::Number(1))
         }
         (Some(version), _) => {
-            let written = sqlx::query(
-                "UPDATE records SET version = version + 1, body = $1 \
-                 WHERE namespace = $2 AND key = $3 AND version = $4",
-            )
-            .bind(body)
-            .bind(namespace)
-            .bind(key)
-            .bind(version)
-            .execute(&mut *conn)
-            .await?;
-            if written.rows_affected() == 0 {
+            let written = conn
+                .execute(
+                    "UPDATE records SET version = version + 1, body = $1 \
+                     WHERE namespace = $2 AND key = $3 AND version = $4",
+                    &[body.into(), namespace.into(), key.into(), version.into()],
+                )
+                .await?;
+            if written == 0 {
                 return Err(conflict(Some(version)).into());
             }
             Ok(Done::Number(to_u64(version) + 1))
