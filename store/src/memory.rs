@@ -1,7 +1,8 @@
 //! The in-memory [`TaskStore`]: the library's default, lost when the process exits.
 //! It never fails and never awaits.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::SystemTime;
 
@@ -17,31 +18,6 @@ use crate::contract::{Record, Retention, StoreError, TaskFilter, TaskOwner, Task
 
 #[cfg(test)]
 mod tests;
-
-/// The tasks ordered by when their status last changed: each change takes the next
-/// number, so a cursor (a number) stays meaningful while tasks change.
-#[derive(Debug, Default)]
-struct StatusOrder {
-    by_change: BTreeMap<u64, TaskId>,
-    of_task: HashMap<TaskId, u64, foldhash::quality::RandomState>,
-    next: u64,
-}
-
-impl StatusOrder {
-    fn touch(&mut self, id: &TaskId) {
-        self.next += 1;
-        if let Some(old) = self.of_task.insert(id.clone(), self.next) {
-            self.by_change.remove(&old);
-        }
-        self.by_change.insert(self.next, id.clone());
-    }
-
-    fn remove(&mut self, id: &TaskId) {
-        if let Some(old) = self.of_task.remove(id) {
-            self.by_change.remove(&old);
-        }
-    }
-}
 
 /// The store's maps: keyed by ids, many of them chosen by clients (conversation ids,
 /// idempotency keys), so seeded per map; and hashed with foldhash rather than the
@@ -65,9 +41,7 @@ type Map<K, V> = DashMap<K, V, foldhash::quality::RandomState>;
 ///   idempotency cache's capacity of ended tasks is kept beyond the limit.
 #[derive(Debug)]
 pub struct InMemoryTaskStore {
-    tasks: Map<TaskId, Task>,
-    /// Beside `tasks` rather than in it: the wire `Task` has no place for it.
-    owners: Map<TaskId, TaskOwner>,
+    tasks: Map<TaskId, TaskEntry>,
     /// Tasks kept for idempotency keys.
     kept: Map<TaskId, Kept>,
     contexts: Map<ContextId, Conversation>,
@@ -75,14 +49,13 @@ pub struct InMemoryTaskStore {
     /// Ended tasks in the order they ended, oldest first, with when they ended.
     finished: Mutex<VecDeque<(TaskId, SystemTime)>>,
     finished_task_limit: usize,
-    /// The index [`TaskStore::list`] pages through. Its lock is never held while a
-    /// map's is, nor taken while one is held.
-    order: Mutex<StatusOrder>,
-    /// Each task's event log, numbered from 1.
-    events: Map<TaskId, Vec<(u64, StreamEvent)>>,
+    /// Numbers status changes: each takes the next, kept in the task's entry, and
+    /// [`TaskStore::list`] pages newest first by it. A number, not a lock-guarded
+    /// index, so a send's status writes share nothing but this counter; `list`
+    /// sorts instead, over the bounded number of tasks kept.
+    changes: AtomicU64,
     /// Remembered idempotency keys: the task each answered, and when.
     keys: Map<String, (TaskId, SystemTime)>,
-    push_configs: Map<TaskId, Vec<TaskPushNotificationConfig>>,
     records: Map<(String, String), (u64, serde_json::Value)>,
 }
 
@@ -111,16 +84,13 @@ impl InMemoryTaskStore {
     pub fn with_context_task_limit(limit: usize) -> Self {
         Self {
             tasks: Map::default(),
-            owners: Map::default(),
             kept: Map::default(),
             contexts: Map::default(),
             context_task_limit: limit.max(1),
             finished: Mutex::new(VecDeque::new()),
             finished_task_limit: Self::DEFAULT_FINISHED_TASK_LIMIT,
-            order: Mutex::default(),
-            events: Map::default(),
+            changes: AtomicU64::new(0),
             keys: Map::default(),
-            push_configs: Map::default(),
             records: Map::default(),
         }
     }
@@ -168,18 +138,15 @@ impl InMemoryTaskStore {
     /// Removes an ended task and its place in its conversation (and the conversation,
     /// once it has no task left). One map's lock at a time.
     fn forget(&self, id: &TaskId) {
-        let Some((_, task)) = self.tasks.remove(id) else {
+        let Some((_, stored)) = self.tasks.remove(id) else {
             return;
         };
-        self.owners.remove(id);
-        self.events.remove(id);
-        self.push_configs.remove(id);
-        self.order().remove(id);
-        if let Some(mut conversation) = self.contexts.get_mut(&task.context_id) {
+        let context_id = &stored.task.context_id;
+        if let Some(mut conversation) = self.contexts.get_mut(context_id) {
             conversation.remove(id);
         }
         self.contexts
-            .remove_if(&task.context_id, |_, conversation| conversation.is_empty());
+            .remove_if(context_id, |_, conversation| conversation.is_empty());
     }
 
     /// Stores a new task, with its owner when it has one. The owner is in place
@@ -193,26 +160,29 @@ impl InMemoryTaskStore {
         match self.tasks.entry(task_id.clone()) {
             Entry::Occupied(_) => return Err(StoreError::AlreadyExists(task_id)),
             Entry::Vacant(slot) => {
-                slot.insert(task);
+                slot.insert(TaskEntry {
+                    task,
+                    change: self.next_change(),
+                    owner,
+                    events: Vec::new(),
+                    push_configs: Vec::new(),
+                });
             }
-        }
-        if let Some(owner) = owner {
-            self.owners.insert(task_id.clone(), owner);
         }
         self.contexts.entry(context_id).or_default().push(
             task_id.clone(),
             principal,
             self.context_task_limit,
         );
-        self.order().touch(&task_id);
         if ended {
             self.retire(&task_id);
         }
         Ok(())
     }
 
-    fn order(&self) -> std::sync::MutexGuard<'_, StatusOrder> {
-        self.order.lock().unwrap_or_else(PoisonError::into_inner)
+    /// The number of a status change, later than every one before it.
+    fn next_change(&self) -> u64 {
+        self.changes.fetch_add(1, Ordering::Relaxed) + 1
     }
 
     /// The number of tasks stored.
@@ -229,17 +199,72 @@ impl InMemoryTaskStore {
 
     /// Runs `f` on a live (non-terminal) task.
     fn with_live<T>(&self, id: &TaskId, f: impl FnOnce(&mut Task) -> T) -> Result<T, StoreError> {
-        let mut task = self
+        self.with_live_entry(id, |stored| f(&mut stored.task))
+    }
+
+    /// Runs `f` on a live (non-terminal) task's entry: the task and its event log in
+    /// one lookup.
+    fn with_live_entry<T>(
+        &self,
+        id: &TaskId,
+        f: impl FnOnce(&mut TaskEntry) -> T,
+    ) -> Result<T, StoreError> {
+        let mut stored = self
             .tasks
             .get_mut(id)
             .ok_or_else(|| StoreError::NotFound(id.clone()))?;
-        if task.status.state.is_terminal() {
+        if stored.task.status.state.is_terminal() {
             return Err(StoreError::Terminal {
                 task_id: id.clone(),
-                state: task.status.state,
+                state: stored.task.status.state,
             });
         }
-        Ok(f(&mut task))
+        Ok(f(&mut stored))
+    }
+
+    /// Puts `status` on a live task, numbered as its latest change, and logs `event`
+    /// with it if there is one: one lookup. Retires the task if it ended. Returns
+    /// the previous state and the event's number.
+    fn change_status(
+        &self,
+        id: &TaskId,
+        status: TaskStatus,
+        event: Option<&StreamEvent>,
+    ) -> Result<(TaskState, Option<u64>), StoreError> {
+        let ends = status.state.is_terminal();
+        let change = self.next_change();
+        let answer = self.with_live_entry(id, |stored| {
+            stored.change = change;
+            let previous = std::mem::replace(&mut stored.task.status, status).state;
+            (previous, event.map(|event| stored.log(event.clone())))
+        })?;
+        if ends {
+            self.retire(id);
+        }
+        Ok(answer)
+    }
+}
+
+/// A task and what the store keeps beside it, in one entry: creating, changing and
+/// forgetting a task each take one lookup of its id, not one per map.
+#[derive(Debug)]
+struct TaskEntry {
+    task: Task,
+    /// The number of the task's latest status change (see `changes`).
+    change: u64,
+    /// Beside the task rather than in it: the wire `Task` has no place for it.
+    owner: Option<TaskOwner>,
+    /// The task's event log, numbered from 1.
+    events: Vec<(u64, StreamEvent)>,
+    push_configs: Vec<TaskPushNotificationConfig>,
+}
+
+impl TaskEntry {
+    /// Appends `event` to the log and returns its number.
+    fn log(&mut self, event: StreamEvent) -> u64 {
+        let seq = self.events.last().map_or(1, |(seq, _)| seq + 1);
+        self.events.push((seq, event));
+        seq
     }
 }
 
@@ -270,7 +295,7 @@ impl TaskStore for InMemoryTaskStore {
     }
 
     async fn owner(&self, id: &TaskId) -> Result<Option<TaskOwner>, StoreError> {
-        Ok(self.owners.get(id).map(|owner| owner.clone()))
+        Ok(self.tasks.get(id).and_then(|stored| stored.owner.clone()))
     }
 
     async fn context_principal(
@@ -307,7 +332,7 @@ impl TaskStore for InMemoryTaskStore {
         history_length: Option<usize>,
     ) -> Result<Option<Task>, StoreError> {
         // Clone under the shard lock, trim outside it.
-        let Some(mut task) = self.tasks.get(id).map(|t| t.clone()) else {
+        let Some(mut task) = self.tasks.get(id).map(|stored| stored.task.clone()) else {
             return Ok(None);
         };
         if let Some(n) = history_length {
@@ -317,14 +342,16 @@ impl TaskStore for InMemoryTaskStore {
     }
 
     async fn set_status(&self, id: &TaskId, status: TaskStatus) -> Result<TaskState, StoreError> {
-        let ends = status.state.is_terminal();
-        let previous =
-            self.with_live(id, |task| std::mem::replace(&mut task.status, status).state)?;
-        self.order().touch(id);
-        if ends {
-            self.retire(id);
-        }
-        Ok(previous)
+        Ok(self.change_status(id, status, None)?.0)
+    }
+
+    async fn set_status_logged(
+        &self,
+        id: &TaskId,
+        status: TaskStatus,
+        event: &StreamEvent,
+    ) -> Result<(TaskState, Option<u64>), StoreError> {
+        self.change_status(id, status, Some(event))
     }
 
     async fn append_history(&self, id: &TaskId, message: Message) -> Result<(), StoreError> {
@@ -367,36 +394,33 @@ impl TaskStore for InMemoryTaskStore {
         page_size: usize,
         before: Option<u64>,
     ) -> Result<TaskPage, StoreError> {
-        // A snapshot of the order, so no map is read under the index's lock. Every
-        // task is looked at, for `total`: a scan of the tasks kept, as the in-memory
-        // store keeps a bounded number.
-        let order: Vec<(u64, TaskId)> = self
-            .order()
-            .by_change
-            .iter()
-            .rev()
-            .map(|(change, id)| (*change, id.clone()))
-            .collect();
+        // Every task is looked at, for `total`: a scan of the tasks kept, as the
+        // in-memory store keeps a bounded number. Only the page's tasks are copied,
+        // once the matching ones are in order.
         let mut page = TaskPage::default();
-        let mut last = None;
-        for (change, id) in order {
-            let owner = self.owners.get(&id).map(|owner| owner.clone());
-            let Some(task) = self.tasks.get(&id) else {
-                continue;
-            };
-            if !filter(&task, owner.as_ref()) {
+        let mut matching = Vec::new();
+        for stored in self.tasks.iter() {
+            if !filter(&stored.task, stored.owner.as_ref()) {
                 continue;
             }
             page.total += 1;
-            if before.is_some_and(|before| change >= before) {
-                continue;
+            if before.is_none_or(|before| stored.change < before) {
+                matching.push((stored.change, stored.key().clone()));
             }
-            if page.tasks.len() < page_size {
-                page.tasks.push(task.clone());
-                last = Some(change);
-            } else if page.next.is_none() {
+        }
+        matching.sort_unstable_by_key(|&(change, _)| std::cmp::Reverse(change));
+        let mut last = None;
+        for (change, id) in matching {
+            if page.tasks.len() == page_size {
                 page.next = last;
+                break;
             }
+            // Forgotten since the scan: not listed.
+            let Some(stored) = self.tasks.get(&id) else {
+                continue;
+            };
+            page.tasks.push(stored.task.clone());
+            last = Some(change);
         }
         Ok(page)
     }
@@ -421,10 +445,10 @@ impl TaskStore for InMemoryTaskStore {
         let mut skipped = Vec::new();
         let mut seen_before = before.is_none();
         'tasks: for id in ids.rev() {
-            let Some(task) = self.tasks.get(id) else {
+            let Some(stored) = self.tasks.get(id) else {
                 continue;
             };
-            for message in task.history.iter().flatten().rev() {
+            for message in stored.task.history.iter().flatten().rev() {
                 if !seen_before {
                     if before == Some(&message.message_id) {
                         seen_before = true;
@@ -452,13 +476,11 @@ impl TaskStore for InMemoryTaskStore {
         id: &TaskId,
         event: &StreamEvent,
     ) -> Result<Option<u64>, StoreError> {
-        if !self.tasks.contains_key(id) {
-            return Err(StoreError::NotFound(id.clone()));
-        }
-        let mut log = self.events.entry(id.clone()).or_default();
-        let seq = log.last().map_or(1, |(seq, _)| seq + 1);
-        log.push((seq, event.clone()));
-        Ok(Some(seq))
+        let mut stored = self
+            .tasks
+            .get_mut(id)
+            .ok_or_else(|| StoreError::NotFound(id.clone()))?;
+        Ok(Some(stored.log(event.clone())))
     }
 
     async fn events_after(
@@ -466,8 +488,9 @@ impl TaskStore for InMemoryTaskStore {
         id: &TaskId,
         after: u64,
     ) -> Result<Vec<(u64, StreamEvent)>, StoreError> {
-        Ok(self.events.get(id).map_or_else(Vec::new, |log| {
+        Ok(self.tasks.get(id).map_or_else(Vec::new, |stored| {
             // Numbers are dense from 1, so the event after `after` is at index `after`.
+            let log = &stored.events;
             let start = usize::try_from(after).unwrap_or(usize::MAX).min(log.len());
             log[start..].to_vec()
         }))
@@ -500,10 +523,11 @@ impl TaskStore for InMemoryTaskStore {
     }
 
     async fn put_push_config(&self, config: &TaskPushNotificationConfig) -> Result<(), StoreError> {
-        if !self.tasks.contains_key(&config.task_id) {
-            return Err(StoreError::NotFound(config.task_id.clone()));
-        }
-        let mut configs = self.push_configs.entry(config.task_id.clone()).or_default();
+        let mut stored = self
+            .tasks
+            .get_mut(&config.task_id)
+            .ok_or_else(|| StoreError::NotFound(config.task_id.clone()))?;
+        let configs = &mut stored.push_configs;
         match configs
             .iter_mut()
             .find(|old| old.push_notification_config.id == config.push_notification_config.id)
@@ -519,15 +543,16 @@ impl TaskStore for InMemoryTaskStore {
         id: &TaskId,
     ) -> Result<Vec<TaskPushNotificationConfig>, StoreError> {
         Ok(self
-            .push_configs
+            .tasks
             .get(id)
-            .map_or_else(Vec::new, |configs| configs.clone()))
+            .map_or_else(Vec::new, |stored| stored.push_configs.clone()))
     }
 
     async fn delete_push_config(&self, id: &TaskId, config_id: &str) -> Result<bool, StoreError> {
-        let Some(mut configs) = self.push_configs.get_mut(id) else {
+        let Some(mut stored) = self.tasks.get_mut(id) else {
             return Ok(false);
         };
+        let configs = &mut stored.push_configs;
         let before = configs.len();
         configs.retain(|config| config.push_notification_config.id.as_deref() != Some(config_id));
         Ok(configs.len() != before)
@@ -535,10 +560,10 @@ impl TaskStore for InMemoryTaskStore {
 
     async fn tasks_with_push_configs(&self) -> Result<Vec<TaskId>, StoreError> {
         Ok(self
-            .push_configs
+            .tasks
             .iter()
-            .filter(|configs| !configs.is_empty())
-            .map(|configs| configs.key().clone())
+            .filter(|stored| !stored.push_configs.is_empty())
+            .map(|stored| stored.key().clone())
             .collect())
     }
 
@@ -546,8 +571,8 @@ impl TaskStore for InMemoryTaskStore {
         Ok(self
             .tasks
             .iter()
-            .filter(|task| !task.status.state.is_terminal())
-            .map(|task| (task.id.clone(), task.status.state))
+            .filter(|stored| !stored.task.status.state.is_terminal())
+            .map(|stored| (stored.task.id.clone(), stored.task.status.state))
             .collect())
     }
 
