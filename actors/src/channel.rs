@@ -143,8 +143,7 @@ impl TaskEvents {
         let (_, seq) = store
             .set_status_logged(
                 &self.task_id,
-                status.clone(),
-                &StreamEvent::StatusUpdate(self.update(status.clone(), Finality::Progress)),
+                self.update(status.clone(), Finality::Progress),
             )
             .await?;
         self.publish(bus, status, Finality::Progress, seq, || {});

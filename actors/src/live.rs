@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use agentyard_transport::TaskId;
-use agentyard_transport::a2a::{StreamEvent, TaskState, TaskStatus};
+use agentyard_transport::a2a::{TaskState, TaskStatus};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
@@ -205,9 +205,7 @@ impl LiveTasks {
         let (_, seq) = match self.publisher(task_id) {
             Some(events) => {
                 let update = events.update(status.clone(), Finality::Final);
-                store
-                    .set_status_logged(task_id, status.clone(), &StreamEvent::StatusUpdate(update))
-                    .await?
+                store.set_status_logged(task_id, update).await?
             }
             None => (store.set_status(task_id, status.clone()).await?, None),
         };

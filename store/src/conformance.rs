@@ -491,12 +491,11 @@ pub async fn push_configs_are_kept_per_task(store: Arc<dyn TaskStore>) {
 }
 
 fn update(id: &str, state: TaskState, last: bool) -> StreamEvent {
-    StreamEvent::StatusUpdate(TaskStatusUpdateEvent::new(
-        TaskId::new(id),
-        ContextId::new("c1"),
-        status(state),
-        last,
-    ))
+    StreamEvent::StatusUpdate(status_update(id, state, last))
+}
+
+fn status_update(id: &str, state: TaskState, last: bool) -> TaskStatusUpdateEvent {
+    TaskStatusUpdateEvent::new(TaskId::new(id), ContextId::new("c1"), status(state), last)
 }
 
 /// Each task's events are numbered 1, 2, 3, …; reading after a number gives the rest
@@ -739,11 +738,7 @@ pub async fn logged_writes_change_the_task_and_log_together(store: Arc<dyn TaskS
     store.insert(task("t1", "c1")).await.expect("insert");
     let id = TaskId::new("t1");
     let (previous, seq) = store
-        .set_status_logged(
-            &id,
-            status(TaskState::Working),
-            &update("t1", TaskState::Working, false),
-        )
+        .set_status_logged(&id, status_update("t1", TaskState::Working, false))
         .await
         .expect("working");
     assert_eq!((previous, seq), (TaskState::Submitted, Some(1)));
@@ -759,20 +754,12 @@ pub async fn logged_writes_change_the_task_and_log_together(store: Arc<dyn TaskS
         .expect("artifact");
     assert_eq!((stored.artifact_id.as_str(), seq), ("a1", Some(2)));
     let (_, seq) = store
-        .set_status_logged(
-            &id,
-            status(TaskState::Completed),
-            &update("t1", TaskState::Completed, true),
-        )
+        .set_status_logged(&id, status_update("t1", TaskState::Completed, true))
         .await
         .expect("complete");
     assert_eq!(seq, Some(3));
     let err = store
-        .set_status_logged(
-            &id,
-            status(TaskState::Working),
-            &update("t1", TaskState::Working, false),
-        )
+        .set_status_logged(&id, status_update("t1", TaskState::Working, false))
         .await
         .expect_err("terminal");
     assert!(matches!(err, StoreError::Terminal { .. }), "{err:?}");

@@ -23,6 +23,7 @@ use std::time::SystemTime;
 
 use agentyard_transport::a2a::{
     Artifact, Message, StreamEvent, Task, TaskPushNotificationConfig, TaskState, TaskStatus,
+    TaskStatusUpdateEvent,
 };
 use agentyard_transport::{ContextId, MessageId, TaskId};
 use async_trait::async_trait;
@@ -280,21 +281,24 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
         Ok(None)
     }
 
-    /// [`TaskStore::set_status`] and [`TaskStore::append_event`] of the update that
-    /// announces it, as one write: a durable store commits both or neither, so a
-    /// stream that resumes never misses a status the task has. Returns the previous
-    /// state and the event's number.
+    /// [`TaskStore::set_status`] of the update's status and
+    /// [`TaskStore::append_event`] of the update, as one write: a durable store
+    /// commits both or neither, so a stream that resumes never misses a status the
+    /// task has. The status is taken from the update, so the two cannot disagree, and
+    /// the update is the store's to keep. Returns the previous state and the event's
+    /// number.
     ///
     /// # Errors
     /// As [`TaskStore::set_status`].
     async fn set_status_logged(
         &self,
         id: &TaskId,
-        status: TaskStatus,
-        event: &StreamEvent,
+        update: TaskStatusUpdateEvent,
     ) -> Result<(TaskState, Option<u64>), StoreError> {
-        let previous = self.set_status(id, status).await?;
-        let seq = self.append_event(id, event).await?;
+        let previous = self.set_status(id, update.status.clone()).await?;
+        let seq = self
+            .append_event(id, &StreamEvent::StatusUpdate(update))
+            .await?;
         Ok((previous, seq))
     }
 

@@ -8,6 +8,7 @@ use std::time::SystemTime;
 
 use agentyard_transport::a2a::{
     Artifact, Message, StreamEvent, Task, TaskPushNotificationConfig, TaskState, TaskStatus,
+    TaskStatusUpdateEvent,
 };
 use agentyard_transport::{ContextId, MessageId, TaskId};
 use async_trait::async_trait;
@@ -229,14 +230,14 @@ impl InMemoryTaskStore {
         &self,
         id: &TaskId,
         status: TaskStatus,
-        event: Option<&StreamEvent>,
+        event: Option<StreamEvent>,
     ) -> Result<(TaskState, Option<u64>), StoreError> {
         let ends = status.state.is_terminal();
         let change = self.next_change();
         let answer = self.with_live_entry(id, |stored| {
             stored.change = change;
             let previous = std::mem::replace(&mut stored.task.status, status).state;
-            (previous, event.map(|event| stored.log(event.clone())))
+            (previous, event.map(|event| stored.log(event)))
         })?;
         if ends {
             self.retire(id);
@@ -348,10 +349,10 @@ impl TaskStore for InMemoryTaskStore {
     async fn set_status_logged(
         &self,
         id: &TaskId,
-        status: TaskStatus,
-        event: &StreamEvent,
+        update: TaskStatusUpdateEvent,
     ) -> Result<(TaskState, Option<u64>), StoreError> {
-        self.change_status(id, status, Some(event))
+        let status = update.status.clone();
+        self.change_status(id, status, Some(StreamEvent::StatusUpdate(update)))
     }
 
     async fn append_history(&self, id: &TaskId, message: Message) -> Result<(), StoreError> {

@@ -1,8 +1,6 @@
 //! What a server does with its store when it starts again after a stop or a crash.
 
-use agentyard_transport::a2a::{
-    Message, Part, Role, StreamEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
-};
+use agentyard_transport::a2a::{Message, Part, Role, TaskState, TaskStatus, TaskStatusUpdateEvent};
 
 use agentyard_transport::TaskId;
 
@@ -70,11 +68,8 @@ pub async fn recover_with(
         let Some(task) = store.get(&id, Some(0)).await? else {
             continue;
         };
-        let update = TaskStatusUpdateEvent::new(id.clone(), task.context_id, status.clone(), true);
-        match store
-            .set_status_logged(&id, status, &StreamEvent::StatusUpdate(update))
-            .await
-        {
+        let update = TaskStatusUpdateEvent::new(id.clone(), task.context_id, status, true);
+        match store.set_status_logged(&id, update).await {
             Ok(_) if again => recovered.rerun.push(id),
             Ok(_) => recovered.failed += 1,
             Err(StoreError::Terminal { .. } | StoreError::NotFound(_)) => {}

@@ -558,11 +558,13 @@ impl TaskStore for SqlTaskStore {
     async fn set_status_logged(
         &self,
         id: &TaskId,
-        status: TaskStatus,
-        event: &StreamEvent,
+        update: TaskStatusUpdateEvent,
     ) -> Result<(TaskState, Option<u64>), StoreError> {
+        // The update is written as the stream event it is: the event's JSON is the
+        // update's own (it carries its `kind`).
+        let body = encode(&update)?;
         match self
-            .write(Write::SetStatusLogged(id.clone(), status, encode(event)?))
+            .write(Write::SetStatusLogged(id.clone(), update.status, body))
             .await?
         {
             Done::Logged(Some(previous), _, seq) => Ok((previous, Some(seq))),

@@ -131,7 +131,7 @@ async fn events_logged_by_two_processes_are_numbered_once_each() {
                     unreachable!("status updates only");
                 };
                 let (_, seq) = store
-                    .set_status_logged(&id, update.status.clone(), &event)
+                    .set_status_logged(&id, update.clone())
                     .await
                     .expect("logged");
                 numbers.push(seq.expect("a durable store numbers its events"));
