@@ -233,9 +233,10 @@ impl InMemoryTaskStore {
         event: Option<StreamEvent>,
     ) -> Result<(TaskState, Option<u64>), StoreError> {
         let ends = status.state.is_terminal();
-        let change = self.next_change();
         let answer = self.with_live_entry(id, |stored| {
-            stored.change = change;
+            // Numbered under the entry's lock: of two concurrent changes, the one
+            // that lands last has the later number.
+            stored.change = self.next_change();
             let previous = std::mem::replace(&mut stored.task.status, status).state;
             (previous, event.map(|event| stored.log(event)))
         })?;
