@@ -61,7 +61,7 @@ use crate::contract::{Record, Retention, StoreError, TaskFilter, TaskOwner, Task
 mod link;
 mod writer;
 
-use link::{Embedded, Pooled, Readers};
+use link::{Embedded, PointReads, Pooled, Readers};
 pub use writer::BATCH;
 use writer::{Answered, Done, Job, Settled, Write, Writer, write_loop};
 
@@ -116,8 +116,8 @@ pub struct SqlTaskStore {
     writer: mpsc::Sender<Job>,
     /// The embedded store's recently settled tasks, as its writer committed them.
     settled: Option<Arc<Settled>>,
-    /// The embedded store's point reads, made in place ([`Readers`]).
-    readers: Option<Readers>,
+    /// Where reads of a row by its key are made ([`PointReads`]).
+    point_reads: PointReads,
     location: StoreLocation,
     /// The embedded store's lock on its directory, held while the store is open: a
     /// second process on the same directory is refused at open, by name, rather than
@@ -320,7 +320,10 @@ impl SqlTaskStore {
                 .map_err(|e| failed(&e))?,
             None => Writer::shared(retention),
         };
-        let readers = file.clone().map(|file| Readers::new(file, pool.clone()));
+        let point_reads = match &file {
+            Some(file) => PointReads::InPlace(Readers::new(file.clone(), pool.clone())),
+            None => PointReads::Pool(pool.clone()),
+        };
         match file {
             // The embedded writer blocks on SQLite (and on its fsync) on a thread of
             // its own, off the runtime's workers.
@@ -348,7 +351,7 @@ impl SqlTaskStore {
             pool,
             writer,
             settled,
-            readers,
+            point_reads,
             location,
             _lock: lock,
         })
@@ -392,30 +395,20 @@ impl SqlTaskStore {
 
     async fn fetch_task(&self, id: &TaskId) -> Result<Option<TaskRow>, StoreError> {
         const SQL: &str = "SELECT body, agent, principal FROM tasks WHERE id = $1";
-        if let Some(readers) = &self.readers {
-            let row = readers
-                .fetch_optional(SQL, &[id.as_str().into()])
-                .map_err(unavailable)?;
-            return row
-                .map(|row| -> Result<TaskRow, link::DbError> {
-                    Ok(TaskRow {
-                        body: row.text(0)?.to_owned(),
-                        agent: row.opt_text(1)?.map(str::to_owned),
-                        principal: row.opt_text(2)?.map(str::to_owned),
-                    })
-                })
-                .transpose()
-                .map_err(unavailable);
-        }
-        let row = sqlx::query(SQL)
-            .bind(id.as_str())
-            .fetch_optional(&self.pool)
+        let row = self
+            .point_reads
+            .fetch_optional(SQL, &[id.as_str().into()])
             .await
             .map_err(unavailable)?;
-        row.as_ref()
-            .map(TaskRow::read)
-            .transpose()
-            .map_err(unavailable)
+        row.map(|row| -> Result<TaskRow, link::DbError> {
+            Ok(TaskRow {
+                body: row.text(0)?.to_owned(),
+                agent: row.opt_text(1)?.map(str::to_owned),
+                principal: row.opt_text(2)?.map(str::to_owned),
+            })
+        })
+        .transpose()
+        .map_err(unavailable)
     }
 
     /// Closes the store after the writes already sent are done: its pool now, the
@@ -506,26 +499,14 @@ impl TaskStore for SqlTaskStore {
         const SQL: &str = "SELECT principal FROM (SELECT principal, created FROM tasks \
              WHERE context_id = $1 ORDER BY created DESC LIMIT $2) recent \
              WHERE principal IS NOT NULL ORDER BY created DESC LIMIT 1";
-        if let Some(readers) = &self.readers {
-            let row = readers
-                .fetch_optional(SQL, &[context_id.as_str().into(), CONTEXT_TASKS.into()])
-                .map_err(unavailable)?;
-            return row
-                .map(|row| row.text(0).map(Arc::from))
-                .transpose()
-                .map_err(unavailable);
-        }
-        let row = sqlx::query(SQL)
-            .bind(context_id.as_str())
-            .bind(CONTEXT_TASKS)
-            .fetch_optional(&self.pool)
+        let row = self
+            .point_reads
+            .fetch_optional(SQL, &[context_id.as_str().into(), CONTEXT_TASKS.into()])
             .await
             .map_err(unavailable)?;
-        Ok(row
-            .map(|row| row.try_get::<String, _>(0))
+        row.map(|row| row.text(0).map(Arc::from))
             .transpose()
-            .map_err(unavailable)?
-            .map(Arc::from))
+            .map_err(unavailable)
     }
 
     async fn get(

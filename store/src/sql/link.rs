@@ -283,21 +283,52 @@ impl Link for Pooled {
     async fn fetch_all(&mut self, sql: &str, args: &[Arg<'_>]) -> Result<Vec<Row>, DbError> {
         let conn = self.conn()?;
         let rows = Self::query(sql, args).fetch_all(&mut **conn).await?;
-        rows.iter()
-            .map(|row| {
-                (0..row.len())
-                    .map(|column| {
-                        // A column is a number or text; which, the value says.
-                        if let Ok(value) = row.try_get::<Option<i64>, _>(column) {
-                            return Ok(value.map_or(Cell::Null, Cell::Int));
-                        }
-                        let value = row.try_get::<Option<String>, _>(column)?;
-                        Ok(value.map_or(Cell::Null, Cell::Text))
-                    })
-                    .collect::<Result<Vec<_>, DbError>>()
-                    .map(Row)
-            })
-            .collect()
+        rows.iter().map(row_of).collect()
+    }
+}
+
+/// A row as sqlx gives it, as a [`Row`].
+fn row_of(row: &sqlx::any::AnyRow) -> Result<Row, DbError> {
+    (0..row.len())
+        .map(|column| {
+            // A column is a number or text; which, the value says.
+            if let Ok(value) = row.try_get::<Option<i64>, _>(column) {
+                return Ok(value.map_or(Cell::Null, Cell::Int));
+            }
+            let value = row.try_get::<Option<String>, _>(column)?;
+            Ok(value.map_or(Cell::Null, Cell::Text))
+        })
+        .collect::<Result<Vec<_>, DbError>>()
+        .map(Row)
+}
+
+/// Where the store's point reads (a row by its key) are made: in place for the
+/// embedded store ([`Readers`]), through the pool for PostgreSQL (a round trip to
+/// the server either way). One query and one reading of its row serve both.
+#[derive(Debug)]
+pub(super) enum PointReads {
+    /// The embedded store's own reader connections.
+    InPlace(Readers),
+    /// The sqlx pool.
+    Pool(AnyPool),
+}
+
+impl PointReads {
+    /// Runs a query; its first row, if any.
+    pub(super) async fn fetch_optional(
+        &self,
+        sql: &str,
+        args: &[Arg<'_>],
+    ) -> Result<Option<Row>, DbError> {
+        match self {
+            Self::InPlace(readers) => readers.fetch_optional(sql, args),
+            Self::Pool(pool) => Pooled::query(sql, args)
+                .fetch_optional(pool)
+                .await?
+                .as_ref()
+                .map(row_of)
+                .transpose(),
+        }
     }
 }
 
