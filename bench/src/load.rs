@@ -56,8 +56,17 @@ impl LoadResult {
 /// `USER_HZ` tick, 10 ms on every Linux ABI, so a run of a few seconds reads it
 /// to well under one percent.
 pub(crate) fn process_cpu() -> Option<Duration> {
+    cpu_from("/proc/self/stat")
+}
+
+/// The CPU time process `pid` (a child server) has used so far, as [`process_cpu`].
+pub(crate) fn process_cpu_of(pid: u32) -> Option<Duration> {
+    cpu_from(&format!("/proc/{pid}/stat"))
+}
+
+fn cpu_from(path: &str) -> Option<Duration> {
     const TICKS_PER_SECOND: u64 = 100;
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let stat = std::fs::read_to_string(path).ok()?;
     // The command name (field 2) is in parentheses and may hold spaces: count the
     // fields after its closing one. utime and stime are fields 14 and 15.
     let mut after = stat.get(stat.rfind(')')? + 1..)?.split_whitespace();
@@ -180,6 +189,8 @@ mod tests {
             );
         }
         assert!(process_cpu().is_some_and(|now| now >= before + Duration::from_millis(20)));
+        let by_pid = process_cpu_of(std::process::id()).expect("our own pid reads too");
+        assert!(by_pid >= before + Duration::from_millis(20));
     }
 
     #[tokio::test]

@@ -17,12 +17,15 @@
 //! - `stats`: medians, ranges, pairwise ratios, latency histograms.
 //! - `report`: rows, the printed table, the JSON file, the performance targets.
 //! - `memory`: resident memory from `/proc/self/status`.
+//! - `child`: servers in child processes of this program (the sustained suite's,
+//!   the remote suite's peer).
 //! - `options`: sizes and repeat counts, full and `--quick`.
 
 // What the `agentyard` program runs with (docs/benchmarks.md, "The allocator").
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod child;
 mod error;
 mod fixtures;
 mod load;
@@ -133,6 +136,9 @@ enum ChildCommand {
     /// Runs `agentyard serve` with its defaults for the sustained suite.
     #[command(name = "child-serve", hide = true)]
     ServeDefaults,
+    /// Serves the remote suite's peer and prints its card URL.
+    #[command(name = "child-peer", hide = true)]
+    RemotePeer,
 }
 
 /// What the JSON file says about the run beside its figures.
@@ -223,6 +229,10 @@ async fn run(cli: Cli) -> Result<bool> {
         }
         Some(ChildCommand::ServeDefaults) => {
             suites::sustained::serve().await?;
+            return Ok(true);
+        }
+        Some(ChildCommand::RemotePeer) => {
+            suites::remote::serve_peer().await?;
             return Ok(true);
         }
         None => {}

@@ -18,9 +18,7 @@
 //! ≤ 100 MiB, no growth from minute 1 to minute 5, minute-5 throughput within 10% of
 //! minute 1.
 
-use std::io::{BufRead as _, BufReader, Read as _};
 use std::net::SocketAddr;
-use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
@@ -32,6 +30,7 @@ use axum::http::header::CONTENT_TYPE;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
+use crate::child::ChildServer;
 use crate::error::{Error, Result};
 use crate::memory;
 use crate::options::{Options, progress};
@@ -65,12 +64,7 @@ pub(crate) async fn serve() -> Result<()> {
         .await
         .map_err(|error| Error::Unexpected(format!("agentyard serve did not start: {error}")))?;
     println!("{}", server.local_addr());
-    // The parent closes our standard input to stop us; EOF or an error both mean stop.
-    let _ = tokio::task::spawn_blocking(|| {
-        let mut sink = Vec::new();
-        std::io::stdin().read_to_end(&mut sink)
-    })
-    .await;
+    crate::child::until_stdin_closes().await;
     server.stop().await;
     Ok(())
 }
@@ -360,77 +354,43 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
 
-/// The server in its child process.
+/// The server in its child process, with the address it printed.
 struct ServerProcess {
-    child: Child,
-    /// Closing it tells the child to stop.
-    stdin: Option<ChildStdin>,
+    child: ChildServer,
     address: SocketAddr,
 }
 
 impl ServerProcess {
     /// Starts the child and reads the address it listens on.
     fn start() -> Result<Self> {
-        let exe = std::env::current_exe().map_err(|source| Error::Io {
-            what: String::from("finding this program's path to start the server"),
-            source,
-        })?;
-        let mut child = Command::new(&exe)
-            .arg("child-serve")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .map_err(|source| Error::Io {
-                what: format!("starting {} child-serve", exe.display()),
-                source,
-            })?;
-        let stdin = child.stdin.take();
-        let mut line = String::new();
-        if let Some(stdout) = child.stdout.take() {
-            let _ = BufReader::new(stdout).read_line(&mut line);
-        }
-        match line.trim().parse() {
-            Ok(address) => Ok(Self {
-                child,
-                stdin,
-                address,
-            }),
+        let child = ChildServer::start("child-serve", SUITE)?;
+        match child.announced().parse() {
+            Ok(address) => Ok(Self { child, address }),
             Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
+                let detail = format!(
+                    "the server printed {:?}, not its address",
+                    child.announced()
+                );
+                child.kill();
                 Err(Error::Child {
                     what: String::from(SUITE),
-                    detail: format!("the server printed {line:?}, not its address"),
+                    detail,
                 })
             }
         }
     }
 
     fn rss(&self) -> Result<u64> {
-        memory::process_rss_bytes(self.child.id())
+        memory::process_rss_bytes(self.child.pid())
     }
 
     fn peak_rss(&self) -> Result<u64> {
-        memory::process_peak_rss_bytes(self.child.id())
+        memory::process_peak_rss_bytes(self.child.pid())
     }
 
-    /// Closes the child's standard input (it shuts down as on Ctrl-C) and waits for
-    /// it; kills it if it has not stopped within 20 s.
-    async fn stop(mut self) {
-        drop(self.stdin.take());
-        let _ = tokio::task::spawn_blocking(move || {
-            let deadline = std::time::Instant::now() + Duration::from_secs(20);
-            while std::time::Instant::now() < deadline {
-                if let Ok(Some(_)) = self.child.try_wait() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        })
-        .await;
+    /// Stops the server as on Ctrl-C (see [`ChildServer::stop`]).
+    async fn stop(self) {
+        self.child.stop().await;
     }
 }
 
