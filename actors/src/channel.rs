@@ -9,11 +9,12 @@ use agentyard_transport::a2a::{
     TaskStatusUpdateEvent,
 };
 use agentyard_transport::{ContextId, TaskId};
-use tokio::sync::{broadcast, watch};
+use tokio::sync::broadcast;
 
 use crate::error::Result;
 use crate::events::{Envelope, EventBus, EventDetail, EventKind};
 use crate::send::{Follow, Sequenced, Watcher};
+use crate::signal;
 use crate::store::TaskStore;
 
 #[cfg(test)]
@@ -22,7 +23,7 @@ mod tests;
 /// How a live task's updates reach whoever waits on it.
 ///
 /// Waiting for a task to settle (the request/reply hot path) only needs its latest
-/// state: a `watch`, one small allocation. The full update stream is a `broadcast`
+/// state: a [`signal`], one small allocation. The full update stream is a `broadcast`
 /// whose slots tokio allocates up front, so it is made only when someone streams the
 /// task.
 ///
@@ -32,7 +33,7 @@ mod tests;
 /// sent, then the end. An ended task's broadcast goes with the channel itself.
 #[derive(Debug)]
 pub(crate) struct TaskChannel {
-    state: watch::Sender<TaskState>,
+    state: signal::Sender<TaskState>,
     updates: Mutex<Option<broadcast::Sender<Sequenced>>>,
     capacity: usize,
 }
@@ -40,7 +41,7 @@ pub(crate) struct TaskChannel {
 impl TaskChannel {
     pub(crate) fn new(state: TaskState, capacity: usize) -> Arc<Self> {
         Arc::new(Self {
-            state: watch::Sender::new(state),
+            state: signal::Sender::new(state),
             updates: Mutex::new(None),
             capacity: capacity.max(1),
         })
@@ -75,11 +76,11 @@ impl TaskChannel {
 
     /// The task's state now.
     pub(crate) fn state(&self) -> TaskState {
-        *self.state.borrow()
+        self.state.get()
     }
 
     /// The task's state from now on.
-    pub(crate) fn watch(&self) -> watch::Receiver<TaskState> {
+    pub(crate) fn watch(&self) -> signal::Receiver<TaskState> {
         self.state.subscribe()
     }
 

@@ -95,19 +95,20 @@ pub struct TaskContext {
 /// other agents waits for it first: they see the task, and this turn's message, as
 /// they would had the handler started after the write.
 #[derive(Debug, Clone)]
-pub(crate) struct Stored(tokio::sync::watch::Receiver<bool>);
+pub(crate) struct Stored(crate::signal::Receiver<bool>);
 
 impl Stored {
     /// A barrier, and what lifts it (by sending `true`, or by being dropped).
-    pub(crate) fn new() -> (tokio::sync::watch::Sender<bool>, Self) {
-        let (lift, wait) = tokio::sync::watch::channel(false);
+    pub(crate) fn new() -> (crate::signal::Sender<bool>, Self) {
+        let lift = crate::signal::Sender::new(false);
+        let wait = lift.subscribe();
         (lift, Self(wait))
     }
 
     /// No barrier: the writes before the handler are stored already.
     #[cfg(test)]
     pub(crate) fn lifted() -> Self {
-        Self(tokio::sync::watch::channel(true).1)
+        Self(crate::signal::Sender::new(true).subscribe())
     }
 
     /// Waits until the write is stored (or failed: then the reads see what is there).

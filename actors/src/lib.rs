@@ -78,6 +78,7 @@ mod port;
 pub mod remote;
 mod send;
 mod session;
+mod signal;
 pub mod store;
 pub mod supervisor;
 mod task;

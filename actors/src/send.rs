@@ -9,7 +9,7 @@ use agentyard_policy::EntryPoint;
 use agentyard_transport::ContextId;
 use agentyard_transport::a2a::{Message, Metadata, Task, TaskState};
 use agentyard_transport::handoff::HandoffPayload;
-use tokio::sync::{broadcast, watch};
+use tokio::sync::broadcast;
 
 use crate::idempotency::Caller;
 #[cfg(doc)]
@@ -180,7 +180,7 @@ pub(crate) enum Watcher {
     /// Nothing to follow.
     Nothing,
     /// The task's state.
-    State(watch::Receiver<TaskState>),
+    State(crate::signal::Receiver<TaskState>),
     /// The task's updates.
     Updates(broadcast::Receiver<Sequenced>),
 }

@@ -102,7 +102,7 @@ impl Work {
                         TaskStatus::new(TaskState::Working),
                     )
                     .await;
-                let _ = lift.send(true);
+                lift.send_replace(true);
             };
             let turn = self.turn(agent, &port, stored);
             futures::future::join(working, turn).await;

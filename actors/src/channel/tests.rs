@@ -30,7 +30,7 @@ async fn the_broadcast_is_let_go_with_the_final_update_and_made_again_on_demand(
         follower.recv().await,
         Err(broadcast::error::RecvError::Closed)
     ));
-    assert_eq!(*channel.watch().borrow(), TaskState::InputRequired);
+    assert_eq!(channel.watch().get(), TaskState::InputRequired);
 
     // The next turn is followed on a fresh broadcast.
     let mut next = channel.subscribe();

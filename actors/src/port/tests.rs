@@ -219,7 +219,7 @@ async fn finishing_a_task_ends_it_once_and_offers_its_session() {
     assert_eq!(port.settled_count(), 1);
     assert_eq!(port.live.len(), 0);
     state.changed().await.expect("the waiter is told");
-    assert_eq!(*state.borrow(), TaskState::Completed);
+    assert_eq!(state.get(), TaskState::Completed);
     // A second finish (a cancel that lost the race) finds it ended in the store.
     let again = finish_task(&*port, &task_id, TaskStatus::new(TaskState::Canceled)).await;
     assert!(matches!(again, Err(StoreError::Terminal { .. })));
