@@ -8,7 +8,7 @@ use std::sync::Arc;
 use agentyard_policy::EntryPoint;
 use agentyard_transport::a2a::{Artifact, Message, Metadata, Part, Role, Task, TaskState};
 use agentyard_transport::handoff::{HandoffPayload, Intent};
-use agentyard_transport::{ContextId, MessageId, TaskId};
+use agentyard_transport::{ContextId, TaskId};
 use tokio_util::sync::CancellationToken;
 
 use crate::channel::{ArtifactChunk, TaskEvents, status};
@@ -253,7 +253,6 @@ impl TaskContext {
     #[must_use]
     pub fn agent_message(&self, parts: Vec<Part>) -> Message {
         let mut message = Message::new(Role::Agent, parts);
-        message.message_id = MessageId::mint();
         message.task_id = Some(self.task_id.clone());
         message.context_id = Some(self.context_id.clone());
         message

@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use agentyard_policy::EntryPoint;
-use agentyard_transport::ContextId;
-use agentyard_transport::a2a::{Message, Metadata, Task, TaskState};
+use agentyard_transport::a2a::{Message, Metadata, Role, Task, TaskState};
 use agentyard_transport::handoff::HandoffPayload;
+use agentyard_transport::{ContextId, MessageId};
 use tokio::sync::broadcast;
 
 use crate::idempotency::Caller;
@@ -169,6 +169,22 @@ pub(crate) enum Follow {
     State,
     /// Every update, to stream them.
     Updates,
+}
+
+/// What is left where a message was moved out on its way to the agent (a request,
+/// a work unit): no parts, and an empty id, made without minting one. Minting costs a
+/// clock read, random bits and formatting, for a value nobody reads.
+pub(crate) fn vacated_message() -> Message {
+    Message {
+        role: Role::User,
+        parts: Vec::new(),
+        message_id: MessageId::from(String::new()),
+        task_id: None,
+        context_id: None,
+        reference_task_ids: None,
+        extensions: None,
+        metadata: None,
+    }
 }
 
 /// An update with its number in the task's event log (0 when the store keeps no log).

@@ -120,7 +120,7 @@ impl Work {
             agent: Arc::clone(&self.agent_name),
             task_id: self.events.task_id.clone(),
             context_id: self.events.context_id.clone(),
-            message: std::mem::replace(&mut self.message, Message::new(Role::User, Vec::new())),
+            message: std::mem::replace(&mut self.message, crate::send::vacated_message()),
             payload: self.handoff.payload.take(),
             intent: self.handoff.intent,
             request_metadata: self.metadata.take(),

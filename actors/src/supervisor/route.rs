@@ -294,7 +294,7 @@ impl Supervisor {
             port: Arc::clone(&self.core) as Arc<dyn crate::port::Port>,
             agent_name: agent,
             // Every step that reads the message is done: it moves on to the agent.
-            message: std::mem::replace(&mut request.message, Message::new(Role::User, Vec::new())),
+            message: std::mem::replace(&mut request.message, crate::send::vacated_message()),
             handoff,
             metadata: request.metadata.take(),
             extensions: std::mem::take(&mut request.extensions),
