@@ -8,6 +8,8 @@
 //! which reads the path: which agent, which tenant, which protocol version, which
 //! resource, and whether the HTTP method fits it.
 
+use std::sync::Arc;
+
 use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::{Query, Request, State};
@@ -125,7 +127,9 @@ pub(super) async fn resolve<S: A2aService>(
         Binding::Rest(version),
         span.clone(),
     );
-    request.extensions_mut().insert(resolved.clone());
+    // Shared, not copied: the layers and the handler inside each extract it.
+    let resolved = Arc::new(resolved);
+    request.extensions_mut().insert(Arc::clone(&resolved));
     request.extensions_mut().insert(Routed {
         resource: target.resource,
         method,
@@ -138,7 +142,7 @@ pub(super) async fn resolve<S: A2aService>(
 /// query and the body, checks what the card demands, and hands it to the service.
 pub(super) async fn call<S: A2aService>(
     State(state): State<AppState<S>>,
-    Extension(resolved): Extension<Resolved>,
+    Extension(resolved): Extension<Arc<Resolved>>,
     Extension(Authenticated(principal)): Extension<Authenticated>,
     Extension(routed): Extension<Routed>,
     request: Request,
@@ -150,7 +154,7 @@ pub(super) async fn call<S: A2aService>(
         .unwrap_or_default();
     let version = resolved.header_form();
     let asked = resolved.asked.clone();
-    let call = Call::new(state, resolved, &parts);
+    let call = Call::new(state, &resolved, &parts);
     let span = call.span.clone();
     async move {
         if let Err(unsupported) = asked {

@@ -2,6 +2,7 @@
 //! or as an SSE stream.
 
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Extension;
@@ -36,7 +37,7 @@ use crate::service::{A2aResult, A2aService, CallContext, NumberedEventStream, Pr
 #[derive(Clone)]
 pub(super) struct Resolved {
     pub(super) agent: String,
-    pub(super) card: AgentCard,
+    pub(super) card: Arc<AgentCard>,
     pub(super) activated: Activated,
     /// The version the request's header asks for, if it is one served.
     pub(super) asked: Result<ProtocolVersion, UnsupportedVersion>,
@@ -79,7 +80,7 @@ impl Resolved {
         Self {
             asked: requested_version(headers, uri),
             agent,
-            card,
+            card: Arc::new(card),
             activated,
             binding,
             span,
@@ -167,7 +168,9 @@ pub(super) async fn resolve<S: A2aService>(
         span.clone(),
     );
     let header_form = resolved.header_form();
-    request.extensions_mut().insert(resolved.clone());
+    // Shared, not copied: the layers and the handler inside each extract it.
+    let resolved = Arc::new(resolved);
+    request.extensions_mut().insert(Arc::clone(&resolved));
     let response = next.run(request).instrument(span).await;
     let answered = response.extensions().get::<Answered>().copied();
     let (method, version) = answered.map_or((None, header_form), |a| (a.method, a.version));
@@ -180,7 +183,7 @@ pub(super) async fn resolve<S: A2aService>(
 /// 401 with the card's challenges when the caller is not let in.
 pub(super) async fn authenticate<S: A2aService>(
     State(state): State<AppState<S>>,
-    Extension(resolved): Extension<Resolved>,
+    Extension(resolved): Extension<Arc<Resolved>>,
     mut request: Request,
     next: Next,
 ) -> Response {
@@ -207,7 +210,7 @@ pub(super) async fn authenticate<S: A2aService>(
 /// `POST` with neither `Content-Type` nor a body) needs no content type.
 pub(super) async fn read_whole_body<S: A2aService>(
     State(state): State<AppState<S>>,
-    Extension(resolved): Extension<Resolved>,
+    Extension(resolved): Extension<Arc<Resolved>>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -233,7 +236,7 @@ pub(super) async fn read_whole_body<S: A2aService>(
 /// demands, and hands it to the service.
 pub(super) async fn call<S: A2aService>(
     State(state): State<AppState<S>>,
-    Extension(resolved): Extension<Resolved>,
+    Extension(resolved): Extension<Arc<Resolved>>,
     Extension(Authenticated(principal)): Extension<Authenticated>,
     request: Request,
 ) -> Response {
@@ -244,7 +247,7 @@ pub(super) async fn call<S: A2aService>(
         .unwrap_or_default();
     let span = resolved.span.clone();
     let asked = resolved.asked.clone();
-    let call = Call::new(state, resolved, &parts);
+    let call = Call::new(state, &resolved, &parts);
     let outcome = call
         .run(&parts, asked, principal, body)
         .instrument(span)
@@ -289,7 +292,7 @@ struct Outcome {
 pub(super) struct Call<S> {
     pub(super) state: AppState<S>,
     pub(super) agent: String,
-    pub(super) card: AgentCard,
+    pub(super) card: Arc<AgentCard>,
     /// The extensions the request activated.
     pub(super) activated: Activated,
     /// The request's span; streams carry it past the handler's return.
@@ -492,14 +495,14 @@ impl<S: A2aService> Call<S> {
 
     /// Starts a call's [`Call`]: the state, what the outer layers resolved, and the
     /// shutdown signal from the request's extensions.
-    pub(super) fn new(state: AppState<S>, resolved: Resolved, parts: &Parts) -> Self {
+    pub(super) fn new(state: AppState<S>, resolved: &Resolved, parts: &Parts) -> Self {
         Self {
             shutdown: parts.extensions.get::<ShutdownSignal>().cloned(),
             state,
-            agent: resolved.agent,
-            card: resolved.card,
-            activated: resolved.activated,
-            span: resolved.span,
+            agent: resolved.agent.clone(),
+            card: Arc::clone(&resolved.card),
+            activated: resolved.activated.clone(),
+            span: resolved.span.clone(),
         }
     }
 
