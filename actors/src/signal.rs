@@ -165,14 +165,31 @@ mod tests {
 
     use super::*;
 
+    /// Joins `task` within the tests' patience: a missed wake-up fails the test
+    /// instead of hanging it.
+    async fn joined<T>(task: tokio::task::JoinHandle<T>) -> T {
+        tokio::time::timeout(crate::testing::PATIENCE, task)
+            .await
+            .expect("the waiter was woken")
+            .expect("joined")
+    }
+
     #[tokio::test]
     async fn a_waiter_sees_the_value_it_waits_for_sent_later() {
         let tx = Sender::new(0_u8);
         let mut rx = tx.subscribe();
         let waiter = tokio::spawn(async move { rx.wait_for(|v| *v == 2).await });
+        // On this single-threaded runtime each yield lets the waiter run until it
+        // waits: it is parked before each send, so each send must wake it.
+        tokio::task::yield_now().await;
         tx.send_replace(1);
+        tokio::task::yield_now().await;
+        assert!(
+            !waiter.is_finished(),
+            "woken by a value it does not wait for"
+        );
         tx.send_replace(2);
-        assert_eq!(waiter.await.expect("joined"), Ok(2));
+        assert_eq!(joined(waiter).await, Ok(2));
     }
 
     #[tokio::test]
@@ -192,7 +209,7 @@ mod tests {
         let waiting = tokio::spawn(async move { first.wait_for(|v| *v).await });
         tokio::task::yield_now().await;
         drop(tx);
-        assert_eq!(waiting.await.expect("joined"), Err(Closed));
+        assert_eq!(joined(waiting).await, Err(Closed));
         assert_eq!(second.wait_for(|v| *v).await, Err(Closed));
         assert_eq!(second.changed().await, Err(Closed));
     }
