@@ -104,9 +104,7 @@ impl Peer {
     }
 
     async fn stop(self) {
-        self.runtime
-            .shutdown(std::time::Duration::from_secs(1))
-            .await;
+        self.runtime.shutdown(Duration::from_secs(1)).await;
         self.edge.stop().await;
     }
 }
@@ -167,7 +165,7 @@ impl Servers {
     }
 
     async fn stop(self) {
-        self.local.shutdown(std::time::Duration::from_secs(1)).await;
+        self.local.shutdown(Duration::from_secs(1)).await;
         match self.peer {
             Placed::Apart(child) => child.stop().await,
             Placed::Beside(peer) => peer.stop().await,
