@@ -35,6 +35,7 @@ macro_rules! conformance_tests {
             concurrent_cancel_and_complete_end_once = $crate::Retention::default(),
             history_length_keeps_the_most_recent = $crate::Retention::default(),
             conversation_history_spans_tasks = $crate::Retention::default(),
+            conversation_principal_is_its_newest_task_that_has_one = $crate::Retention::default(),
             retention_by_count_spares_keyed_and_live_tasks = $crate::Retention::new(2),
             retention_by_age_spares_keyed_and_live_tasks = $crate::Retention::new(100),
             keys_name_their_task = $crate::Retention::default(),
@@ -96,6 +97,53 @@ async fn end(store: &dyn TaskStore, id: &str) {
         .set_status(&TaskId::new(id), status(TaskState::Completed))
         .await
         .expect("end the task");
+}
+
+/// A conversation belongs to the principal of its newest task that has one, however
+/// many tasks without one came after it; a conversation only unauthenticated callers
+/// used belongs to nobody.
+pub async fn conversation_principal_is_its_newest_task_that_has_one(store: Arc<dyn TaskStore>) {
+    let principal = |context: &'static str| {
+        let store = Arc::clone(&store);
+        async move {
+            store
+                .context_principal(&ContextId::new(context))
+                .await
+                .expect("principal")
+        }
+    };
+    let anonymous = || TaskOwner::new("echo", None);
+    for n in 0..3 {
+        store
+            .insert_owned(task(&format!("open-{n}"), "open"), anonymous())
+            .await
+            .expect("insert an unauthenticated task");
+    }
+    assert_eq!(principal("open").await, None);
+    assert_eq!(principal("unknown").await, None);
+
+    store
+        .insert_owned(
+            task("owned-0", "owned"),
+            TaskOwner::new("echo", Some(Arc::from("alice"))),
+        )
+        .await
+        .expect("insert alice's task");
+    for n in 1..4 {
+        store
+            .insert_owned(task(&format!("owned-{n}"), "owned"), anonymous())
+            .await
+            .expect("insert an unauthenticated task after it");
+    }
+    assert_eq!(principal("owned").await.as_deref(), Some("alice"));
+    store
+        .insert_owned(
+            task("owned-4", "owned"),
+            TaskOwner::new("echo", Some(Arc::from("bob"))),
+        )
+        .await
+        .expect("insert bob's task");
+    assert_eq!(principal("owned").await.as_deref(), Some("bob"));
 }
 
 /// A task is created with its owner, gets history and artifacts while it runs, ends,

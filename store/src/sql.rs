@@ -190,6 +190,13 @@ impl MigrationSource<'static> for Schema {
                     )),
                     false,
                 ),
+                Migration::new(
+                    3,
+                    Cow::Borrowed("partial indexes"),
+                    MigrationType::Simple,
+                    Cow::Borrowed(include_str!("../migrations/0003_partial_indexes.sql")),
+                    false,
+                ),
             ])
         })
     }
@@ -496,12 +503,12 @@ impl TaskStore for SqlTaskStore {
         &self,
         context_id: &ContextId,
     ) -> Result<Option<Arc<str>>, StoreError> {
-        const SQL: &str = "SELECT principal FROM (SELECT principal, created FROM tasks \
-             WHERE context_id = $1 ORDER BY created DESC LIMIT $2) recent \
-             WHERE principal IS NOT NULL ORDER BY created DESC LIMIT 1";
+        // Served by the partial index `tasks_principal_by_context` alone (migration 0003).
+        const SQL: &str = "SELECT principal FROM tasks \
+             WHERE context_id = $1 AND principal IS NOT NULL ORDER BY created DESC LIMIT 1";
         let row = self
             .point_reads
-            .fetch_optional(SQL, &[context_id.as_str().into(), CONTEXT_TASKS.into()])
+            .fetch_optional(SQL, &[context_id.as_str().into()])
             .await
             .map_err(unavailable)?;
         row.map(|row| row.text(0).map(Arc::from))
