@@ -299,6 +299,10 @@ pub(super) struct Writer {
     /// task, if it settled, for [`Settled`] once committed; `None` if it did not, or
     /// is deleted.
     written: HashMap<TaskId, Option<Task>>,
+    /// The last ended number retention dropped through, in what this writer
+    /// committed (0: none yet, or forgotten after a failed transaction): ended tasks
+    /// are dropped a chunk at a time ([`eviction_chunk`]).
+    evicted: i64,
 }
 
 impl Writer {
@@ -333,6 +337,7 @@ impl Writer {
             local: None,
             live: HashMap::new(),
             lost: HashSet::new(),
+            evicted: 0,
             settled: None,
             written: HashMap::new(),
         }
@@ -390,6 +395,7 @@ impl Writer {
     /// A transaction failed: what the writer remembers may not be what is stored.
     fn forget_uncommitted(&mut self) {
         self.live.clear();
+        self.evicted = 0;
         self.written.clear();
     }
 
@@ -831,26 +837,44 @@ async fn number(
     Ok(numbers)
 }
 
-/// Drops the ended tasks past the count, except those a key still names.
+/// How many ended tasks past the count a writer drops at once: a 64th of the count
+/// kept, between one and 256. Each drop writes the pages of the oldest rows of the
+/// table and of each index, and dropping eight tasks a batch wrote those same pages
+/// again and again; a chunk at a time writes each about once. The chunk is dropped
+/// early, when the first task of it falls past the count, so the store never holds
+/// more ended tasks than the count.
+fn eviction_chunk(limit: i64) -> i64 {
+    (limit / 64).clamp(1, 256)
+}
+
+/// The last ended number to drop now (every ended task up to it not named by a key),
+/// given the last one taken; `None` when the writer dropped that far already.
+fn eviction_due(limit: i64, ended: i64, evicted: i64) -> Option<i64> {
+    let past = ended.saturating_sub(limit);
+    (past > 0 && past > evicted).then(|| past.saturating_add(eviction_chunk(limit) - 1))
+}
+
+/// Drops the ended tasks past the count, a chunk at a time ([`eviction_chunk`]),
+/// except those a key still names.
 async fn evict_past_count(
     conn: &mut impl Link,
     ended: i64,
     ctx: &mut Writer,
 ) -> Result<(), DbError> {
     let limit = i64::try_from(ctx.retention.finished_tasks).unwrap_or(i64::MAX);
-    let last_dropped = ended.saturating_sub(limit);
-    if last_dropped <= 0 {
+    let Some(through) = eviction_due(limit, ended, ctx.evicted) else {
         return Ok(());
-    }
+    };
     let gone = conn
         .fetch_all(
             "DELETE FROM tasks WHERE ended_seq IS NOT NULL AND ended_seq <= $1 \
              AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.task_id = tasks.id) \
              RETURNING id",
-            &[last_dropped.into()],
+            &[through.into()],
         )
         .await?;
     ctx.deleted(&gone)?;
+    ctx.evicted = through;
     Ok(())
 }
 
@@ -1148,6 +1172,8 @@ async fn apply_direct(
                 // last release forgets an overdue task.
                 let ended = ctx.last(conn, Counter::Ended).await?;
                 let limit = i64::try_from(ctx.retention.finished_tasks).unwrap_or(i64::MAX);
+                // As far as the count drops, or its last chunk dropped already.
+                let overdue = ended.saturating_sub(limit).max(ctx.evicted);
                 ctx.unsettle(&TaskId::new(task.as_str()));
                 let cutoff = ctx.retention.max_age.map_or(i64::MIN, |age| {
                     now_ms().saturating_sub(i64::try_from(age.as_millis()).unwrap_or(i64::MAX))
@@ -1156,11 +1182,7 @@ async fn apply_direct(
                     "DELETE FROM tasks WHERE id = $1 AND ended_seq IS NOT NULL \
                      AND (ended_seq <= $2 OR ended_at < $3) \
                      AND NOT EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.task_id = tasks.id)",
-                    &[
-                        task.into(),
-                        ended.saturating_sub(limit).into(),
-                        cutoff.into(),
-                    ],
+                    &[task.into(), overdue.into(), cutoff.into()],
                 )
                 .await?;
             }
@@ -1299,7 +1321,30 @@ async fn put_record(
 
 #[cfg(test)]
 mod tests {
-    use super::Shapes;
+    use super::{Shapes, eviction_chunk, eviction_due};
+
+    #[test]
+    fn eviction_drops_a_chunk_ahead_and_never_keeps_more_than_the_count() {
+        assert_eq!(eviction_chunk(2), 1, "a small count is kept exactly");
+        assert_eq!(eviction_chunk(10_000), 156);
+        assert_eq!(eviction_chunk(1_000_000), 256);
+        // A small count: each task past it goes as it falls past.
+        assert_eq!(eviction_due(2, 2, 0), None);
+        assert_eq!(eviction_due(2, 3, 0), Some(1));
+        assert_eq!(eviction_due(2, 4, 1), Some(2));
+        // 10,000 kept: the first past it takes the next 155 along.
+        assert_eq!(eviction_due(10_000, 10_000, 0), None);
+        assert_eq!(eviction_due(10_000, 10_001, 0), Some(156));
+        for ended in 10_001..=10_156 {
+            assert_eq!(eviction_due(10_000, ended, 156), None, "{ended}");
+        }
+        assert_eq!(eviction_due(10_000, 10_157, 156), Some(312));
+        // A batch that ends many at once drops all past the count.
+        assert_eq!(eviction_due(10_000, 11_000, 156), Some(1155));
+        // After a failed transaction (nothing dropped as far as it knows) it drops
+        // again from the start.
+        assert_eq!(eviction_due(10_000, 10_500, 0), Some(655));
+    }
 
     #[test]
     fn shapes_take_the_largest_chunk_and_number_parameters_row_by_row() {
