@@ -99,6 +99,49 @@ async fn end(store: &dyn TaskStore, id: &str) {
         .expect("end the task");
 }
 
+/// Ends a task that has a log entry and a push config, so that its dropping can be
+/// seen to take them along.
+async fn end_with_log_and_config(store: &dyn TaskStore, id: &str) {
+    store
+        .insert(task(id, "ended"))
+        .await
+        .expect("insert a task to end");
+    store
+        .append_event(&TaskId::new(id), &update(id, TaskState::Working, false))
+        .await
+        .expect("log an event");
+    store
+        .put_push_config(&push(id, "a", "https://a.example/hook"))
+        .await
+        .expect("set a push config");
+    store
+        .set_status(&TaskId::new(id), status(TaskState::Completed))
+        .await
+        .expect("end the task");
+}
+
+/// A dropped task's log and push configs went with it.
+async fn gone_with_log_and_configs(store: &dyn TaskStore, id: &str) {
+    let task_id = TaskId::new(id);
+    assert!(!exists(store, id).await, "{id} is dropped");
+    assert!(
+        store
+            .events_after(&task_id, 0)
+            .await
+            .expect("read the log")
+            .is_empty(),
+        "{id}'s log goes with it"
+    );
+    assert!(
+        store
+            .push_configs(&task_id)
+            .await
+            .expect("read the configs")
+            .is_empty(),
+        "{id}'s push configs go with it"
+    );
+}
+
 /// A conversation belongs to the principal of its newest task that has one, however
 /// many tasks without one came after it; a conversation only unauthenticated callers
 /// used belongs to nobody.
@@ -385,12 +428,13 @@ pub async fn conversation_history_spans_tasks(store: Arc<dyn TaskStore>) {
 /// Expects a store made with `Retention::new(2)`.
 pub async fn retention_by_count_spares_keyed_and_live_tasks(store: Arc<dyn TaskStore>) {
     store.insert(task("live", "c1")).await.expect("insert");
-    end(&*store, "keyed").await;
+    end_with_log_and_config(&*store, "keyed").await;
     store
         .remember_key("k1", &TaskId::new("keyed"))
         .await
         .expect("remember");
-    for id in ["e1", "e2", "e3", "e4"] {
+    end_with_log_and_config(&*store, "e1").await;
+    for id in ["e2", "e3", "e4"] {
         end(&*store, id).await;
     }
     assert!(
@@ -401,15 +445,13 @@ pub async fn retention_by_count_spares_keyed_and_live_tasks(store: Arc<dyn TaskS
         exists(&*store, "keyed").await,
         "a keyed task stays while its key does"
     );
-    assert!(!exists(&*store, "e1").await, "past the count");
+    gone_with_log_and_configs(&*store, "e1").await;
     assert!(!exists(&*store, "e2").await, "past the count");
     assert!(exists(&*store, "e3").await);
     assert!(exists(&*store, "e4").await);
     store.forget_key("k1").await.expect("forget");
-    assert!(
-        !exists(&*store, "keyed").await,
-        "past the count, it goes with its last key"
-    );
+    // Past the count, it goes with its last key.
+    gone_with_log_and_configs(&*store, "keyed").await;
     assert!(exists(&*store, "e3").await && exists(&*store, "e4").await);
 }
 
@@ -417,7 +459,8 @@ pub async fn retention_by_count_spares_keyed_and_live_tasks(store: Arc<dyn TaskS
 /// store made with `Retention::new(100)`.
 pub async fn retention_by_age_spares_keyed_and_live_tasks(store: Arc<dyn TaskStore>) {
     store.insert(task("live", "c1")).await.expect("insert");
-    for id in ["old1", "old2", "keyed"] {
+    end_with_log_and_config(&*store, "old1").await;
+    for id in ["old2", "keyed"] {
         end(&*store, id).await;
     }
     store
@@ -432,7 +475,8 @@ pub async fn retention_by_age_spares_keyed_and_live_tasks(store: Arc<dyn TaskSto
     );
     let future = SystemTime::now() + Duration::from_secs(3600);
     assert_eq!(store.drop_ended_before(future).await.expect("drop"), 2);
-    assert!(!exists(&*store, "old1").await && !exists(&*store, "old2").await);
+    gone_with_log_and_configs(&*store, "old1").await;
+    assert!(!exists(&*store, "old2").await);
     assert!(
         exists(&*store, "keyed").await,
         "a remembered key keeps its task"

@@ -197,6 +197,15 @@ impl MigrationSource<'static> for Schema {
                     Cow::Borrowed(include_str!("../migrations/0003_partial_indexes.sql")),
                     false,
                 ),
+                Migration::new(
+                    4,
+                    Cow::Borrowed("logs without foreign keys"),
+                    MigrationType::Simple,
+                    Cow::Borrowed(include_str!(
+                        "../migrations/0004_logs_without_foreign_keys.sql"
+                    )),
+                    false,
+                ),
             ])
         })
     }
@@ -303,11 +312,11 @@ impl SqlTaskStore {
                 Box::pin(async move {
                     if sqlite {
                         // WAL: readers never wait for the writer; FULL: a commit is
-                        // on disk when it returns. Foreign keys take a task's log and
-                        // configs with it.
+                        // on disk when it returns. (No foreign keys: the writer deletes
+                        // a task's log and configs with it, migration 0004.)
                         conn.execute(
                             "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
-                             PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
+                             PRAGMA busy_timeout = 5000;",
                         )
                         .await?;
                     }

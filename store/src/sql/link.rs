@@ -425,8 +425,7 @@ fn open_file(path: &Path) -> Result<rusqlite::Connection, DbError> {
         rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
     conn.execute_batch(
-        "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
-         PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;",
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA busy_timeout = 5000;",
     )?;
     conn.set_prepared_statement_cache_capacity(PREPARED);
     Ok(conn)
