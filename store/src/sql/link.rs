@@ -121,7 +121,7 @@ impl Row {
 pub(super) struct DbError(Box<dyn std::error::Error + Send + Sync>);
 
 impl DbError {
-    fn new(message: String) -> Self {
+    pub(super) fn new(message: String) -> Self {
         Self(message.into())
     }
 }
@@ -146,8 +146,10 @@ impl From<rusqlite::Error> for DbError {
 
 /// The writer's connection: a transaction at a time, statements in it.
 pub(super) trait Link: Send {
-    /// Opens a transaction (connecting first, if the last one was let go).
-    fn begin(&mut self) -> impl Future<Output = Result<(), DbError>> + Send;
+    /// Opens a transaction (connecting first, if the last one was let go) and runs
+    /// `first` in it, a statement without parameters whose rows are not read, in the
+    /// same round trip where the database allows.
+    fn begin(&mut self, first: Option<&str>) -> impl Future<Output = Result<(), DbError>> + Send;
 
     /// Commits the open transaction.
     fn commit(&mut self) -> impl Future<Output = Result<(), DbError>> + Send;
@@ -231,11 +233,15 @@ impl Pooled {
 }
 
 impl Link for Pooled {
-    async fn begin(&mut self) -> Result<(), DbError> {
+    async fn begin(&mut self, first: Option<&str>) -> Result<(), DbError> {
         if self.conn.is_none() {
             self.conn = Some(self.pool.acquire().await?);
         }
-        self.conn()?.execute("BEGIN").await?;
+        match first {
+            // One simple query, two statements: one round trip.
+            Some(first) => self.conn()?.execute(&*format!("BEGIN; {first}")).await?,
+            None => self.conn()?.execute("BEGIN").await?,
+        };
         Ok(())
     }
 
@@ -498,7 +504,7 @@ impl Readers {
 }
 
 impl Link for Embedded {
-    async fn begin(&mut self) -> Result<(), DbError> {
+    async fn begin(&mut self, first: Option<&str>) -> Result<(), DbError> {
         if self.pool.is_closed() {
             return Err(DbError::new("the task store is closed".into()));
         }
@@ -508,6 +514,9 @@ impl Link for Embedded {
         // IMMEDIATE: the write lock from the start, so a batch never finds the file
         // taken halfway through.
         self.conn()?.execute_batch("BEGIN IMMEDIATE")?;
+        if let Some(first) = first {
+            self.conn()?.execute_batch(first)?;
+        }
         Ok(())
     }
 
@@ -575,7 +584,7 @@ mod tests {
     #[tokio::test]
     async fn numbered_parameters_bind_by_number_wherever_they_stand() {
         let (_dir, mut link) = embedded().await;
-        link.begin().await.expect("begin");
+        link.begin(None).await.expect("begin");
         link.execute("CREATE TABLE t (a TEXT, b BIGINT, c BIGINT)", &[])
             .await
             .expect("create");
@@ -604,18 +613,18 @@ mod tests {
     #[tokio::test]
     async fn an_abandoned_transaction_leaves_nothing() {
         let (_dir, mut link) = embedded().await;
-        link.begin().await.expect("begin");
+        link.begin(None).await.expect("begin");
         link.execute("CREATE TABLE t (a BIGINT)", &[])
             .await
             .expect("create");
         link.commit().await.expect("commit");
-        link.begin().await.expect("begin");
+        link.begin(None).await.expect("begin");
         link.execute("INSERT INTO t (a) VALUES ($1)", &[Arg::from(1)])
             .await
             .expect("insert");
         link.abandon(true).await;
         assert!(!link.holds(), "let go after a database error");
-        link.begin().await.expect("connects again");
+        link.begin(None).await.expect("connects again");
         let rows = link
             .fetch_all("SELECT a FROM t", &[])
             .await
@@ -627,7 +636,7 @@ mod tests {
     #[tokio::test]
     async fn a_missing_argument_is_an_error_that_names_it() {
         let (_dir, mut link) = embedded().await;
-        link.begin().await.expect("begin");
+        link.begin(None).await.expect("begin");
         let error = link
             .fetch_one("SELECT $2", &[Arg::from(1)])
             .await
@@ -639,7 +648,7 @@ mod tests {
     async fn point_readers_see_what_the_writer_committed_and_stop_at_close() {
         let (dir, pool) = pool().await;
         let mut link = Embedded::new(dir.path().join("t.db"), pool.clone());
-        link.begin().await.expect("begin");
+        link.begin(None).await.expect("begin");
         link.execute("CREATE TABLE t (a TEXT, b TEXT)", &[])
             .await
             .expect("create");
@@ -648,7 +657,7 @@ mod tests {
         let read = || readers.fetch_optional("SELECT a, b FROM t WHERE a = $1", &["x".into()]);
         assert!(read().expect("read").is_none());
 
-        link.begin().await.expect("begin");
+        link.begin(None).await.expect("begin");
         link.execute(
             "INSERT INTO t (a, b) VALUES ($1, $2)",
             &["x".into(), None::<&str>.into()],

@@ -19,7 +19,7 @@
 //! was computed from, and when another process wrote the task in between (the update
 //! finds no row of that version), the batch is redone a write at a time on fresh
 //! reads. On PostgreSQL, batches of different processes take turns (see
-//! `Writer::take_turn`); numbers (status-change order, ended order) are taken per
+//! `Writer::turn`); numbers (status-change order, ended order) are taken per
 //! batch from the `counters` rows; the event log's primary key refuses a sequence
 //! number another process took first.
 
@@ -343,19 +343,17 @@ impl Writer {
         }
     }
 
-    /// Starts a batch's turn. On a shared database, batches of different processes
-    /// take turns: each holds the `changed` counter's row lock from its start (every
-    /// batch that changes a status takes it anyway), so a batch's fresh reads cannot be
+    /// The statement that starts a batch's turn, run with its `BEGIN`
+    /// ([`Link::begin`]). On a shared database, batches of different processes take
+    /// turns: each holds the `changed` counter's row lock from its start (every batch
+    /// that changes a status takes it anyway), so a batch's fresh reads cannot be
     /// overtaken before it commits, and no two batches wait on each other's rows.
-    async fn take_turn(&self, conn: &mut impl Link) -> Result<(), DbError> {
-        if self.local.is_none() {
-            conn.fetch_one(
-                "SELECT value FROM counters WHERE name = 'changed' FOR UPDATE",
-                &[],
-            )
-            .await?;
+    /// `None` for the embedded store, whose file has one writer.
+    const fn turn(&self) -> Option<&'static str> {
+        match self.local {
+            Some(_) => None,
+            None => Some("SELECT value FROM counters WHERE name = 'changed' FOR UPDATE"),
         }
-        Ok(())
     }
 
     /// The open transaction writes `task`, or deletes it (`None`): readers go to the
@@ -420,6 +418,48 @@ impl Writer {
             .await?
             .int(0)?;
         Ok(last - n + 1)
+    }
+
+    /// Takes `counts[i]` numbers of each of [`ROW_COUNTERS`]; the first of each (the
+    /// next number when it takes none).
+    async fn reserve_rows(
+        &mut self,
+        conn: &mut impl Link,
+        counts: [usize; 3],
+    ) -> Result<[i64; 3], DbError> {
+        let counts = counts.map(|n| i64::try_from(n).unwrap_or(i64::MAX));
+        if let Some(local) = &mut self.local {
+            return Ok(std::array::from_fn(|i| {
+                let value = &mut local[ROW_COUNTERS[i] as usize];
+                *value += counts[i];
+                *value - counts[i] + 1
+            }));
+        }
+        let rows = conn
+            .fetch_all(
+                "UPDATE counters SET value = value + CASE name \
+                 WHEN 'changed' THEN $1 WHEN 'created' THEN $2 ELSE $3 END \
+                 WHERE name IN ('changed', 'created', 'ended') RETURNING name, value",
+                &[counts[0].into(), counts[1].into(), counts[2].into()],
+            )
+            .await?;
+        let mut firsts = [None; 3];
+        for row in &rows {
+            let name = row.text(0)?;
+            if let Some(i) = ROW_COUNTERS.iter().position(|c| c.name() == name) {
+                firsts[i] = Some(row.int(1)? - counts[i] + 1);
+            }
+        }
+        let mut answer = [0; 3];
+        for (i, first) in firsts.into_iter().enumerate() {
+            answer[i] = first.ok_or_else(|| {
+                DbError::new(format!(
+                    "the `{}` counter is missing",
+                    ROW_COUNTERS[i].name()
+                ))
+            })?;
+        }
+        Ok(answer)
     }
 
     /// The last number `counter` gave.
@@ -586,12 +626,7 @@ impl Staged {
         if self.pending.is_empty() {
             return Ok(());
         }
-        let changed = number(conn, ctx, &self.pending, Counter::Changed, |p| p.changed).await?;
-        let created = number(conn, ctx, &self.pending, Counter::Created, |p| p.created).await?;
-        let ended = number(conn, ctx, &self.pending, Counter::Ended, |p| {
-            p.ended.map(|(at, _)| at)
-        })
-        .await?;
+        let [changed, created, ended] = numbers(conn, ctx, &self.pending).await?;
         // Each changed row once, a few rows per statement: new tasks inserted, the
         // others updated if still at the version they were computed from.
         let mut inserts = Vec::new();
@@ -811,28 +846,41 @@ static UPDATE_TASKS: LazyLock<Shapes> = LazyLock::new(|| {
     )
 });
 
-/// Numbers the pending tasks that took `counter` (`stamp` says when in the batch),
-/// in that order; by index into `pending`.
-async fn number(
+/// The counters a batch's rows take numbers of, in the order [`numbers`] answers them.
+const ROW_COUNTERS: [Counter; 3] = [Counter::Changed, Counter::Created, Counter::Ended];
+
+/// Numbers the pending tasks that took each of [`ROW_COUNTERS`] (a status change, a
+/// creation, an end), in the order they took it in the batch; by index into
+/// `pending`. The three are reserved together: on a shared database one statement
+/// instead of one per counter, each a round trip.
+async fn numbers(
     conn: &mut impl Link,
     ctx: &mut Writer,
     pending: &[Pending],
-    counter: Counter,
-    stamp: impl Fn(&Pending) -> Option<u64>,
-) -> Result<Vec<Option<i64>>, DbError> {
-    let mut order: Vec<(u64, usize)> = pending
-        .iter()
-        .enumerate()
-        .filter_map(|(at, p)| stamp(p).map(|when| (when, at)))
-        .collect();
-    let mut numbers = vec![None; pending.len()];
-    if order.is_empty() {
-        return Ok(numbers);
-    }
-    order.sort_unstable();
-    let first = ctx.reserve(conn, counter, order.len()).await?;
-    for (n, (_, at)) in (first..).zip(order) {
-        numbers[at] = Some(n);
+) -> Result<[Vec<Option<i64>>; 3], DbError> {
+    let stamps: [fn(&Pending) -> Option<u64>; 3] =
+        [|p| p.changed, |p| p.created, |p| p.ended.map(|(at, _)| at)];
+    let orders = stamps.map(|stamp| {
+        let mut order: Vec<(u64, usize)> = pending
+            .iter()
+            .enumerate()
+            .filter_map(|(at, p)| stamp(p).map(|when| (when, at)))
+            .collect();
+        order.sort_unstable();
+        order
+    });
+    let firsts = ctx
+        .reserve_rows(conn, [orders[0].len(), orders[1].len(), orders[2].len()])
+        .await?;
+    let mut numbers = [
+        vec![None; pending.len()],
+        vec![None; pending.len()],
+        vec![None; pending.len()],
+    ];
+    for ((numbers, order), first) in numbers.iter_mut().zip(&orders).zip(firsts) {
+        for (n, (_, at)) in (first..).zip(order) {
+            numbers[*at] = Some(n);
+        }
     }
     Ok(numbers)
 }
@@ -964,14 +1012,14 @@ async fn commit_batch(
 ) -> Result<(), Vec<Job>> {
     let mut redone = 0;
     loop {
-        if let Err(error) = link.begin().await {
+        if let Err(error) = link.begin(ctx.turn()).await {
             link.abandon(true).await;
             fail_all(jobs, &error, ctx);
             return Ok(());
         }
         let mut staged = Staged::default();
         let mut answers = Vec::with_capacity(jobs.len());
-        let mut failed = ctx.take_turn(link).await.err().map(Failed::Database);
+        let mut failed = None;
         for job in &mut jobs {
             if failed.is_some() {
                 break;
