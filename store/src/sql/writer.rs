@@ -869,14 +869,17 @@ async fn numbers(
         order.sort_unstable();
         order
     });
-    let firsts = ctx
-        .reserve_rows(conn, [orders[0].len(), orders[1].len(), orders[2].len()])
-        .await?;
     let mut numbers = [
         vec![None; pending.len()],
         vec![None; pending.len()],
         vec![None; pending.len()],
     ];
+    if orders.iter().all(Vec::is_empty) {
+        return Ok(numbers);
+    }
+    let firsts = ctx
+        .reserve_rows(conn, [orders[0].len(), orders[1].len(), orders[2].len()])
+        .await?;
     for ((numbers, order), first) in numbers.iter_mut().zip(&orders).zip(firsts) {
         for (n, (_, at)) in (first..).zip(order) {
             numbers[*at] = Some(n);
