@@ -189,15 +189,6 @@ impl Machine {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // Errors only unless `RUST_LOG` says more: some suites overload the runtime on
-    // purpose, and its warnings would bury the table.
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("error")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
     let tokio = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
