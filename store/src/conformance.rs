@@ -89,33 +89,33 @@ async fn exists(store: &dyn TaskStore, id: &str) -> bool {
 }
 
 async fn end(store: &dyn TaskStore, id: &str) {
-    store
-        .insert(task(id, "ended"))
-        .await
-        .expect("insert a task to end");
-    store
-        .set_status(&TaskId::new(id), status(TaskState::Completed))
-        .await
-        .expect("end the task");
+    end_with(store, id, false).await;
 }
 
 /// Ends a task that has a log entry and a push config, so that its dropping can be
 /// seen to take them along.
 async fn end_with_log_and_config(store: &dyn TaskStore, id: &str) {
+    end_with(store, id, true).await;
+}
+
+async fn end_with(store: &dyn TaskStore, id: &str, log_and_config: bool) {
+    let task_id = TaskId::new(id);
     store
         .insert(task(id, "ended"))
         .await
         .expect("insert a task to end");
+    if log_and_config {
+        store
+            .append_event(&task_id, &update(id, TaskState::Working, false))
+            .await
+            .expect("log an event");
+        store
+            .put_push_config(&push(id, "a", "https://a.example/hook"))
+            .await
+            .expect("set a push config");
+    }
     store
-        .append_event(&TaskId::new(id), &update(id, TaskState::Working, false))
-        .await
-        .expect("log an event");
-    store
-        .put_push_config(&push(id, "a", "https://a.example/hook"))
-        .await
-        .expect("set a push config");
-    store
-        .set_status(&TaskId::new(id), status(TaskState::Completed))
+        .set_status(&task_id, status(TaskState::Completed))
         .await
         .expect("end the task");
 }

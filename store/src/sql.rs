@@ -172,39 +172,28 @@ struct Schema;
 
 impl MigrationSource<'static> for Schema {
     fn resolve(self) -> BoxFuture<'static, Result<Vec<Migration>, sqlx::error::BoxDynError>> {
+        /// One of the crate's migrations, applied in a transaction.
+        fn migration(version: i64, name: &'static str, sql: &'static str) -> Migration {
+            let (name, sql) = (Cow::Borrowed(name), Cow::Borrowed(sql));
+            Migration::new(version, name, MigrationType::Simple, sql, false)
+        }
         Box::pin(async {
             Ok(vec![
-                Migration::new(
-                    1,
-                    Cow::Borrowed("tasks"),
-                    MigrationType::Simple,
-                    Cow::Borrowed(include_str!("../migrations/0001_tasks.sql")),
-                    false,
-                ),
-                Migration::new(
+                migration(1, "tasks", include_str!("../migrations/0001_tasks.sql")),
+                migration(
                     2,
-                    Cow::Borrowed("context principal index"),
-                    MigrationType::Simple,
-                    Cow::Borrowed(include_str!(
-                        "../migrations/0002_context_principal_index.sql"
-                    )),
-                    false,
+                    "context principal index",
+                    include_str!("../migrations/0002_context_principal_index.sql"),
                 ),
-                Migration::new(
+                migration(
                     3,
-                    Cow::Borrowed("partial indexes"),
-                    MigrationType::Simple,
-                    Cow::Borrowed(include_str!("../migrations/0003_partial_indexes.sql")),
-                    false,
+                    "partial indexes",
+                    include_str!("../migrations/0003_partial_indexes.sql"),
                 ),
-                Migration::new(
+                migration(
                     4,
-                    Cow::Borrowed("logs without foreign keys"),
-                    MigrationType::Simple,
-                    Cow::Borrowed(include_str!(
-                        "../migrations/0004_logs_without_foreign_keys.sql"
-                    )),
-                    false,
+                    "logs without foreign keys",
+                    include_str!("../migrations/0004_logs_without_foreign_keys.sql"),
                 ),
             ])
         })
