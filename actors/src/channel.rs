@@ -181,14 +181,16 @@ impl TaskEvents {
         &self,
         store: &dyn TaskStore,
         bus: &EventBus,
-        artifact: Artifact,
+        artifact: Arc<Artifact>,
         chunk: ArtifactChunk,
     ) -> Result<()> {
         let append = chunk.appends();
+        // One artifact, shared by the store's task, its event log, the stream and
+        // the event bus.
         let mut update = TaskArtifactUpdateEvent::new(
             self.task_id.clone(),
             self.context_id.clone(),
-            artifact.clone(),
+            Arc::clone(&artifact),
         );
         update.append = append.then_some(true);
         update.last_chunk = Some(chunk.is_last());
@@ -254,7 +256,7 @@ impl ArtifactChunk {
 }
 
 /// A status in `state` stamped now, with an optional message.
-pub(crate) fn status(state: TaskState, message: Option<Message>) -> TaskStatus {
+pub(crate) fn status(state: TaskState, message: Option<Arc<Message>>) -> TaskStatus {
     let mut status = TaskStatus::new(state);
     status.message = message;
     status

@@ -69,7 +69,7 @@ pub struct TaskContext {
     pub(crate) agent: Arc<str>,
     pub(crate) task_id: TaskId,
     pub(crate) context_id: ContextId,
-    pub(crate) message: Message,
+    pub(crate) message: Arc<Message>,
     pub(crate) payload: Option<HandoffPayload>,
     pub(crate) intent: Option<Intent>,
     pub(crate) request_metadata: Option<Metadata>,
@@ -80,7 +80,7 @@ pub struct TaskContext {
     pub(crate) chain: Arc<[SessionKey]>,
     /// Loaded on first use: most agents never read it, and copying it out of the
     /// store for every message was a large part of a send's cost.
-    pub(crate) history: tokio::sync::OnceCell<Vec<Message>>,
+    pub(crate) history: tokio::sync::OnceCell<Vec<Arc<Message>>>,
     pub(crate) cancel: CancellationToken,
     pub(crate) events: TaskEvents,
     /// Whether the turn's first write (`working`) is stored: see [`Stored`].
@@ -217,7 +217,7 @@ impl TaskContext {
     /// the conversation as it stood when the message being handled arrived (that
     /// message is not included). Read from the task store on the first call and kept
     /// for the rest of the handler; a store failure reads as no history (and is logged).
-    pub async fn history(&self) -> &[Message] {
+    pub async fn history(&self) -> &[Arc<Message>] {
         self.history
             .get_or_init(|| async {
                 let depth = self.port.history_depth();
@@ -287,7 +287,7 @@ impl TaskContext {
             .progress(
                 self.port.store(),
                 self.port.events(),
-                status(TaskState::Working, message),
+                status(TaskState::Working, message.map(Into::into)),
             )
             .await
     }
@@ -304,16 +304,17 @@ impl TaskContext {
             .progress(
                 self.port.store(),
                 self.port.events(),
-                status(TaskState::Working, Some(message)),
+                status(TaskState::Working, Some(message.into())),
             )
             .await
     }
 
-    /// Publishes a whole artifact (replacing one with the same id).
+    /// Publishes a whole artifact (replacing one with the same id). An
+    /// `Arc<Artifact>` is shared with the store and the events, not copied.
     ///
     /// # Errors
     /// [`crate::Error::Store`] if the task has already ended.
-    pub async fn artifact(&mut self, artifact: Artifact) -> Result<()> {
+    pub async fn artifact(&mut self, artifact: impl Into<Arc<Artifact>>) -> Result<()> {
         self.artifact_chunk(artifact, ArtifactChunk::Whole).await
     }
 
@@ -323,9 +324,18 @@ impl TaskContext {
     ///
     /// # Errors
     /// [`crate::Error::Store`] if the task has already ended.
-    pub async fn artifact_chunk(&mut self, artifact: Artifact, chunk: ArtifactChunk) -> Result<()> {
+    pub async fn artifact_chunk(
+        &mut self,
+        artifact: impl Into<Arc<Artifact>>,
+        chunk: ArtifactChunk,
+    ) -> Result<()> {
         self.events
-            .artifact(self.port.store(), self.port.events(), artifact, chunk)
+            .artifact(
+                self.port.store(),
+                self.port.events(),
+                artifact.into(),
+                chunk,
+            )
             .await
     }
 

@@ -145,7 +145,7 @@ impl LiveTasks {
             agentyard_transport::a2a::Role::Agent,
             vec![agentyard_transport::a2a::Part::text(reason.clone())],
         );
-        let status = crate::channel::status(TaskState::Failed, Some(message));
+        let status = crate::channel::status(TaskState::Failed, Some(message.into()));
         events.envelope.count(crate::metrics::Outcome::Failed, true);
         events.publish(bus, status, Finality::Final, None, || {
             bus.emit(|| {
@@ -251,7 +251,7 @@ impl LiveTasks {
         // The agent's answer (`a2a.response`), built now while the status is at hand,
         // and only if anyone listens.
         let response = (kind == EventKind::SendCompleted && bus.is_watched())
-            .then(|| events.envelope.response(status.message.as_ref()));
+            .then(|| events.envelope.response(status.message.as_deref()));
         // The send's closing event goes out before its waiter wakes.
         events.publish(bus, status, Finality::Final, seq, || {
             if let Some(response) = response {

@@ -759,7 +759,7 @@ impl Mirror<'_> {
             .progress(
                 ctx.port.store(),
                 ctx.port.events(),
-                crate::channel::status(TaskState::Working, Some(note)),
+                crate::channel::status(TaskState::Working, Some(note.into())),
             )
             .await;
     }
@@ -828,7 +828,7 @@ impl Mirror<'_> {
                         let state = update.status.state;
                         // The local task is `working` already: only a progress note
                         // is news, and the ids go before it.
-                        let note = update.status.message.as_ref().map(Message::text);
+                        let note = update.status.message.as_deref().map(Message::text);
                         let note = note.filter(|note| !note.is_empty());
                         let announce = match (state, &note) {
                             (TaskState::Working, Some(_)) => Announce::Now,
@@ -970,7 +970,7 @@ impl Mirror<'_> {
         let said = task
             .status
             .message
-            .as_ref()
+            .as_deref()
             .map(Message::text)
             .unwrap_or_default();
         match task.status.state {
@@ -978,14 +978,14 @@ impl Mirror<'_> {
                 let parts = task
                     .status
                     .message
-                    .map(|message| message.parts)
+                    .map(|message| Arc::unwrap_or_clone(message).parts)
                     .or_else(|| {
                         task.history.and_then(|history| {
                             history
                                 .into_iter()
                                 .rev()
                                 .find(|message| message.role == Role::Agent)
-                                .map(|message| message.parts)
+                                .map(|message| Arc::unwrap_or_clone(message).parts)
                         })
                     });
                 if let Some(parts) = parts {

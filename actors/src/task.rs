@@ -34,7 +34,7 @@ mod tests;
 pub(crate) struct Work {
     pub(crate) port: Arc<dyn Port>,
     pub(crate) agent_name: Arc<str>,
-    pub(crate) message: Message,
+    pub(crate) message: Arc<Message>,
     pub(crate) handoff: Handoff,
     /// The request's `params.metadata` and activated extensions, for the agent.
     pub(crate) metadata: Option<Metadata>,
@@ -120,7 +120,7 @@ impl Work {
             agent: Arc::clone(&self.agent_name),
             task_id: self.events.task_id.clone(),
             context_id: self.events.context_id.clone(),
-            message: std::mem::replace(&mut self.message, crate::send::vacated_message()),
+            message: Arc::clone(&self.message),
             payload: self.handoff.payload.take(),
             intent: self.handoff.intent,
             request_metadata: self.metadata.take(),
@@ -188,6 +188,8 @@ impl Work {
             }
         };
         let task_id = &self.events.task_id;
+        // One message, shared by the history, the status and the event log.
+        let message = message.map(Arc::new);
         let reply = message.clone();
         let history = async {
             if let Some(message) = reply {
@@ -292,8 +294,12 @@ impl Drop for Work {
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
             handle.spawn(async move {
                 // Settles the session too, once the task has left it.
-                let _ =
-                    finish_task(&*port, &task_id, status(TaskState::Failed, Some(message))).await;
+                let _ = finish_task(
+                    &*port,
+                    &task_id,
+                    status(TaskState::Failed, Some(message.into())),
+                )
+                .await;
                 port.settled(&key, &session);
             });
         }

@@ -188,7 +188,7 @@ impl Planner {
                 .task
                 .status
                 .message
-                .as_ref()
+                .as_deref()
                 .map(Message::text)
                 .unwrap_or_default();
             if done.task.status.state != TaskState::Completed {
@@ -237,7 +237,7 @@ impl Agent for Worker {
                 .task
                 .status
                 .message
-                .as_ref()
+                .as_deref()
                 .and_then(handoff::payload_from_message);
             let Some(Ok(HandoffPayload::Answer(answer))) = answer else {
                 return Err("the planner's reply carried no answer payload".into());
@@ -324,7 +324,7 @@ fn print_event(event: &Event, started: SystemTime, tally: &mut Tally) {
             let carried = update
                 .status
                 .message
-                .as_ref()
+                .as_deref()
                 .and_then(handoff::payload_from_message)
                 .and_then(Result::ok)
                 .map(|p| {
@@ -458,7 +458,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .task
         .status
         .message
-        .as_ref()
+        .as_deref()
         .map(Message::text)
         .unwrap_or_default();
     println!("  the plan ended {}: {reply}", done.task.status.state);

@@ -43,7 +43,7 @@ async fn main() -> agentyard::Result<()> {
         .task
         .status
         .message
-        .as_ref()
+        .as_deref()
         .map(Message::text)
         .unwrap_or_default();
     println!("task {} is {}", done.task.id, done.task.status.state);

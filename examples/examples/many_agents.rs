@@ -132,7 +132,7 @@ async fn ping_all(runtime: &Runtime, contexts: &[ContextId], k: usize) -> (usize
             let message = Message::user_text(format!("ping {i}")).with_context_id(context_id);
             match runtime.send_and_wait("pong", message).await {
                 Ok(done) => {
-                    let reply = done.task.status.message.as_ref().map(Message::text);
+                    let reply = done.task.status.message.as_deref().map(Message::text);
                     let ok = done.task.status.state == TaskState::Completed
                         && reply.as_deref() == Some(format!("pong {i}").as_str());
                     (ok, Some(done.task.id))

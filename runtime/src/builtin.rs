@@ -251,7 +251,7 @@ impl Agent for Planner {
         let results = futures::future::try_join_all(delegations).await?;
         let mut report = String::new();
         for done in &results {
-            let reply = done.task.status.message.as_ref();
+            let reply = done.task.status.message.as_deref();
             let line = match reply.and_then(payload_from_message) {
                 Some(Ok(HandoffPayload::StatusReport(r))) => format!(
                     "{}: {} ({})",

@@ -507,7 +507,7 @@ async fn follow(
                 if !json {
                     out.status(
                         task.status.state,
-                        task.status.message.as_ref(),
+                        task.status.message.as_deref(),
                         &mut open_line,
                     );
                 }
@@ -517,7 +517,7 @@ async fn follow(
                 if !json {
                     out.status(
                         update.status.state,
-                        update.status.message.as_ref(),
+                        update.status.message.as_deref(),
                         &mut open_line,
                     );
                 }

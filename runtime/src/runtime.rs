@@ -325,7 +325,7 @@ impl Runtime {
             else {
                 continue;
             };
-            let mut message = last.clone();
+            let mut message = Message::clone(last);
             message.message_id = agentyard_transport::MessageId::mint();
             message.task_id = Some(task_id.clone());
             message.context_id = Some(task.context_id.clone());

@@ -213,26 +213,34 @@ pub async fn create_continue_finish(store: Arc<dyn TaskStore>) {
         .expect("working");
     assert_eq!(previous, TaskState::Submitted);
     store
-        .append_history(&id, message("hello"))
+        .append_history(&id, message("hello").into())
         .await
         .expect("history");
     let first = Artifact::new("a1", vec![Part::text("one")]);
     store
-        .put_artifact(&id, first, false)
+        .put_artifact(&id, first.into(), false)
         .await
         .expect("artifact");
     let appended = store
-        .put_artifact(&id, Artifact::new("a1", vec![Part::text("two")]), true)
+        .put_artifact(
+            &id,
+            Artifact::new("a1", vec![Part::text("two")]).into(),
+            true,
+        )
         .await
         .expect("append");
     assert_eq!(appended.parts.len(), 2, "append adds parts to the artifact");
     let replaced = store
-        .put_artifact(&id, Artifact::new("a2", vec![Part::text("x")]), false)
+        .put_artifact(
+            &id,
+            Artifact::new("a2", vec![Part::text("x")]).into(),
+            false,
+        )
         .await
         .expect("second artifact");
     assert_eq!(replaced.artifact_id, "a2");
     store
-        .append_history(&id, message("input"))
+        .append_history(&id, message("input").into())
         .await
         .expect("continue");
     let previous = store
@@ -244,7 +252,12 @@ pub async fn create_continue_finish(store: Arc<dyn TaskStore>) {
     let stored = store.get(&id, None).await.expect("get").expect("stored");
     assert_eq!(stored.status.state, TaskState::Completed);
     assert_eq!(stored.context_id.as_str(), "c1");
-    let history: Vec<String> = stored.history.iter().flatten().map(Message::text).collect();
+    let history: Vec<String> = stored
+        .history
+        .iter()
+        .flatten()
+        .map(|message| message.text())
+        .collect();
     assert_eq!(history, ["hello", "input"]);
     let artifacts = stored.artifacts.expect("artifacts");
     assert_eq!(artifacts.len(), 2);
@@ -297,12 +310,16 @@ pub async fn terminal_state_is_final(store: Arc<dyn TaskStore>) {
         );
     }
     let err = store
-        .append_history(&id, message("late"))
+        .append_history(&id, message("late").into())
         .await
         .expect_err("history of a terminal task");
     assert!(matches!(err, StoreError::Terminal { .. }), "{err:?}");
     let err = store
-        .put_artifact(&id, Artifact::new("a", vec![Part::text("late")]), false)
+        .put_artifact(
+            &id,
+            Artifact::new("a", vec![Part::text("late")]).into(),
+            false,
+        )
         .await
         .expect_err("artifact of a terminal task");
     assert!(matches!(err, StoreError::Terminal { .. }), "{err:?}");
@@ -317,7 +334,7 @@ pub async fn terminal_state_is_final(store: Arc<dyn TaskStore>) {
         .expect_err("unknown");
     assert!(matches!(err, StoreError::NotFound(_)), "{err:?}");
     let err = store
-        .append_history(&unknown, message("x"))
+        .append_history(&unknown, message("x").into())
         .await
         .expect_err("unknown");
     assert!(matches!(err, StoreError::NotFound(_)), "{err:?}");
@@ -359,12 +376,17 @@ pub async fn history_length_keeps_the_most_recent(store: Arc<dyn TaskStore>) {
     store.insert(task("t1", "c1")).await.expect("insert");
     for text in ["m1", "m2", "m3", "m4"] {
         store
-            .append_history(&id, message(text))
+            .append_history(&id, message(text).into())
             .await
             .expect("history");
     }
-    let texts =
-        |task: Task| -> Vec<String> { task.history.iter().flatten().map(Message::text).collect() };
+    let texts = |task: Task| -> Vec<String> {
+        task.history
+            .iter()
+            .flatten()
+            .map(|message| message.text())
+            .collect()
+    };
     let two = store.get(&id, Some(2)).await.expect("get").expect("task");
     assert_eq!(texts(two), ["m3", "m4"]);
     let none = store.get(&id, Some(0)).await.expect("get").expect("task");
@@ -389,12 +411,13 @@ pub async fn conversation_history_spans_tasks(store: Arc<dyn TaskStore>) {
         ("t2", "d"),
     ] {
         store
-            .append_history(&TaskId::new(id), message(text))
+            .append_history(&TaskId::new(id), message(text).into())
             .await
             .expect("history");
     }
-    let texts =
-        |messages: Vec<Message>| -> Vec<String> { messages.iter().map(Message::text).collect() };
+    let texts = |messages: Vec<Arc<Message>>| -> Vec<String> {
+        messages.iter().map(|message| message.text()).collect()
+    };
     let context = ContextId::new("c1");
     let all = store
         .context_history(&context, None, 10)
@@ -795,7 +818,7 @@ pub async fn concurrent_writes_all_land(store: Arc<dyn TaskStore>) {
                     .expect("insert");
                 for m in 0..3 {
                     store
-                        .append_history(&id, message(&format!("{n}-{m}")))
+                        .append_history(&id, message(&format!("{n}-{m}")).into())
                         .await
                         .expect("history");
                 }
@@ -816,7 +839,12 @@ pub async fn concurrent_writes_all_land(store: Arc<dyn TaskStore>) {
             .expect("get")
             .expect("stored");
         assert_eq!(stored.status.state, TaskState::Completed);
-        let history: Vec<String> = stored.history.iter().flatten().map(Message::text).collect();
+        let history: Vec<String> = stored
+            .history
+            .iter()
+            .flatten()
+            .map(|message| message.text())
+            .collect();
         assert_eq!(
             history,
             [format!("{n}-0"), format!("{n}-1"), format!("{n}-2")]
@@ -841,7 +869,7 @@ pub async fn logged_writes_change_the_task_and_log_together(store: Arc<dyn TaskS
         artifact.clone(),
     ));
     let (stored, seq) = store
-        .put_artifact_logged(&id, artifact, false, &event)
+        .put_artifact_logged(&id, artifact.into(), false, &event)
         .await
         .expect("artifact");
     assert_eq!((stored.artifact_id.as_str(), seq), ("a1", Some(2)));
@@ -880,7 +908,7 @@ pub async fn unanswered_history_keeps_the_rules_and_lands(store: Arc<dyn TaskSto
         .expect("insert");
     for n in 0..3 {
         store
-            .append_history_unanswered(&id, message(&format!("m{n}")))
+            .append_history_unanswered(&id, message(&format!("m{n}")).into())
             .await
             .expect("history");
     }
@@ -903,12 +931,12 @@ pub async fn unanswered_history_keeps_the_rules_and_lands(store: Arc<dyn TaskSto
         "{texts:?}"
     );
     let err = store
-        .append_history_unanswered(&id, message("late"))
+        .append_history_unanswered(&id, message("late").into())
         .await
         .expect_err("history of an ended task");
     assert!(matches!(err, StoreError::Terminal { .. }), "{err:?}");
     let err = store
-        .append_history_unanswered(&TaskId::new("nope"), message("x"))
+        .append_history_unanswered(&TaskId::new("nope"), message("x").into())
         .await
         .expect_err("unknown task");
     assert!(matches!(err, StoreError::NotFound(_)), "{err:?}");

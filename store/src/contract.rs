@@ -193,11 +193,12 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
     /// left as it is); [`StoreError::NotFound`] if there is no such task.
     async fn set_status(&self, id: &TaskId, status: TaskStatus) -> Result<TaskState, StoreError>;
 
-    /// Appends a message to the task's history.
+    /// Appends a message to the task's history. The message is shared, not copied:
+    /// the same one can sit in the history, a status and the event log at once.
     ///
     /// # Errors
     /// [`StoreError::NotFound`]; [`StoreError::Terminal`] if the task has ended.
-    async fn append_history(&self, id: &TaskId, message: Message) -> Result<(), StoreError>;
+    async fn append_history(&self, id: &TaskId, message: Arc<Message>) -> Result<(), StoreError>;
 
     /// [`TaskStore::append_history`] for a message nobody is answered on before a
     /// later write of the same task (the agent's last message before its final
@@ -212,7 +213,7 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
     async fn append_history_unanswered(
         &self,
         id: &TaskId,
-        message: Message,
+        message: Arc<Message>,
     ) -> Result<(), StoreError> {
         self.append_history(id, message).await
     }
@@ -226,9 +227,9 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
     async fn put_artifact(
         &self,
         id: &TaskId,
-        artifact: Artifact,
+        artifact: Arc<Artifact>,
         append: bool,
-    ) -> Result<Artifact, StoreError>;
+    ) -> Result<Arc<Artifact>, StoreError>;
 
     /// One page of the tasks `filter` accepts, most recently changed status first:
     /// at most `page_size` tasks changed before the cursor `before` (from the start
@@ -263,7 +264,7 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
         context_id: &ContextId,
         before: Option<&MessageId>,
         limit: usize,
-    ) -> Result<Vec<Message>, StoreError>;
+    ) -> Result<Vec<Arc<Message>>, StoreError>;
 
     /// Appends an event to the task's event log and returns its sequence number: 1 for
     /// the task's first event, then one more for each. The number is the SSE `id:` of
@@ -311,10 +312,10 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
     async fn put_artifact_logged(
         &self,
         id: &TaskId,
-        artifact: Artifact,
+        artifact: Arc<Artifact>,
         append: bool,
         event: &StreamEvent,
-    ) -> Result<(Artifact, Option<u64>), StoreError> {
+    ) -> Result<(Arc<Artifact>, Option<u64>), StoreError> {
         let stored = self.put_artifact(id, artifact, append).await?;
         let seq = self.append_event(id, event).await?;
         Ok((stored, seq))

@@ -356,7 +356,7 @@ impl TaskStore for InMemoryTaskStore {
         self.change_status(id, status, Some(StreamEvent::StatusUpdate(update)))
     }
 
-    async fn append_history(&self, id: &TaskId, message: Message) -> Result<(), StoreError> {
+    async fn append_history(&self, id: &TaskId, message: Arc<Message>) -> Result<(), StoreError> {
         self.with_live(id, |task| {
             task.history.get_or_insert_with(Vec::new).push(message)
         })
@@ -365,9 +365,9 @@ impl TaskStore for InMemoryTaskStore {
     async fn put_artifact(
         &self,
         id: &TaskId,
-        artifact: Artifact,
+        artifact: Arc<Artifact>,
         append: bool,
-    ) -> Result<Artifact, StoreError> {
+    ) -> Result<Arc<Artifact>, StoreError> {
         self.with_live(id, |task| {
             let artifacts = task.artifacts.get_or_insert_with(Vec::new);
             match artifacts
@@ -375,15 +375,19 @@ impl TaskStore for InMemoryTaskStore {
                 .find(|a| a.artifact_id == artifact.artifact_id)
             {
                 Some(existing) if append => {
-                    existing.parts.extend(artifact.parts);
-                    existing.clone()
+                    // Copied first only if an event or a reader still holds the
+                    // artifact as it was.
+                    Arc::make_mut(existing)
+                        .parts
+                        .extend(Arc::unwrap_or_clone(artifact).parts);
+                    Arc::clone(existing)
                 }
                 Some(existing) => {
-                    *existing = artifact;
-                    existing.clone()
+                    *existing = Arc::clone(&artifact);
+                    artifact
                 }
                 None => {
-                    artifacts.push(artifact.clone());
+                    artifacts.push(Arc::clone(&artifact));
                     artifact
                 }
             }
@@ -432,7 +436,7 @@ impl TaskStore for InMemoryTaskStore {
         context_id: &ContextId,
         before: Option<&MessageId>,
         limit: usize,
-    ) -> Result<Vec<Message>, StoreError> {
+    ) -> Result<Vec<Arc<Message>>, StoreError> {
         if limit == 0 {
             return Ok(Vec::new());
         }

@@ -64,7 +64,7 @@ pub async fn recover_with(
         let mut status = TaskStatus::new(state);
         let mut message = Message::new(Role::Agent, vec![Part::text(text)]);
         message.task_id = Some(id.clone());
-        status.message = Some(message);
+        status.message = Some(message.into());
         let Some(task) = store.get(&id, Some(0)).await? else {
             continue;
         };

@@ -561,10 +561,10 @@ impl TaskStore for SqlTaskStore {
     async fn put_artifact_logged(
         &self,
         id: &TaskId,
-        artifact: Artifact,
+        artifact: Arc<Artifact>,
         append: bool,
         event: &StreamEvent,
-    ) -> Result<(Artifact, Option<u64>), StoreError> {
+    ) -> Result<(Arc<Artifact>, Option<u64>), StoreError> {
         match self
             .write(Write::PutArtifactLogged(
                 id.clone(),
@@ -579,7 +579,7 @@ impl TaskStore for SqlTaskStore {
         }
     }
 
-    async fn append_history(&self, id: &TaskId, message: Message) -> Result<(), StoreError> {
+    async fn append_history(&self, id: &TaskId, message: Arc<Message>) -> Result<(), StoreError> {
         match self
             .write(Write::AppendHistory(id.clone(), message))
             .await?
@@ -592,7 +592,7 @@ impl TaskStore for SqlTaskStore {
     async fn append_history_unanswered(
         &self,
         id: &TaskId,
-        message: Message,
+        message: Arc<Message>,
     ) -> Result<(), StoreError> {
         match self
             .send_write(Write::AppendHistory(id.clone(), message), Answered::Applied)
@@ -606,9 +606,9 @@ impl TaskStore for SqlTaskStore {
     async fn put_artifact(
         &self,
         id: &TaskId,
-        artifact: Artifact,
+        artifact: Arc<Artifact>,
         append: bool,
-    ) -> Result<Artifact, StoreError> {
+    ) -> Result<Arc<Artifact>, StoreError> {
         match self
             .write(Write::PutArtifact(id.clone(), artifact, append))
             .await?
@@ -660,7 +660,7 @@ impl TaskStore for SqlTaskStore {
         context_id: &ContextId,
         before: Option<&MessageId>,
         limit: usize,
-    ) -> Result<Vec<Message>, StoreError> {
+    ) -> Result<Vec<Arc<Message>>, StoreError> {
         if limit == 0 {
             return Ok(Vec::new());
         }

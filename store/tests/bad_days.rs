@@ -266,9 +266,9 @@ async fn a_full_disk_fails_writes_clearly_and_the_store_recovers_when_space_retu
     // Each task carries a large message, so the little space left goes quickly.
     let big = |n: usize| {
         let mut task = task(&format!("full-{n}"));
-        task.history = Some(vec![agentyard_transport::a2a::Message::user_text(
-            "x".repeat(32 << 10),
-        )]);
+        task.history = Some(vec![
+            agentyard_transport::a2a::Message::user_text("x".repeat(32 << 10)).into(),
+        ]);
         task
     };
     let mut refused = None;

@@ -46,14 +46,18 @@ async fn history_written_by_two_processes_all_lands() {
     let id = TaskId::new("t1");
     a.insert(task("t1")).await.expect("insert");
     // Each side first learns the task (and so remembers it), then both write at once.
-    a.append_history(&id, message("a-first")).await.expect("a");
-    b.append_history(&id, message("b-first")).await.expect("b");
+    a.append_history(&id, message("a-first").into())
+        .await
+        .expect("a");
+    b.append_history(&id, message("b-first").into())
+        .await
+        .expect("b");
     let write = |store: Arc<SqlTaskStore>, side: &'static str| {
         let id = id.clone();
         tokio::spawn(async move {
             for n in 0..20 {
                 store
-                    .append_history(&id, message(&format!("{side}-{n}")))
+                    .append_history(&id, message(&format!("{side}-{n}")).into())
                     .await
                     .expect("history");
             }
@@ -63,7 +67,12 @@ async fn history_written_by_two_processes_all_lands() {
     left.await.expect("a writes");
     right.await.expect("b writes");
     let stored = a.get(&id, None).await.expect("get").expect("stored");
-    let texts: Vec<String> = stored.history.iter().flatten().map(Message::text).collect();
+    let texts: Vec<String> = stored
+        .history
+        .iter()
+        .flatten()
+        .map(|message| message.text())
+        .collect();
     assert_eq!(texts.len(), 42, "every message of both sides: {texts:?}");
     for side in ["a", "b"] {
         let mine: Vec<&String> = texts
@@ -86,7 +95,9 @@ async fn a_task_ended_by_one_process_is_final_for_the_other() {
     a.set_status(&id, TaskStatus::new(TaskState::Working))
         .await
         .expect("a working");
-    b.append_history(&id, message("seen")).await.expect("b");
+    b.append_history(&id, message("seen").into())
+        .await
+        .expect("b");
     b.set_status(&id, TaskStatus::new(TaskState::Canceled))
         .await
         .expect("b cancels");
@@ -98,7 +109,7 @@ async fn a_task_ended_by_one_process_is_final_for_the_other() {
         Err(StoreError::Terminal { state, .. }) => assert_eq!(state, TaskState::Canceled),
         other => panic!("completing a canceled task: {other:?}"),
     }
-    match a.append_history(&id, message("late")).await {
+    match a.append_history(&id, message("late").into()).await {
         Err(StoreError::Terminal { .. }) => {}
         other => panic!("history on a canceled task: {other:?}"),
     }

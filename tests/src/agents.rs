@@ -218,7 +218,7 @@ impl Agent for Recorder {
             .history()
             .await
             .iter()
-            .map(agentyard::Message::text)
+            .map(|message| message.text())
             .collect();
         self.seen
             .lock()

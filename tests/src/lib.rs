@@ -49,6 +49,6 @@ pub fn status_text(task: &Task) -> String {
     task.status
         .message
         .as_ref()
-        .map(agentyard::Message::text)
+        .map(|message| message.text())
         .unwrap_or_default()
 }

@@ -35,6 +35,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agentyard_tests::process::{ServeProcess, binary, root, target_dir};
@@ -403,7 +404,7 @@ fn client_drives(base: &str, forced: Option<agentyard::a2a::v1::ProtocolVersion>
     use agentyard::client::{A2aClient, ClientOptions};
     use futures::StreamExt as _;
 
-    fn echo_of(artifacts: Option<&Vec<agentyard::a2a::Artifact>>) -> Vec<String> {
+    fn echo_of(artifacts: Option<&Vec<Arc<agentyard::a2a::Artifact>>>) -> Vec<String> {
         artifacts
             .into_iter()
             .flatten()
@@ -462,7 +463,7 @@ fn client_drives(base: &str, forced: Option<agentyard::a2a::v1::ProtocolVersion>
             .iter()
             .filter_map(|event| match event {
                 StreamEvent::ArtifactUpdate(update) => {
-                    Some(echo_of(Some(&vec![update.artifact.clone()])))
+                    Some(echo_of(Some(&vec![Arc::clone(&update.artifact)])))
                 }
                 _ => None,
             })

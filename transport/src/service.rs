@@ -27,10 +27,6 @@ pub type NumberedEventStream =
 
 /// What a call answers with.
 #[non_exhaustive]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "one reply per call, moved once: a copy costs less than boxing every result"
-)]
 pub enum Reply {
     /// A JSON-RPC result, typed: the server writes it in the protocol version the
     /// request was made in.

@@ -788,7 +788,7 @@ async fn attempt_agent(
                 let question = task
                     .status
                     .message
-                    .as_ref()
+                    .as_deref()
                     .map(Message::text)
                     .unwrap_or_default();
                 let Some(answers) = &shared.answers else {
@@ -826,7 +826,7 @@ async fn attempt_agent(
                 let reason = task
                     .status
                     .message
-                    .as_ref()
+                    .as_deref()
                     .map(Message::text)
                     .filter(|text| !text.is_empty())
                     .unwrap_or_else(|| String::from("no reason given"));
@@ -859,11 +859,17 @@ async fn cancel_quietly(shared: &Shared, agent: &str, context_id: &ContextId) {
 /// A settled task's artifacts, or its final message's parts as one artifact.
 fn artifacts_of(node: &str, task: Task) -> Vec<Artifact> {
     if !task.artifacts.as_ref().is_none_or(Vec::is_empty) {
-        return task.artifacts.unwrap_or_default();
+        return task
+            .artifacts
+            .unwrap_or_default()
+            .into_iter()
+            .map(Arc::unwrap_or_clone)
+            .collect();
     }
     match task.status.message {
         Some(message) if !message.parts.is_empty() => {
-            let mut artifact = Artifact::new(format!("{node}-reply"), message.parts);
+            let parts = Arc::unwrap_or_clone(message).parts;
+            let mut artifact = Artifact::new(format!("{node}-reply"), parts);
             artifact.name = Some(node.to_owned());
             vec![artifact]
         }

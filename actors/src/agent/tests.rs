@@ -22,7 +22,7 @@ async fn turn(agent: &Arc<dyn DynAgent>, text: &str) -> (TaskState, String) {
     let text = task
         .status
         .message
-        .as_ref()
+        .as_deref()
         .map(Message::text)
         .unwrap_or_default();
     (task.status.state, text)

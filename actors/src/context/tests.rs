@@ -71,7 +71,12 @@ async fn the_history_is_the_conversation_before_this_message_up_to_the_depth() {
     let first = port.open("first").await;
     let _ = first; // the earlier task of the same conversation
     let ctx = port.open("second").await.context(&port, 0);
-    let history: Vec<String> = ctx.history().await.iter().map(Message::text).collect();
+    let history: Vec<String> = ctx
+        .history()
+        .await
+        .iter()
+        .map(|message| message.text())
+        .collect();
     assert_eq!(history, ["first"]);
 }
 

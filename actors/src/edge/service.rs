@@ -684,7 +684,7 @@ impl SupervisorService {
             && task.status.state == TaskState::Completed
             && let Some(reply) = task.status.message.take()
         {
-            return Ok(SendMessageResult::Message(reply));
+            return Ok(SendMessageResult::Message(Arc::unwrap_or_clone(reply)));
         }
         decorate_task(&mut task, activated);
         trim_history(&mut task, history_length);

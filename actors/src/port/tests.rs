@@ -66,7 +66,7 @@ impl TestPort {
             context_id.clone(),
             TaskStatus::new(TaskState::Submitted),
         );
-        task.history = Some(vec![message.clone()]);
+        task.history = Some(vec![message.clone().into()]);
         self.store
             .insert_owned(task, TaskOwner::new("echo", None))
             .await
@@ -127,7 +127,7 @@ impl Opened {
             agent: Arc::from("echo"),
             task_id: self.events.task_id.clone(),
             context_id: self.events.context_id.clone(),
-            message: self.message.clone(),
+            message: self.message.clone().into(),
             payload: None,
             intent: None,
             request_metadata: None,
@@ -150,7 +150,7 @@ impl Opened {
         Work {
             port: Arc::clone(port) as Arc<dyn Port>,
             agent_name: Arc::from("echo"),
-            message: self.message,
+            message: self.message.into(),
             handoff: Handoff::inspect(&Message::user_text(""), None),
             metadata: None,
             extensions: Vec::new(),

@@ -122,7 +122,7 @@ impl Supervisor {
                 let _ = finish_task(
                     &*self.core,
                     &task_id,
-                    status(TaskState::Failed, Some(message)),
+                    status(TaskState::Failed, Some(message.into())),
                 )
                 .await;
                 cancel.cancel();

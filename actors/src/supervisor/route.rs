@@ -263,7 +263,7 @@ impl Supervisor {
 
         // The key's fate: the task's once it exists; else passed on to waiting repeats
         // when the limits refused (they would be refused alike), else released.
-        let (seat, (task, events, cancel)) = match admitted {
+        let (seat, (task, events, cancel, message)) = match admitted {
             Ok(admitted) => {
                 if let Some(guard) = guard {
                     guard.settle(&admitted.1.0.id).await;
@@ -293,8 +293,7 @@ impl Supervisor {
         let work = Work {
             port: Arc::clone(&self.core) as Arc<dyn crate::port::Port>,
             agent_name: agent,
-            // Every step that reads the message is done: it moves on to the agent.
-            message: std::mem::replace(&mut request.message, crate::send::vacated_message()),
+            message,
             handoff,
             metadata: request.metadata.take(),
             extensions: std::mem::take(&mut request.extensions),
@@ -567,16 +566,17 @@ impl Supervisor {
         session: &Arc<SessionShared>,
         envelope: &mut Envelope,
         follow: Follow,
-    ) -> std::result::Result<(Task, TaskEvents, CancellationToken), Refusal> {
+    ) -> std::result::Result<(Task, TaskEvents, CancellationToken, Arc<Message>), Refusal> {
         let core = &self.core;
         let context_id = &key.context_id;
         request.message.context_id = Some(context_id.clone());
         if let Some(task) = &continued {
             request.message.task_id = Some(task.id.clone());
+            let message = shared_message(request);
             // Answered on only after the resubmission below, whose durable write
             // commits it too.
             core.store
-                .append_history_unanswered(&task.id, request.message.clone())
+                .append_history_unanswered(&task.id, Arc::clone(&message))
                 .await
                 .map_err(|e| terminal_to_error(e, &task.id))?;
             // The task now belongs to the session that handles it (its old one may
@@ -622,7 +622,7 @@ impl Supervisor {
                 ),
                 Follow::Nothing | Follow::Updates => self.get_task(&task.id, None).await?,
             };
-            return Ok((task, events, cancel));
+            return Ok((task, events, cancel, message));
         }
         let task_id = TaskId::mint();
         request.message.task_id = Some(task_id.clone());
@@ -631,7 +631,8 @@ impl Supervisor {
             context_id.clone(),
             TaskStatus::new(TaskState::Submitted),
         );
-        task.history = Some(vec![request.message.clone()]);
+        let message = shared_message(request);
+        task.history = Some(vec![Arc::clone(&message)]);
         let owner = TaskOwner::new(
             Arc::clone(&key.agent),
             request.principal.as_deref().map(Arc::from),
@@ -678,7 +679,7 @@ impl Supervisor {
             cancel.clone(),
             session,
         );
-        Ok((task, events, cancel))
+        Ok((task, events, cancel, message))
     }
 
     /// Waits for a queued task's turn off the caller's path, then delivers it; if the
@@ -721,7 +722,7 @@ impl Supervisor {
                 let _ = finish_task(
                     &*self.core,
                     &task_id,
-                    status(TaskState::Failed, Some(message)),
+                    status(TaskState::Failed, Some(message.into())),
                 )
                 .await;
             }
@@ -943,4 +944,13 @@ fn terminal_to_error(error: StoreError, task_id: &TaskId) -> Error {
         },
         other => Error::Store(other),
     }
+}
+
+/// The request's message, moved out to be shared by the task's history and the agent
+/// (one copy, not one each): every step that reads it from the request is done.
+fn shared_message(request: &mut SendRequest) -> Arc<Message> {
+    Arc::new(std::mem::replace(
+        &mut request.message,
+        crate::send::vacated_message(),
+    ))
 }

@@ -30,7 +30,7 @@ async fn run(agent: impl Agent) -> (Task, Arc<TestPort>) {
 fn status_text(task: &Task) -> String {
     task.status
         .message
-        .as_ref()
+        .as_deref()
         .map(Message::text)
         .unwrap_or_default()
 }

@@ -22,7 +22,7 @@ async fn texts(store: &InMemoryTaskStore, before: Option<&str>, limit: usize) ->
         .await
         .expect("history")
         .iter()
-        .map(Message::text)
+        .map(|message| message.text())
         .collect()
 }
 
@@ -55,7 +55,12 @@ async fn a_terminal_task_never_changes_state_again() {
             ..
         }
     ));
-    assert!(store.append_history(&id, message("late")).await.is_err());
+    assert!(
+        store
+            .append_history(&id, message("late").into())
+            .await
+            .is_err()
+    );
     let stored = store.get(&id, None).await.expect("get").expect("exists");
     assert_eq!(stored.status.state, TaskState::Completed);
 }
@@ -67,7 +72,7 @@ async fn get_returns_only_the_most_recent_history() {
     let id = TaskId::new("t1");
     for text in ["one", "two", "three"] {
         store
-            .append_history(&id, message(text))
+            .append_history(&id, message(text).into())
             .await
             .expect("append");
     }
@@ -76,7 +81,7 @@ async fn get_returns_only_the_most_recent_history() {
         .history
         .expect("history")
         .iter()
-        .map(Message::text)
+        .map(|message| message.text())
         .collect();
     assert_eq!(texts, ["two", "three"]);
     let none = store.get(&id, Some(0)).await.expect("get").expect("exists");
@@ -97,16 +102,16 @@ async fn artifacts_append_by_id_or_replace() {
     let id = TaskId::new("t1");
     let chunk = |text: &str| Artifact::new("a1", vec![Part::text(text)]);
     store
-        .put_artifact(&id, chunk("x"), true)
+        .put_artifact(&id, chunk("x").into(), true)
         .await
         .expect("first chunk");
     let merged = store
-        .put_artifact(&id, chunk("y"), true)
+        .put_artifact(&id, chunk("y").into(), true)
         .await
         .expect("second chunk");
     assert_eq!(merged.parts.len(), 2);
     let replaced = store
-        .put_artifact(&id, chunk("z"), false)
+        .put_artifact(&id, chunk("z").into(), false)
         .await
         .expect("replace");
     assert_eq!(replaced.parts.len(), 1);
@@ -121,7 +126,7 @@ async fn context_history_spans_tasks_in_order_and_honours_the_limit() {
         store.insert(task(t, "c1")).await.expect("insert");
         for text in texts {
             store
-                .append_history(&TaskId::new(t), message(text))
+                .append_history(&TaskId::new(t), message(text).into())
                 .await
                 .expect("append");
         }
@@ -132,7 +137,7 @@ async fn context_history_spans_tasks_in_order_and_honours_the_limit() {
         .await
         .expect("history")
         .iter()
-        .map(Message::text)
+        .map(|message| message.text())
         .collect();
     assert_eq!(all, ["a", "b", "c", "d"]);
     let last3: Vec<String> = store
@@ -140,7 +145,7 @@ async fn context_history_spans_tasks_in_order_and_honours_the_limit() {
         .await
         .expect("history")
         .iter()
-        .map(Message::text)
+        .map(|message| message.text())
         .collect();
     assert_eq!(last3, ["b", "c", "d"]);
 }
@@ -151,7 +156,7 @@ async fn a_conversation_remembers_a_bounded_number_of_tasks() {
     for t in ["t1", "t2", "t3"] {
         store.insert(task(t, "c1")).await.expect("insert");
         store
-            .append_history(&TaskId::new(t), message(t))
+            .append_history(&TaskId::new(t), message(t).into())
             .await
             .expect("append");
     }
@@ -160,7 +165,7 @@ async fn a_conversation_remembers_a_bounded_number_of_tasks() {
         .await
         .expect("history")
         .iter()
-        .map(Message::text)
+        .map(|message| message.text())
         .collect();
     assert_eq!(texts, ["t2", "t3"]);
 }
@@ -172,7 +177,7 @@ async fn context_history_before_a_message_leaves_it_and_newer_ones_out() {
         store.insert(task(t, "c1")).await.expect("insert");
         for text in texts {
             store
-                .append_history(&TaskId::new(t), message(text))
+                .append_history(&TaskId::new(t), message(text).into())
                 .await
                 .expect("append");
         }
@@ -199,7 +204,7 @@ async fn past_the_finished_limit_the_task_that_ended_first_is_forgotten() {
     for (t, c) in [("t1", "c1"), ("t2", "c1"), ("t3", "c2"), ("live", "c1")] {
         store.insert(task(t, c)).await.expect("insert");
         store
-            .append_history(&TaskId::new(t), message(t))
+            .append_history(&TaskId::new(t), message(t).into())
             .await
             .expect("append");
     }

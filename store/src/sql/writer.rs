@@ -57,9 +57,9 @@ pub(super) enum Write {
     Insert(Task, Option<TaskOwner>),
     SetStatus(TaskId, TaskStatus),
     SetStatusLogged(TaskId, TaskStatus, String),
-    PutArtifactLogged(TaskId, Artifact, bool, String),
-    AppendHistory(TaskId, Message),
-    PutArtifact(TaskId, Artifact, bool),
+    PutArtifactLogged(TaskId, Arc<Artifact>, bool, String),
+    AppendHistory(TaskId, Arc<Message>),
+    PutArtifact(TaskId, Arc<Artifact>, bool),
     AppendEvent(TaskId, String),
     RememberKey(String, TaskId),
     ForgetKey(String),
@@ -75,8 +75,8 @@ pub(super) enum Write {
 pub(super) enum Done {
     Unit,
     State(TaskState),
-    Artifact(Artifact),
-    Logged(Option<TaskState>, Option<Artifact>, u64),
+    Artifact(Arc<Artifact>),
+    Logged(Option<TaskState>, Option<Arc<Artifact>>, u64),
     Number(u64),
     Flag(bool),
 }
@@ -1170,7 +1170,7 @@ async fn apply(
                 .task
                 .history
                 .get_or_insert_with(Vec::new)
-                .push(message.clone());
+                .push(Arc::clone(message));
             pending.dirty = true;
             Ok(Done::Unit)
         }
@@ -1193,7 +1193,9 @@ async fn apply(
     }
 }
 
-fn put_artifact(pending: &mut Pending, artifact: &Artifact, append: bool) -> Artifact {
+/// A write may be applied again (a batch redone a write at a time), so it is
+/// shared here, never moved out of.
+fn put_artifact(pending: &mut Pending, artifact: &Arc<Artifact>, append: bool) -> Arc<Artifact> {
     pending.dirty = true;
     let artifacts = pending.current.task.artifacts.get_or_insert_with(Vec::new);
     match artifacts
@@ -1201,16 +1203,18 @@ fn put_artifact(pending: &mut Pending, artifact: &Artifact, append: bool) -> Art
         .find(|a| a.artifact_id == artifact.artifact_id)
     {
         Some(existing) if append => {
-            existing.parts.extend(artifact.parts.iter().cloned());
-            existing.clone()
+            Arc::make_mut(existing)
+                .parts
+                .extend(artifact.parts.iter().cloned());
+            Arc::clone(existing)
         }
         Some(existing) => {
-            *existing = artifact.clone();
-            existing.clone()
+            *existing = Arc::clone(artifact);
+            Arc::clone(artifact)
         }
         None => {
-            artifacts.push(artifact.clone());
-            artifact.clone()
+            artifacts.push(Arc::clone(artifact));
+            Arc::clone(artifact)
         }
     }
 }

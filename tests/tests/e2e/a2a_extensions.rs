@@ -134,7 +134,7 @@ async fn a_typed_delegation_reaches_the_agent_typed_with_its_payload_type_on_the
         panic!("no final update: {events:?}");
     };
     assert_eq!(
-        last.status.message.as_ref().map(Message::text).as_deref(),
+        last.status.message.as_deref().map(Message::text).as_deref(),
         Some("task_delegation: Review")
     );
 
@@ -178,7 +178,7 @@ async fn without_activation_the_same_message_works_as_free_text() {
         panic!("expected a task");
     };
     assert_eq!(
-        task.status.message.as_ref().map(Message::text).as_deref(),
+        task.status.message.as_deref().map(Message::text).as_deref(),
         Some("free: please review PR #42")
     );
     assert_eq!(marker(task.metadata.as_ref()), None);

@@ -32,7 +32,7 @@ async fn task(client: &A2aClient, params: MessageSendParams) -> Task {
 fn reply(task: &Task) -> String {
     task.status
         .message
-        .as_ref()
+        .as_deref()
         .map(Message::text)
         .unwrap_or_default()
 }
@@ -48,7 +48,7 @@ async fn a_blocking_send_returns_the_completed_task_with_its_history() {
         .history
         .unwrap_or_default()
         .iter()
-        .map(Message::text)
+        .map(|message| message.text())
         .collect();
     assert_eq!(history, ["hello", "echo: hello"]);
     edge.stop().await;
@@ -68,7 +68,7 @@ async fn history_length_returns_only_the_most_recent_messages() {
             .history
             .unwrap_or_default()
             .iter()
-            .map(Message::text)
+            .map(|message| message.text())
             .collect();
         assert_eq!(history, expected, "historyLength {length}");
     }

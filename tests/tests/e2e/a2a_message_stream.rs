@@ -56,7 +56,7 @@ async fn the_typed_stream_has_the_task_then_progress_then_the_final_status() {
         .iter()
         .filter_map(|e| match e {
             StreamEvent::StatusUpdate(u) if u.status.state == TaskState::Working => {
-                u.status.message.as_ref().map(Message::text)
+                u.status.message.as_deref().map(Message::text)
             }
             _ => None,
         })
@@ -155,7 +155,7 @@ async fn a_stream_that_answers_an_input_request_follows_the_new_turn() {
     assert!(done.is_final);
     assert_eq!(done.status.state, TaskState::Completed);
     assert_eq!(
-        done.status.message.as_ref().map(Message::text).as_deref(),
+        done.status.message.as_deref().map(Message::text).as_deref(),
         Some("answer: green")
     );
     edge.stop().await;

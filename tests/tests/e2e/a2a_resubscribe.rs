@@ -40,7 +40,7 @@ async fn a_task_started_by_a_plain_send_can_be_followed_mid_task() {
     assert!(last.is_final);
     assert_eq!(last.status.state, TaskState::Completed);
     assert_eq!(
-        last.status.message.as_ref().map(Message::text).as_deref(),
+        last.status.message.as_deref().map(Message::text).as_deref(),
         Some("done: job")
     );
     edge.stop().await;

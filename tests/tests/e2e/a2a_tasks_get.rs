@@ -35,7 +35,7 @@ fn texts(task: &Task) -> Vec<String> {
         .as_deref()
         .unwrap_or_default()
         .iter()
-        .map(Message::text)
+        .map(|message| message.text())
         .collect()
 }
 

@@ -434,15 +434,15 @@ impl TaskStore for Unlisted {
     async fn set_status(&self, id: &TaskId, status: TaskStatus) -> Result<TaskState, StoreError> {
         self.0.set_status(id, status).await
     }
-    async fn append_history(&self, id: &TaskId, message: Message) -> Result<(), StoreError> {
+    async fn append_history(&self, id: &TaskId, message: Arc<Message>) -> Result<(), StoreError> {
         self.0.append_history(id, message).await
     }
     async fn put_artifact(
         &self,
         id: &TaskId,
-        artifact: Artifact,
+        artifact: Arc<Artifact>,
         append: bool,
-    ) -> Result<Artifact, StoreError> {
+    ) -> Result<Arc<Artifact>, StoreError> {
         self.0.put_artifact(id, artifact, append).await
     }
     async fn context_history(
@@ -450,7 +450,7 @@ impl TaskStore for Unlisted {
         context_id: &ContextId,
         before: Option<&MessageId>,
         limit: usize,
-    ) -> Result<Vec<Message>, StoreError> {
+    ) -> Result<Vec<Arc<Message>>, StoreError> {
         self.0.context_history(context_id, before, limit).await
     }
 }

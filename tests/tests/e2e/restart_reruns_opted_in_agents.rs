@@ -39,7 +39,7 @@ async fn cut_off(store: &SqlTaskStore, id: &str, agent: &str) {
     );
     let mut message = Message::user_text("again");
     message.task_id = Some(task.id.clone());
-    task.history = Some(vec![message]);
+    task.history = Some(vec![message.into()]);
     store
         .insert_owned(task, TaskOwner::new(agent, None))
         .await
@@ -84,7 +84,12 @@ async fn an_opted_in_agent_runs_its_cut_off_task_again_and_the_rest_fail() {
     })
     .await;
     assert_eq!(
-        redone.status.message.as_ref().map(Message::text).as_deref(),
+        redone
+            .status
+            .message
+            .as_deref()
+            .map(Message::text)
+            .as_deref(),
         Some("did: again")
     );
     let plain = runtime

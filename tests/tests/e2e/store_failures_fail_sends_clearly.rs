@@ -76,16 +76,16 @@ impl TaskStore for Flaky {
         self.refuse(status.state.is_terminal())?;
         self.inner.set_status(id, status).await
     }
-    async fn append_history(&self, id: &TaskId, message: Message) -> Result<(), StoreError> {
+    async fn append_history(&self, id: &TaskId, message: Arc<Message>) -> Result<(), StoreError> {
         self.refuse(false)?;
         self.inner.append_history(id, message).await
     }
     async fn put_artifact(
         &self,
         id: &TaskId,
-        artifact: Artifact,
+        artifact: Arc<Artifact>,
         append: bool,
-    ) -> Result<Artifact, StoreError> {
+    ) -> Result<Arc<Artifact>, StoreError> {
         self.refuse(false)?;
         self.inner.put_artifact(id, artifact, append).await
     }
@@ -108,7 +108,7 @@ impl TaskStore for Flaky {
         context_id: &ContextId,
         before: Option<&MessageId>,
         limit: usize,
-    ) -> Result<Vec<Message>, StoreError> {
+    ) -> Result<Vec<Arc<Message>>, StoreError> {
         self.inner.context_history(context_id, before, limit).await
     }
 }
@@ -189,7 +189,7 @@ async fn an_outcome_the_store_did_not_keep_is_never_reported_done() {
     let why = last
         .status
         .message
-        .as_ref()
+        .as_deref()
         .map(Message::text)
         .unwrap_or_default();
     assert!(why.contains("task store"), "{why}");

@@ -50,7 +50,7 @@ fn describe(event: &StreamEvent) -> Item {
             update
                 .status
                 .message
-                .as_ref()
+                .as_deref()
                 .map(Message::text)
                 .unwrap_or_default(),
             update.is_final,

@@ -117,7 +117,7 @@ async fn runtime_with(
 fn reply_text(task: &agentyard::Task) -> String {
     task.status
         .message
-        .as_ref()
+        .as_deref()
         .map(Message::text)
         .unwrap_or_default()
 }
@@ -290,7 +290,7 @@ fn input_required_comes_back_and_the_answer_continues_the_remote_task() {
                 .unwrap_or_default()
                 .iter()
                 .filter(|m| m.role == agentyard::Role::User)
-                .map(Message::text)
+                .map(|message| message.text())
                 .collect();
             assert_eq!(texts, ["ask me", "blue"], "{args:?}");
         });

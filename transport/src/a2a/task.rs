@@ -1,6 +1,7 @@
 //! Tasks, their lifecycle, artifacts, and the events that report progress.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -118,9 +119,11 @@ pub struct TaskStatus {
     /// The lifecycle state.
     pub state: TaskState,
     /// A message explaining the state, e.g. the question behind
-    /// `input-required`.
+    /// `input-required`. Shared (`Arc`), as are a task's history and artifacts:
+    /// the runtime holds one copy of a message in the task, its status, its event
+    /// log and the events it publishes, and copying a task copies no message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<Message>,
+    pub message: Option<Arc<Message>>,
     /// When the status was recorded, as an ISO 8601 string. Kept as a string
     /// so whatever a peer sent round-trips unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -143,8 +146,8 @@ impl TaskStatus {
 
     /// Attaches a message explaining the state.
     #[must_use]
-    pub fn with_message(mut self, message: Message) -> Self {
-        self.message = Some(message);
+    pub fn with_message(mut self, message: impl Into<Arc<Message>>) -> Self {
+        self.message = Some(message.into());
         self
     }
 }
@@ -161,12 +164,13 @@ tagged! {
         pub context_id: ContextId,
         /// The current status.
         pub status: TaskStatus,
-        /// Messages exchanged so far, oldest first.
+        /// Messages exchanged so far, oldest first (shared, as
+        /// [`TaskStatus::message`] is).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub history: Option<Vec<Message>>,
-        /// Outputs produced so far.
+        pub history: Option<Vec<Arc<Message>>>,
+        /// Outputs produced so far (shared, as [`TaskStatus::message`] is).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        pub artifacts: Option<Vec<Artifact>>,
+        pub artifacts: Option<Vec<Arc<Artifact>>>,
         /// Optional metadata for extensions, keyed by extension.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         pub metadata: Option<Metadata>,
@@ -271,7 +275,7 @@ tagged! {
         /// The task's conversation.
         pub context_id: ContextId,
         /// The artifact, or the next chunk of it.
-        pub artifact: Artifact,
+        pub artifact: Arc<Artifact>,
         /// True when these parts extend an artifact sent earlier with the
         /// same id.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -288,11 +292,11 @@ tagged! {
 impl TaskArtifactUpdateEvent {
     /// A whole (non-chunked) artifact: `append` and `lastChunk` absent.
     #[must_use]
-    pub fn new(task_id: TaskId, context_id: ContextId, artifact: Artifact) -> Self {
+    pub fn new(task_id: TaskId, context_id: ContextId, artifact: impl Into<Arc<Artifact>>) -> Self {
         Self {
             task_id,
             context_id,
-            artifact,
+            artifact: artifact.into(),
             append: None,
             last_chunk: None,
             metadata: None,

@@ -66,7 +66,11 @@ fn task_round_trips_with_kind_first_and_absent_options_left_out() {
         ContextId::new("c-1"),
         TaskStatus {
             state: TaskState::InputRequired,
-            message: Some(Message::agent_text("which file?").with_task_id("t-1")),
+            message: Some(
+                Message::agent_text("which file?")
+                    .with_task_id("t-1")
+                    .into(),
+            ),
             timestamp: None,
         },
     );

@@ -38,6 +38,8 @@ use super::{
     ConversionError, decode_bytes, encode_bytes, from_struct, from_struct_opt, from_timestamp_opt,
     missing, some_string, some_vec, to_struct, to_struct_opt, to_timestamp_opt,
 };
+use std::sync::Arc;
+
 use crate::a2a::{self, StreamEvent};
 use crate::ids::TaskId;
 use crate::jsonrpc::A2aRequest;
@@ -266,6 +268,15 @@ impl TryFrom<pb::Part> for a2a::Part {
     }
 }
 
+/// A shared message: moved out when this was its last holder, else copied.
+impl TryFrom<Arc<a2a::Message>> for pb::Message {
+    type Error = ConversionError;
+
+    fn try_from(message: Arc<a2a::Message>) -> Result<Self, ConversionError> {
+        Arc::unwrap_or_clone(message).try_into()
+    }
+}
+
 impl TryFrom<a2a::Message> for pb::Message {
     type Error = ConversionError;
 
@@ -327,9 +338,21 @@ impl TryFrom<pb::TaskStatus> for a2a::TaskStatus {
 
     fn try_from(status: pb::TaskStatus) -> Result<Self, ConversionError> {
         let mut model = Self::new(state_from("TaskStatus.state", status.state)?);
-        model.message = status.update.map(a2a::Message::try_from).transpose()?;
+        model.message = status
+            .update
+            .map(|message| a2a::Message::try_from(message).map(Arc::new))
+            .transpose()?;
         model.timestamp = from_timestamp_opt("TaskStatus.timestamp", status.timestamp.as_ref())?;
         Ok(model)
+    }
+}
+
+/// A shared artifact: moved out when this was its last holder, else copied.
+impl TryFrom<Arc<a2a::Artifact>> for pb::Artifact {
+    type Error = ConversionError;
+
+    fn try_from(artifact: Arc<a2a::Artifact>) -> Result<Self, ConversionError> {
+        Arc::unwrap_or_clone(artifact).try_into()
     }
 }
 
@@ -392,8 +415,12 @@ impl TryFrom<pb::Task> for a2a::Task {
                 .ok_or_else(|| missing("Task.status"))?
                 .try_into()?,
         );
-        model.artifacts = some_vec(try_vec(task.artifacts, a2a::Artifact::try_from)?);
-        model.history = some_vec(try_vec(task.history, a2a::Message::try_from)?);
+        model.artifacts = some_vec(try_vec(task.artifacts, |artifact| {
+            a2a::Artifact::try_from(artifact).map(Arc::new)
+        })?);
+        model.history = some_vec(try_vec(task.history, |message| {
+            a2a::Message::try_from(message).map(Arc::new)
+        })?);
         model.metadata = from_struct_opt(task.metadata);
         Ok(model)
     }
@@ -453,10 +480,11 @@ impl TryFrom<pb::TaskArtifactUpdateEvent> for a2a::TaskArtifactUpdateEvent {
         let mut model = Self::new(
             event.task_id.into(),
             event.context_id.into(),
-            event
-                .artifact
-                .ok_or_else(|| missing("TaskArtifactUpdateEvent.artifact"))?
-                .try_into()?,
+            a2a::Artifact::try_from(
+                event
+                    .artifact
+                    .ok_or_else(|| missing("TaskArtifactUpdateEvent.artifact"))?,
+            )?,
         );
         model.append = event.append.then_some(true);
         model.last_chunk = event.last_chunk.then_some(true);

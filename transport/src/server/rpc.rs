@@ -302,10 +302,6 @@ pub(super) struct Call<S> {
 }
 
 /// What a service call answered, once checked to be the kind its method expects.
-#[expect(
-    clippy::large_enum_variant,
-    reason = "one answer per call, moved once, as `Reply` is"
-)]
 pub(super) enum Answer {
     /// A unary result.
     Unary(A2aResult),

@@ -176,7 +176,7 @@ impl A2aService for MockService {
                 "fail" => Err(JsonRpcError::unsupported_operation().with_message("fail asked for")),
                 _ => {
                     let mut task = task("t-1", TaskState::Completed, metadata);
-                    task.history = Some(vec![params.message]);
+                    task.history = Some(vec![params.message.into()]);
                     // As a service answers `message/send`; a bare `Task` result
                     // would be written unwrapped in 1.0.
                     Ok(Reply::Result(A2aResult::Send(task.into())))

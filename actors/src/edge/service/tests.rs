@@ -174,7 +174,7 @@ async fn history_length_keeps_the_most_recent_messages() {
             .history
             .unwrap_or_default()
             .iter()
-            .map(Message::text)
+            .map(|message| message.text())
             .collect();
         assert_eq!(texts, expected, "historyLength {length}");
     }

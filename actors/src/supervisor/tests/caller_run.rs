@@ -153,7 +153,7 @@ async fn a_caller_that_stops_waiting_leaves_the_turn_to_run_to_its_end() {
     f.gate.add_permits(1);
     reaches(&f.supervisor, &task, TaskState::Completed).await;
     let done = f.supervisor.get_task(&task, None).await.expect("stored");
-    let reply = done.status.message.as_ref().map(Message::text);
+    let reply = done.status.message.as_deref().map(Message::text);
     assert_eq!(reply.as_deref(), Some("through"));
 }
 

@@ -36,7 +36,7 @@ impl Agent for Relay {
             .task
             .status
             .message
-            .as_ref()
+            .as_deref()
             .map(Message::text)
             .unwrap_or_default();
         ctx.reply_text(text);
@@ -118,7 +118,7 @@ async fn a_send_back_into_a_waiting_session_is_refused_by_every_waiting_method()
         .unwrap_or_else(|_| panic!("{waiting:?} deadlocked"))
         .expect("the relay's send is accepted");
         assert_eq!(done.task.status.state, TaskState::Completed, "{waiting:?}");
-        let text = done.task.status.message.as_ref().map(Message::text);
+        let text = done.task.status.message.as_deref().map(Message::text);
         assert_eq!(text.as_deref(), Some("cycle at relay"), "{waiting:?}");
         supervisor.shutdown(std::time::Duration::from_secs(1)).await;
     }
@@ -166,7 +166,7 @@ async fn a_request_sent_through_the_context_is_stamped_as_the_agents() {
         .send_and_wait(SendRequest::new("inspect", Message::user_text("go")))
         .await
         .expect("accepted");
-    let text = done.task.status.message.as_ref().map(Message::text);
+    let text = done.task.status.message.as_deref().map(Message::text);
     assert_eq!(
         (done.task.status.state, text.as_deref()),
         (TaskState::Completed, Some("stamped"))

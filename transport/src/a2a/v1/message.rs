@@ -295,6 +295,13 @@ pub struct Message {
     pub reference_task_ids: Vec<TaskId>,
 }
 
+/// A shared message: moved out when this was its last holder, else copied.
+impl From<std::sync::Arc<a2a::Message>> for Message {
+    fn from(message: std::sync::Arc<a2a::Message>) -> Self {
+        std::sync::Arc::unwrap_or_clone(message).into()
+    }
+}
+
 impl From<a2a::Message> for Message {
     fn from(message: a2a::Message) -> Self {
         Self {

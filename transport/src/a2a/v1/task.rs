@@ -95,7 +95,10 @@ impl TryFrom<TaskStatus> for a2a::TaskStatus {
     fn try_from(status: TaskStatus) -> Result<Self, ConversionError> {
         Ok(Self {
             state: status.state.into(),
-            message: status.message.map(a2a::Message::try_from).transpose()?,
+            message: status
+                .message
+                .map(|message| a2a::Message::try_from(message).map(std::sync::Arc::new))
+                .transpose()?,
             timestamp: status.timestamp,
         })
     }
@@ -157,7 +160,7 @@ impl TryFrom<Task> for a2a::Task {
         let history = task
             .history
             .into_iter()
-            .map(a2a::Message::try_from)
+            .map(|message| a2a::Message::try_from(message).map(std::sync::Arc::new))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
             id: task.id,
@@ -167,7 +170,7 @@ impl TryFrom<Task> for a2a::Task {
             artifacts: some_vec(
                 task.artifacts
                     .into_iter()
-                    .map(a2a::Artifact::from)
+                    .map(|artifact| std::sync::Arc::new(a2a::Artifact::from(artifact)))
                     .collect(),
             ),
             metadata: task.metadata,
@@ -196,6 +199,13 @@ pub struct Artifact {
     /// URIs of the extensions relevant to this artifact.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<String>,
+}
+
+/// A shared artifact: moved out when this was its last holder, else copied.
+impl From<std::sync::Arc<a2a::Artifact>> for Artifact {
+    fn from(artifact: std::sync::Arc<a2a::Artifact>) -> Self {
+        std::sync::Arc::unwrap_or_clone(artifact).into()
+    }
 }
 
 impl From<a2a::Artifact> for Artifact {
@@ -318,7 +328,7 @@ impl From<TaskArtifactUpdateEvent> for a2a::TaskArtifactUpdateEvent {
         Self {
             task_id: event.task_id,
             context_id: event.context_id,
-            artifact: event.artifact.into(),
+            artifact: std::sync::Arc::new(event.artifact.into()),
             append: some_true(event.append),
             last_chunk: some_true(event.last_chunk),
             metadata: event.metadata,

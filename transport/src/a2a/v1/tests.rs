@@ -598,17 +598,20 @@ fn internal_task() -> a2a::Task {
         context_id: ContextId::new("c-1"),
         status: a2a::TaskStatus {
             state: a2a::TaskState::Unknown,
-            message: Some(internal_message()),
+            message: Some(internal_message().into()),
             timestamp: Some("2026-01-02T03:04:05Z".to_owned()),
         },
-        history: Some(vec![internal_message()]),
-        artifacts: Some(vec![a2a::Artifact {
-            name: Some("n".to_owned()),
-            description: Some("d".to_owned()),
-            extensions: Some(vec!["urn:ext".to_owned()]),
-            metadata: metadata(),
-            ..a2a::Artifact::new("a-1", internal_message().parts)
-        }]),
+        history: Some(vec![internal_message().into()]),
+        artifacts: Some(vec![
+            a2a::Artifact {
+                name: Some("n".to_owned()),
+                description: Some("d".to_owned()),
+                extensions: Some(vec!["urn:ext".to_owned()]),
+                metadata: metadata(),
+                ..a2a::Artifact::new("a-1", internal_message().parts)
+            }
+            .into(),
+        ]),
         metadata: metadata(),
     }
 }

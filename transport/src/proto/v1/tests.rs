@@ -40,8 +40,10 @@ fn task() -> a2a::Task {
     let mut status = status;
     status.timestamp = Some("2025-01-02T03:04:05Z".to_owned());
     let mut task = a2a::Task::new(TaskId::new("task-1"), ContextId::new("ctx-1"), status);
-    task.history = Some(vec![message()]);
-    task.artifacts = Some(vec![a2a::Artifact::new("a-1", vec![Part::text("out")])]);
+    task.history = Some(vec![message().into()]);
+    task.artifacts = Some(vec![
+        a2a::Artifact::new("a-1", vec![Part::text("out")]).into(),
+    ]);
     task
 }
 
