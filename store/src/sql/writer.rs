@@ -51,6 +51,12 @@ const REMEMBERED: usize = 65_536;
 /// How many settled tasks the embedded store answers reads of from memory.
 const SETTLED: usize = 1024;
 
+/// How many inserts answered early and then lost the writer marks (until the
+/// process restarts), so that their tasks' later writes name the database's failure
+/// rather than a missing task. Past it, they fail as not found: a database down for
+/// long fails every queued insert, and the marks must not grow with that.
+const LOST_INSERTS: usize = 10_000;
+
 /// One write, sent to the writer.
 #[derive(Debug)]
 pub(super) enum Write {
@@ -117,12 +123,15 @@ impl Job {
 
     /// The write did not happen. If it was answered already, its task is marked lost,
     /// so that the later write it was answered on behalf of fails instead of
-    /// acknowledging a task without it. A lost insert needs no mark: its task is not
-    /// there, so its later writes fail as not found (and a database that is down for
-    /// long, failing every queued insert, does not grow the marks).
+    /// acknowledging a task without it. A lost insert would fail its task's later
+    /// writes anyway (its task is not there); it is marked too, up to
+    /// [`LOST_INSERTS`], so that they say the database failed, not that the task is
+    /// unknown.
     fn fail(mut self, ctx: &mut Writer, message: String) {
         if !matches!(self.write, Write::Insert(..)) {
             self.mark_lost(ctx);
+        } else if ctx.lost_inserts < LOST_INSERTS && self.mark_lost(ctx) {
+            ctx.lost_inserts += 1;
         }
         self.answer(Err(StoreError::Unavailable(message)));
     }
@@ -136,12 +145,15 @@ impl Job {
         self.answer(Err(error));
     }
 
-    fn mark_lost(&self, ctx: &mut Writer) {
+    /// Whether it marked the task (it does when the write was answered already).
+    fn mark_lost(&self, ctx: &mut Writer) -> bool {
         if self.reply.is_none()
             && let Some(id) = self.write.task()
         {
             ctx.lost.insert(id.clone());
+            return true;
         }
+        false
     }
 }
 
@@ -293,6 +305,8 @@ pub(super) struct Writer {
     /// Tasks an early-answered write of which was not committed: their later writes
     /// are refused, so nothing acknowledged lacks a write it was answered after.
     lost: HashSet<TaskId>,
+    /// How many of `lost` are inserts ([`LOST_INSERTS`]).
+    lost_inserts: usize,
     /// The embedded store's settled tasks, shared with its readers.
     settled: Option<Arc<Settled>>,
     /// What the open transaction last wrote of each task it wrote or deleted: the
@@ -337,6 +351,7 @@ impl Writer {
             local: None,
             live: HashMap::new(),
             lost: HashSet::new(),
+            lost_inserts: 0,
             evicted: 0,
             settled: None,
             written: HashMap::new(),
