@@ -34,12 +34,12 @@
 //! | `metadata` of get/cancel/subscribe/push-config params | absent | dropped: the requests have none |
 //! | card `iconUrl`, `capabilities.stateTransitionHistory` | absent | dropped: not in the 0.3 proto |
 
+use std::sync::Arc;
+
 use super::{
     ConversionError, decode_bytes, encode_bytes, from_struct, from_struct_opt, from_timestamp_opt,
     missing, some_string, some_vec, to_struct, to_struct_opt, to_timestamp_opt,
 };
-use std::sync::Arc;
-
 use crate::a2a::{self, StreamEvent};
 use crate::ids::TaskId;
 use crate::jsonrpc::A2aRequest;

@@ -1,5 +1,7 @@
 //! 1.0 messages and parts, and their conversions to the internal model.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -296,9 +298,9 @@ pub struct Message {
 }
 
 /// A shared message: moved out when this was its last holder, else copied.
-impl From<std::sync::Arc<a2a::Message>> for Message {
-    fn from(message: std::sync::Arc<a2a::Message>) -> Self {
-        std::sync::Arc::unwrap_or_clone(message).into()
+impl From<Arc<a2a::Message>> for Message {
+    fn from(message: Arc<a2a::Message>) -> Self {
+        Arc::unwrap_or_clone(message).into()
     }
 }
 

@@ -1,5 +1,7 @@
 //! 1.0 tasks, their status, artifacts and the two update events.
 
+use std::sync::Arc;
+
 use serde::{Deserialize, Serialize};
 
 use super::convert::{
@@ -97,7 +99,7 @@ impl TryFrom<TaskStatus> for a2a::TaskStatus {
             state: status.state.into(),
             message: status
                 .message
-                .map(|message| a2a::Message::try_from(message).map(std::sync::Arc::new))
+                .map(|message| a2a::Message::try_from(message).map(Arc::new))
                 .transpose()?,
             timestamp: status.timestamp,
         })
@@ -160,7 +162,7 @@ impl TryFrom<Task> for a2a::Task {
         let history = task
             .history
             .into_iter()
-            .map(|message| a2a::Message::try_from(message).map(std::sync::Arc::new))
+            .map(|message| a2a::Message::try_from(message).map(Arc::new))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
             id: task.id,
@@ -170,7 +172,7 @@ impl TryFrom<Task> for a2a::Task {
             artifacts: some_vec(
                 task.artifacts
                     .into_iter()
-                    .map(|artifact| std::sync::Arc::new(a2a::Artifact::from(artifact)))
+                    .map(|artifact| Arc::new(a2a::Artifact::from(artifact)))
                     .collect(),
             ),
             metadata: task.metadata,
@@ -202,9 +204,9 @@ pub struct Artifact {
 }
 
 /// A shared artifact: moved out when this was its last holder, else copied.
-impl From<std::sync::Arc<a2a::Artifact>> for Artifact {
-    fn from(artifact: std::sync::Arc<a2a::Artifact>) -> Self {
-        std::sync::Arc::unwrap_or_clone(artifact).into()
+impl From<Arc<a2a::Artifact>> for Artifact {
+    fn from(artifact: Arc<a2a::Artifact>) -> Self {
+        Arc::unwrap_or_clone(artifact).into()
     }
 }
 
@@ -328,7 +330,7 @@ impl From<TaskArtifactUpdateEvent> for a2a::TaskArtifactUpdateEvent {
         Self {
             task_id: event.task_id,
             context_id: event.context_id,
-            artifact: std::sync::Arc::new(event.artifact.into()),
+            artifact: Arc::new(event.artifact.into()),
             append: some_true(event.append),
             last_chunk: some_true(event.last_chunk),
             metadata: event.metadata,
