@@ -50,6 +50,25 @@ async fn settle(supervisor: &Supervisor, warm: usize) {
     panic!("the sessions did not settle");
 }
 
+/// The reply is one message, shared by the task's history and its final status (and
+/// its log and events), not a copy in each.
+#[tokio::test]
+async fn the_reply_is_one_message_shared_by_the_history_and_the_status() {
+    let supervisor = supervisor(4).await;
+    let done = supervisor
+        .send_and_wait(in_context("shared"))
+        .await
+        .expect("answered");
+    let status = done.task.status.message.as_ref().expect("a reply");
+    let history = done.task.history.as_deref().unwrap_or_default();
+    assert_eq!(history.len(), 2, "the message sent and the reply");
+    assert_eq!(status.text(), "hi");
+    assert!(
+        Arc::ptr_eq(status, &history[1]),
+        "the status and the history hold the same reply"
+    );
+}
+
 #[tokio::test]
 async fn the_warm_line_stays_bounded_when_one_conversation_goes_on_and_on() {
     let supervisor = supervisor(4).await;
