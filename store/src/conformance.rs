@@ -21,6 +21,7 @@ use agentyard_transport::a2a::{
 use agentyard_transport::{ContextId, MessageId, TaskId};
 
 use crate::contract::{StoreError, TaskOwner, TaskStore};
+use crate::testing::texts;
 
 /// Runs every conformance test against the store `$make` makes: an async function
 /// `fn(Retention) -> Option<(Arc<dyn TaskStore>, G)>`, `G` anything the store needs
@@ -252,13 +253,7 @@ pub async fn create_continue_finish(store: Arc<dyn TaskStore>) {
     let stored = store.get(&id, None).await.expect("get").expect("stored");
     assert_eq!(stored.status.state, TaskState::Completed);
     assert_eq!(stored.context_id.as_str(), "c1");
-    let history: Vec<String> = stored
-        .history
-        .iter()
-        .flatten()
-        .map(|message| message.text())
-        .collect();
-    assert_eq!(history, ["hello", "input"]);
+    assert_eq!(texts(stored.history.iter().flatten()), ["hello", "input"]);
     let artifacts = stored.artifacts.expect("artifacts");
     assert_eq!(artifacts.len(), 2);
     assert_eq!(artifacts[0].parts.len(), 2);
@@ -380,21 +375,15 @@ pub async fn history_length_keeps_the_most_recent(store: Arc<dyn TaskStore>) {
             .await
             .expect("history");
     }
-    let texts = |task: Task| -> Vec<String> {
-        task.history
-            .iter()
-            .flatten()
-            .map(|message| message.text())
-            .collect()
-    };
+    let history_of = |task: Task| texts(task.history.iter().flatten());
     let two = store.get(&id, Some(2)).await.expect("get").expect("task");
-    assert_eq!(texts(two), ["m3", "m4"]);
+    assert_eq!(history_of(two), ["m3", "m4"]);
     let none = store.get(&id, Some(0)).await.expect("get").expect("task");
-    assert!(texts(none).is_empty());
+    assert!(history_of(none).is_empty());
     let all = store.get(&id, None).await.expect("get").expect("task");
-    assert_eq!(texts(all), ["m1", "m2", "m3", "m4"]);
+    assert_eq!(history_of(all), ["m1", "m2", "m3", "m4"]);
     let more = store.get(&id, Some(10)).await.expect("get").expect("task");
-    assert_eq!(texts(more).len(), 4);
+    assert_eq!(history_of(more).len(), 4);
 }
 
 /// A conversation's history runs across its tasks, oldest first, and stops before a
@@ -415,25 +404,23 @@ pub async fn conversation_history_spans_tasks(store: Arc<dyn TaskStore>) {
             .await
             .expect("history");
     }
-    let texts = |messages: Vec<Arc<Message>>| -> Vec<String> {
-        messages.iter().map(|message| message.text()).collect()
-    };
+    let said = |messages: Vec<Arc<Message>>| texts(&messages);
     let context = ContextId::new("c1");
     let all = store
         .context_history(&context, None, 10)
         .await
         .expect("history");
-    assert_eq!(texts(all), ["a", "b", "c", "d"]);
+    assert_eq!(said(all), ["a", "b", "c", "d"]);
     let last_two = store
         .context_history(&context, None, 2)
         .await
         .expect("history");
-    assert_eq!(texts(last_two), ["c", "d"]);
+    assert_eq!(said(last_two), ["c", "d"]);
     let before = store
         .context_history(&context, Some(&MessageId::new("c")), 10)
         .await
         .expect("history");
-    assert_eq!(texts(before), ["a", "b"]);
+    assert_eq!(said(before), ["a", "b"]);
     let nothing = store
         .context_history(&context, None, 0)
         .await
@@ -839,14 +826,8 @@ pub async fn concurrent_writes_all_land(store: Arc<dyn TaskStore>) {
             .expect("get")
             .expect("stored");
         assert_eq!(stored.status.state, TaskState::Completed);
-        let history: Vec<String> = stored
-            .history
-            .iter()
-            .flatten()
-            .map(|message| message.text())
-            .collect();
         assert_eq!(
-            history,
+            texts(stored.history.iter().flatten()),
             [format!("{n}-0"), format!("{n}-1"), format!("{n}-2")]
         );
     }

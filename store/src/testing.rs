@@ -1,9 +1,17 @@
-//! Helpers for tests that need a real database: a PostgreSQL schema of their own.
+//! Helpers for tests: a PostgreSQL schema of their own for those that need a real
+//! database, and the texts of a history for those that check one.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use agentyard_transport::a2a::Message;
 use sqlx::{Connection, Executor};
+
+/// The text of each message, in order: what a test of a history compares.
+pub fn texts<'a>(messages: impl IntoIterator<Item = &'a Arc<Message>>) -> Vec<String> {
+    messages.into_iter().map(|message| message.text()).collect()
+}
 
 /// The environment variable that names the PostgreSQL server tests may use; `.ci/run`
 /// sets it after making sure a server runs on loopback (`store/ci/postgres.sh`).

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use agentyard_store::testing::texts;
 use agentyard_store::{Retention, SqlTaskStore, StoreError, StoreLocation, TaskStore};
 use agentyard_transport::TaskId;
 use agentyard_transport::a2a::{
@@ -67,12 +68,7 @@ async fn history_written_by_two_processes_all_lands() {
     left.await.expect("a writes");
     right.await.expect("b writes");
     let stored = a.get(&id, None).await.expect("get").expect("stored");
-    let texts: Vec<String> = stored
-        .history
-        .iter()
-        .flatten()
-        .map(|message| message.text())
-        .collect();
+    let texts = texts(stored.history.iter().flatten());
     assert_eq!(texts.len(), 42, "every message of both sides: {texts:?}");
     for side in ["a", "b"] {
         let mine: Vec<&String> = texts
