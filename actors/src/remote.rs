@@ -1066,8 +1066,15 @@ impl Across {
     /// caller. (Across processes each side has its own conversations, so the cut
     /// is by agent type.)
     pub(crate) fn loops_back_to(&self, agent: &str) -> bool {
-        let own = format!("{}/{agent}", instance_id());
-        self.chain.iter().any(|entry| entry.as_str() == Some(&own))
+        // Compared in place: every HTTP send asks, and most chains are empty.
+        let instance = instance_id();
+        self.chain.iter().any(|entry| {
+            entry
+                .as_str()
+                .and_then(|entry| entry.strip_prefix(instance))
+                .and_then(|rest| rest.strip_prefix('/'))
+                == Some(agent)
+        })
     }
 
     /// The request metadata for the agent: the client's, with the chain and the

@@ -267,7 +267,7 @@ struct ShutdownSignal(CancellationToken);
 ///
 /// # struct Nobody;
 /// # impl A2aService for Nobody {
-/// #     fn card(&self, _: &str) -> Option<AgentCard> { None }
+/// #     fn card(&self, _: &str) -> Option<Arc<AgentCard>> { None }
 /// #     fn default_agent(&self) -> Option<String> { None }
 /// #     fn agents(&self) -> Vec<String> { Vec::new() }
 /// #     fn extended_card(&self, _: &str, _: &Principal) -> Option<AgentCard> { None }

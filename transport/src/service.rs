@@ -8,6 +8,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use futures::Stream;
 
@@ -222,8 +223,9 @@ pub fn no_extended_card(agent: &str, why: NoExtendedCard) -> JsonRpcError {
 /// concurrently.
 pub trait A2aService: Send + Sync + 'static {
     /// The public card of an exposed agent; `None` for an agent that is not exposed
-    /// (the server then answers HTTP 404, as if it did not exist).
-    fn card(&self, agent: &str) -> Option<AgentCard>;
+    /// (the server then answers HTTP 404, as if it did not exist). Shared: every
+    /// call reads it to resolve the agent, so it is built once, not per request.
+    fn card(&self, agent: &str) -> Option<Arc<AgentCard>>;
 
     /// The public card of an exposed agent as served to a client that reached the
     /// server at `origin` (`http://{Host}`, from the request's `Host` header, checked
@@ -232,7 +234,7 @@ pub trait A2aService: Send + Sync + 'static {
     /// `origin`; by default the card is [`card`](Self::card)'s, unchanged.
     fn card_at(&self, agent: &str, origin: &str) -> Option<AgentCard> {
         let _ = origin;
-        self.card(agent)
+        self.card(agent).map(Arc::unwrap_or_clone)
     }
 
     /// The name of the agent served at the root (`/` and `/.well-known/agent-card.json`).

@@ -40,7 +40,7 @@ const MAX_IDEMPOTENCY_KEY: usize = 255;
 #[derive(Debug)]
 struct Exposed {
     name: String,
-    card: AgentCard,
+    card: Arc<AgentCard>,
     extended: Option<AgentCard>,
     answer_with_message: bool,
     input_modes: Vec<String>,
@@ -161,7 +161,7 @@ impl SupervisorService {
                 let extended = card::extended_card(&public, &settings);
                 let exposed = Exposed {
                     name: descriptor.name.clone(),
-                    card: public,
+                    card: Arc::new(public),
                     extended,
                     answer_with_message: settings.answer_with_message,
                     input_modes: descriptor.input_modes.clone(),
@@ -706,15 +706,15 @@ impl SupervisorService {
 }
 
 impl A2aService for SupervisorService {
-    fn card(&self, agent: &str) -> Option<AgentCard> {
+    fn card(&self, agent: &str) -> Option<Arc<AgentCard>> {
         self.inner
             .agents
             .get(agent)
-            .map(|exposed| exposed.card.clone())
+            .map(|exposed| Arc::clone(&exposed.card))
     }
 
     fn card_at(&self, agent: &str, origin: &str) -> Option<AgentCard> {
-        let mut card = self.card(agent)?;
+        let mut card = Arc::unwrap_or_clone(self.card(agent)?);
         if self.inner.cards_follow_host {
             // Every HTTP interface is at the agent's base URL; a gRPC one is not.
             let base = std::mem::replace(&mut card.url, card::agent_url(origin, agent));

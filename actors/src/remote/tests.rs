@@ -23,6 +23,10 @@ fn hops_and_chain_are_read_from_the_message_and_a_loop_back_is_seen() {
     assert_eq!(across.hops, 3);
     assert!(across.loops_back_to("planner"));
     assert!(!across.loops_back_to("a"), "`a` of another process");
+    assert!(!across.loops_back_to("plan"), "a name is matched whole");
+    let unslashed =
+        with_metadata(json!({CHAIN_METADATA_KEY: [format!("{}planner", instance_id())]}));
+    assert!(!Across::read(&unslashed, None).loops_back_to("planner"));
     let metadata = across.into_metadata(None).expect("the chain is kept");
     assert_eq!(
         metadata[CHAIN_METADATA_KEY].as_array().map(Vec::len),

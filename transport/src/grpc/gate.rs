@@ -36,7 +36,7 @@ pub(crate) struct Shared<S> {
 
 /// A call let in: the agent, its card, and the context the service gets.
 pub(crate) struct Admitted {
-    pub(crate) card: AgentCard,
+    pub(crate) card: std::sync::Arc<AgentCard>,
     pub(crate) context: CallContext,
     /// The metadata key the activated extensions are echoed under.
     echo_key: &'static str,

@@ -39,8 +39,13 @@ mod call_limit {
     }
 
     impl A2aService for Held {
-        fn card(&self, agent: &str) -> Option<AgentCard> {
-            Some(AgentCard::new(agent, "held", "http://127.0.0.1:1/", "1"))
+        fn card(&self, agent: &str) -> Option<std::sync::Arc<AgentCard>> {
+            Some(std::sync::Arc::new(AgentCard::new(
+                agent,
+                "held",
+                "http://127.0.0.1:1/",
+                "1",
+            )))
         }
         fn default_agent(&self) -> Option<String> {
             Some("a".to_owned())

@@ -189,7 +189,7 @@ impl<S: A2aService> pb::a2a_service_server::A2aService for V0_3<S> {
             false,
         )?;
         let default = self.shared.service.default_agent().as_deref() == Some(admitted.agent());
-        let card = crate::server::cards::legacy_card(admitted.card.clone(), default);
+        let card = crate::server::cards::legacy_card((*admitted.card).clone(), default);
         let card = v0_3::card(card).map_err(|error| {
             admitted.fail(internal(format!("the card cannot be sent: {error}")))
         })?;

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::hash::{DefaultHasher, Hasher as _};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::extract::{Path, State};
@@ -367,7 +367,7 @@ impl CardClock {
 fn served_card<S: A2aService>(service: &S, agent: &str, origin: Option<&str>) -> Option<AgentCard> {
     match origin {
         Some(origin) => service.card_at(agent, origin),
-        None => service.card(agent),
+        None => service.card(agent).map(Arc::unwrap_or_clone),
     }
 }
 

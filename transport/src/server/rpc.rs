@@ -52,7 +52,7 @@ impl Resolved {
     /// `span`.
     pub(super) fn new(
         agent: String,
-        card: AgentCard,
+        card: Arc<AgentCard>,
         headers: &HeaderMap,
         uri: &Uri,
         binding: Binding,
@@ -80,7 +80,7 @@ impl Resolved {
         Self {
             asked: requested_version(headers, uri),
             agent,
-            card: Arc::new(card),
+            card,
             activated,
             binding,
             span,

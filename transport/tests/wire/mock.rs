@@ -96,7 +96,7 @@ fn api_key_scheme() -> SecurityScheme {
 }
 
 impl A2aService for MockService {
-    fn card(&self, agent: &str) -> Option<AgentCard> {
+    fn card(&self, agent: &str) -> Option<std::sync::Arc<AgentCard>> {
         let mut card = self.base_card(agent);
         match agent {
             "open" => {
@@ -124,13 +124,13 @@ impl A2aService for MockService {
             "plain" => card.capabilities = AgentCapabilities::default(),
             _ => return None,
         }
-        Some(card)
+        Some(std::sync::Arc::new(card))
     }
 
     /// Cards under the origin the client used, as a server bound to `0.0.0.0`
     /// does.
     fn card_at(&self, agent: &str, origin: &str) -> Option<AgentCard> {
-        let mut card = self.card(agent)?;
+        let mut card = std::sync::Arc::unwrap_or_clone(self.card(agent)?);
         card.url = card.url.replacen(&self.base_url, origin, 1);
         Some(card)
     }

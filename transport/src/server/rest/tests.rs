@@ -29,7 +29,7 @@ fn task(id: &str, state: TaskState) -> Task {
 }
 
 impl A2aService for Recorder {
-    fn card(&self, agent: &str) -> Option<AgentCard> {
+    fn card(&self, agent: &str) -> Option<std::sync::Arc<AgentCard>> {
         if agent != "echo" && agent != "other" {
             return None;
         }
@@ -51,7 +51,7 @@ impl A2aService for Recorder {
             card.security_schemes = Some([("bearer".to_owned(), scheme)].into());
             card.security = Some(vec![[("bearer".to_owned(), Vec::new())].into()]);
         }
-        Some(card)
+        Some(std::sync::Arc::new(card))
     }
     fn default_agent(&self) -> Option<String> {
         Some("echo".to_owned())
