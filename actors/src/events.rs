@@ -23,6 +23,7 @@
 //! runtime down. Events are built only when someone is subscribed.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::SystemTime;
 
 use agentyard_policy::EntryPoint;
@@ -333,23 +334,30 @@ impl Envelope {
 #[derive(Debug, Clone)]
 pub(crate) struct EventBus {
     tx: broadcast::Sender<Arc<Event>>,
+    /// The live subscriptions. Counted apart from the channel: every send asks
+    /// whether anyone listens several times, and the channel's own count takes its
+    /// tail's lock, one shared by every sender on every core.
+    watchers: Arc<AtomicUsize>,
 }
 
 impl EventBus {
     pub(crate) fn new(capacity: usize) -> Self {
         let (tx, _) = broadcast::channel(capacity.max(1));
-        Self { tx }
+        Self {
+            tx,
+            watchers: Arc::default(),
+        }
     }
 
     /// Whether anyone listens (so that an event that is costly to build can be
     /// built ahead of [`emit`](Self::emit) only when it will be sent).
     pub(crate) fn is_watched(&self) -> bool {
-        self.tx.receiver_count() > 0
+        self.watchers.load(Ordering::Acquire) > 0
     }
 
     /// Emits the event `make` builds, building it only if anyone listens.
     pub(crate) fn emit(&self, make: impl FnOnce() -> Event) {
-        if self.tx.receiver_count() > 0 {
+        if self.is_watched() {
             let event = make();
             tracing::debug!(
                 event = event.kind.name(),
@@ -364,9 +372,23 @@ impl EventBus {
     }
 
     pub(crate) fn subscribe(&self) -> Subscription {
+        // Counted before the receiver exists, so an event sent after `subscribe`
+        // returns is never skipped as unwatched.
+        self.watchers.fetch_add(1, Ordering::AcqRel);
         Subscription {
             rx: self.tx.subscribe(),
+            _watching: Watching(Arc::clone(&self.watchers)),
         }
+    }
+}
+
+/// A subscription's place in [`EventBus::watchers`], given up when it drops.
+#[derive(Debug)]
+struct Watching(Arc<AtomicUsize>);
+
+impl Drop for Watching {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
@@ -383,6 +405,7 @@ pub enum Received {
 #[derive(Debug)]
 pub struct Subscription {
     rx: broadcast::Receiver<Arc<Event>>,
+    _watching: Watching,
 }
 
 impl Subscription {
@@ -406,7 +429,25 @@ impl Subscription {
 
 #[cfg(test)]
 mod tests {
-    use super::EventKind;
+    use super::{EventBus, EventKind};
+
+    #[test]
+    fn the_bus_is_watched_while_a_subscription_lives() {
+        let bus = EventBus::new(4);
+        assert!(!bus.is_watched());
+        let first = bus.subscribe();
+        let second = bus.clone().subscribe();
+        assert!(bus.is_watched());
+        drop(first);
+        assert!(bus.is_watched(), "one subscription is left");
+        let stream = second.into_stream();
+        assert!(
+            bus.is_watched(),
+            "a subscription turned into a stream still listens"
+        );
+        drop(stream);
+        assert!(!bus.is_watched());
+    }
 
     #[test]
     fn every_kind_is_listed_under_the_name_it_is_sent_as() {
