@@ -878,20 +878,20 @@ fn log_refused(agent: &Exposed, context: &CallContext, method: &str, error: &Jso
 /// Whether a media type range (`text/plain`, `text/*`, `*/*`) covers a media type.
 /// Parameters (`; charset=utf-8`) and case are ignored.
 pub(crate) fn media_matches(range: &str, media: &str) -> bool {
-    let essence = |m: &str| {
-        m.split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase()
-    };
+    // Compared in place, ignoring ASCII case: every part of every send is checked
+    // against the agent's modes.
+    fn essence(m: &str) -> &str {
+        m.split(';').next().unwrap_or("").trim()
+    }
     let (range, media) = (essence(range), essence(media));
     if range == "*/*" || range == "*" || media == "*/*" {
         return true;
     }
     match (range.split_once('/'), media.split_once('/')) {
-        (Some((rt, rs)), Some((mt, ms))) => rt == mt && (rs == "*" || ms == "*" || rs == ms),
-        _ => range == media,
+        (Some((rt, rs)), Some((mt, ms))) => {
+            rt.eq_ignore_ascii_case(mt) && (rs == "*" || ms == "*" || rs.eq_ignore_ascii_case(ms))
+        }
+        _ => range.eq_ignore_ascii_case(media),
     }
 }
 

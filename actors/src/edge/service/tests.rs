@@ -741,6 +741,8 @@ fn media_ranges_match_like_accept_headers() {
     assert!(media_matches("text/*", "text/markdown"));
     assert!(media_matches("*/*", "image/png"));
     assert!(media_matches("TEXT/PLAIN", "text/plain"));
+    assert!(media_matches("Text/*", "text/Markdown ; charset=utf-8"));
+    assert!(!media_matches("text/plain", "text/plainer"));
     assert!(!media_matches("text/plain", "application/json"));
     assert!(!media_matches("image/*", "text/plain"));
 }
