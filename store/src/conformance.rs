@@ -166,6 +166,35 @@ pub async fn conversation_principal_is_its_newest_task_that_has_one(store: Arc<d
     assert_eq!(principal("open").await, None);
     assert_eq!(principal("unknown").await, None);
 
+    // Asked about while it belonged to nobody (an answer a store may remember), then
+    // joined by a task with a principal: the answer changes at once, whether the
+    // insert was answered at its commit or queued and committed by a later write.
+    store
+        .insert_owned(
+            task("open-carol", "open"),
+            TaskOwner::new("echo", Some(Arc::from("carol"))),
+        )
+        .await
+        .expect("insert carol's task");
+    assert_eq!(principal("open").await.as_deref(), Some("carol"));
+    store
+        .insert_owned(task("late-0", "late"), anonymous())
+        .await
+        .expect("insert an unauthenticated task");
+    assert_eq!(principal("late").await, None);
+    store
+        .insert_owned_unanswered(
+            task("late-dave", "late"),
+            TaskOwner::new("echo", Some(Arc::from("dave"))),
+        )
+        .await
+        .expect("queue dave's task");
+    store
+        .set_status(&TaskId::new("late-dave"), status(TaskState::Working))
+        .await
+        .expect("a write answered once all before it are stored");
+    assert_eq!(principal("late").await.as_deref(), Some("dave"));
+
     store
         .insert_owned(
             task("owned-0", "owned"),

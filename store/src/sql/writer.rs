@@ -27,10 +27,10 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::fmt::Write as _;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 
-use agentyard_transport::TaskId;
 use agentyard_transport::a2a::{
     Artifact, Message, Task, TaskPushNotificationConfig, TaskState, TaskStatus,
 };
+use agentyard_transport::{ContextId, TaskId};
 use sqlx::{AnyPool, Row as _};
 use tokio::sync::{mpsc, oneshot};
 
@@ -50,6 +50,9 @@ const REMEMBERED: usize = 65_536;
 
 /// How many settled tasks the embedded store answers reads of from memory.
 const SETTLED: usize = 1024;
+
+/// How many conversations the embedded store remembers to have no principal.
+const UNOWNED: usize = 16_384;
 
 /// How many inserts answered early and then lost the writer marks (until the
 /// process restarts), so that their tasks' later writes name the database's failure
@@ -250,6 +253,70 @@ struct Current {
 #[derive(Debug, Default)]
 pub(super) struct Settled {
     inner: Mutex<SettledTasks>,
+    /// Conversations known to have no task with a principal.
+    pub(super) unowned: Unowned,
+}
+
+/// The embedded store's conversations known to have no task with a principal: every
+/// send that names a conversation asks who it belongs to, and most conversations
+/// belong to nobody (unauthenticated callers). Remembering that spares a read of
+/// the file per send. Only a new task with a principal makes the answer wrong, and
+/// only this process's writer inserts tasks (the directory lock), so the store
+/// forgets a conversation here when such an insert is queued, when its batch is
+/// written and when it is committed; a read that overlapped any of those does not
+/// remember what it read. Deleting tasks can only leave a conversation unowned.
+#[derive(Debug, Default)]
+pub(super) struct Unowned {
+    inner: Mutex<UnownedConversations>,
+}
+
+#[derive(Debug, Default)]
+struct UnownedConversations {
+    known: HashSet<ContextId>,
+    /// Oldest first, to drop the oldest past [`UNOWNED`]; may name conversations
+    /// forgotten since.
+    order: VecDeque<ContextId>,
+    /// How many times a conversation was forgotten: a read that saw this change
+    /// while it ran is not remembered.
+    owned: u64,
+}
+
+impl Unowned {
+    fn lock(&self) -> std::sync::MutexGuard<'_, UnownedConversations> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether `context` is known to have no task with a principal.
+    pub(super) fn contains(&self, context: &ContextId) -> bool {
+        self.lock().known.contains(context)
+    }
+
+    /// Where the forgetting stands, before a read whose answer may be remembered.
+    pub(super) fn mark(&self) -> u64 {
+        self.lock().owned
+    }
+
+    /// Remembers that a read begun at `mark` found no principal for `context`,
+    /// unless a conversation was forgotten since (the read may predate its owner).
+    pub(super) fn remember(&self, context: &ContextId, mark: u64) {
+        let mut unowned = self.lock();
+        if unowned.owned != mark || !unowned.known.insert(context.clone()) {
+            return;
+        }
+        unowned.order.push_back(context.clone());
+        while unowned.order.len() > UNOWNED {
+            if let Some(old) = unowned.order.pop_front() {
+                unowned.known.remove(&old);
+            }
+        }
+    }
+
+    /// A task with a principal joins `context`.
+    pub(super) fn owned(&self, context: &ContextId) {
+        let mut unowned = self.lock();
+        unowned.owned += 1;
+        unowned.known.remove(context);
+    }
 }
 
 #[derive(Debug, Default)]
@@ -313,6 +380,9 @@ pub(super) struct Writer {
     /// task, if it settled, for [`Settled`] once committed; `None` if it did not, or
     /// is deleted.
     written: HashMap<TaskId, Option<Task>>,
+    /// The conversations the open transaction gave a task with a principal: forgotten
+    /// as unowned ([`Unowned`]) again once it commits or fails.
+    owned: Vec<ContextId>,
     /// The last ended number retention dropped through, in what this writer
     /// committed (0: none yet, or forgotten after a failed transaction): ended tasks
     /// are dropped a chunk at a time ([`eviction_chunk`]).
@@ -355,6 +425,7 @@ impl Writer {
             evicted: 0,
             settled: None,
             written: HashMap::new(),
+            owned: Vec::new(),
         }
     }
 
@@ -393,6 +464,26 @@ impl Writer {
         if let Some(settled) = &self.settled {
             settled.committed(written.into_values().flatten().collect());
         }
+        self.owned_settled();
+    }
+
+    /// The open transaction writes a task with a principal into `context`.
+    fn write_owned(&mut self, context: &ContextId) {
+        if let Some(settled) = &self.settled {
+            settled.unowned.owned(context);
+            self.owned.push(context.clone());
+        }
+    }
+
+    /// The open transaction is over (committed or not): a read that ran while it
+    /// was open does not leave its conversations remembered as unowned.
+    fn owned_settled(&mut self) {
+        let owned = std::mem::take(&mut self.owned);
+        if let Some(settled) = &self.settled {
+            for context in &owned {
+                settled.unowned.owned(context);
+            }
+        }
     }
 
     /// Tasks deleted (rows of their ids): readers no longer find them.
@@ -410,6 +501,7 @@ impl Writer {
         self.live.clear();
         self.evicted = 0;
         self.written.clear();
+        self.owned_settled();
     }
 
     /// Takes `n` numbers of `counter`; the first of them.
@@ -652,6 +744,14 @@ impl Staged {
             }
             let task = &pending.current.task;
             ctx.write_settled(&task.id, Some(task));
+            if pending
+                .inserted
+                .as_ref()
+                .and_then(Option::as_ref)
+                .is_some_and(|owner| owner.principal.is_some())
+            {
+                ctx.write_owned(&task.context_id);
+            }
             let row = RowWrite {
                 at,
                 body: encode(task)?,
@@ -1412,7 +1512,35 @@ async fn put_record(
 
 #[cfg(test)]
 mod tests {
-    use super::{Shapes, eviction_chunk, eviction_due};
+    use agentyard_transport::ContextId;
+
+    use super::{Shapes, UNOWNED, Unowned, eviction_chunk, eviction_due};
+
+    #[test]
+    fn a_conversation_is_remembered_unowned_only_if_nothing_was_owned_during_the_read() {
+        let unowned = Unowned::default();
+        let (a, b) = (ContextId::new("a"), ContextId::new("b"));
+        let mark = unowned.mark();
+        unowned.remember(&a, mark);
+        assert!(unowned.contains(&a));
+        // A read that began before a task with a principal joined any conversation
+        // may predate that task: not remembered.
+        let mark = unowned.mark();
+        unowned.owned(&ContextId::new("elsewhere"));
+        unowned.remember(&b, mark);
+        assert!(!unowned.contains(&b));
+        unowned.owned(&a);
+        assert!(!unowned.contains(&a), "owned now");
+        let mark = unowned.mark();
+        unowned.remember(&b, mark);
+        assert!(unowned.contains(&b));
+        // Bounded: the oldest go first.
+        for n in 0..UNOWNED {
+            unowned.remember(&ContextId::new(format!("c{n}")), mark);
+        }
+        assert!(!unowned.contains(&b));
+        assert!(unowned.contains(&ContextId::new(format!("c{}", UNOWNED - 1))));
+    }
 
     #[test]
     fn eviction_drops_a_chunk_ahead_and_never_keeps_more_than_the_count() {
