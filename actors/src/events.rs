@@ -374,17 +374,25 @@ impl EventBus {
     pub(crate) fn subscribe(&self) -> Subscription {
         // Counted before the receiver exists, so an event sent after `subscribe`
         // returns is never skipped as unwatched.
-        self.watchers.fetch_add(1, Ordering::AcqRel);
+        let watching = Watching::new(&self.watchers);
         Subscription {
             rx: self.tx.subscribe(),
-            _watching: Watching(Arc::clone(&self.watchers)),
+            _watching: watching,
         }
     }
 }
 
-/// A subscription's place in [`EventBus::watchers`], given up when it drops.
+/// A subscription's place in [`EventBus::watchers`], taken when made and given up
+/// when it drops.
 #[derive(Debug)]
 struct Watching(Arc<AtomicUsize>);
+
+impl Watching {
+    fn new(watchers: &Arc<AtomicUsize>) -> Self {
+        watchers.fetch_add(1, Ordering::AcqRel);
+        Self(Arc::clone(watchers))
+    }
+}
 
 impl Drop for Watching {
     fn drop(&mut self) {

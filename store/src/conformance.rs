@@ -157,6 +157,7 @@ pub async fn conversation_principal_is_its_newest_task_that_has_one(store: Arc<d
         }
     };
     let anonymous = || TaskOwner::new("echo", None);
+    let owned_by = |principal: &str| TaskOwner::new("echo", Some(Arc::from(principal)));
     for n in 0..3 {
         store
             .insert_owned(task(&format!("open-{n}"), "open"), anonymous())
@@ -170,10 +171,7 @@ pub async fn conversation_principal_is_its_newest_task_that_has_one(store: Arc<d
     // joined by a task with a principal: the answer changes at once, whether the
     // insert was answered at its commit or queued and committed by a later write.
     store
-        .insert_owned(
-            task("open-carol", "open"),
-            TaskOwner::new("echo", Some(Arc::from("carol"))),
-        )
+        .insert_owned(task("open-carol", "open"), owned_by("carol"))
         .await
         .expect("insert carol's task");
     assert_eq!(principal("open").await.as_deref(), Some("carol"));
@@ -183,12 +181,12 @@ pub async fn conversation_principal_is_its_newest_task_that_has_one(store: Arc<d
         .expect("insert an unauthenticated task");
     assert_eq!(principal("late").await, None);
     store
-        .insert_owned_unanswered(
-            task("late-dave", "late"),
-            TaskOwner::new("echo", Some(Arc::from("dave"))),
-        )
+        .insert_owned_unanswered(task("late-dave", "late"), owned_by("dave"))
         .await
         .expect("queue dave's task");
+    // Asked again while the insert may still be uncommitted: whatever this answers,
+    // the store must not keep it past the commit.
+    let _ = principal("late").await;
     store
         .set_status(&TaskId::new("late-dave"), status(TaskState::Working))
         .await
@@ -196,10 +194,7 @@ pub async fn conversation_principal_is_its_newest_task_that_has_one(store: Arc<d
     assert_eq!(principal("late").await.as_deref(), Some("dave"));
 
     store
-        .insert_owned(
-            task("owned-0", "owned"),
-            TaskOwner::new("echo", Some(Arc::from("alice"))),
-        )
+        .insert_owned(task("owned-0", "owned"), owned_by("alice"))
         .await
         .expect("insert alice's task");
     for n in 1..4 {
@@ -210,10 +205,7 @@ pub async fn conversation_principal_is_its_newest_task_that_has_one(store: Arc<d
     }
     assert_eq!(principal("owned").await.as_deref(), Some("alice"));
     store
-        .insert_owned(
-            task("owned-4", "owned"),
-            TaskOwner::new("echo", Some(Arc::from("bob"))),
-        )
+        .insert_owned(task("owned-4", "owned"), owned_by("bob"))
         .await
         .expect("insert bob's task");
     assert_eq!(principal("owned").await.as_deref(), Some("bob"));

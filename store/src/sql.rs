@@ -63,7 +63,7 @@ mod writer;
 
 use link::{Embedded, PointReads, Pooled, Readers};
 pub use writer::BATCH;
-use writer::{Answered, Done, Job, Settled, Unowned, Write, Writer, write_loop};
+use writer::{Answered, Done, Job, Settled, Write, Writer, write_loop};
 
 /// The file of the embedded store inside its data directory.
 pub const EMBEDDED_FILE: &str = "agentyard.db";
@@ -362,16 +362,6 @@ impl SqlTaskStore {
         })
     }
 
-    /// A task with `owner` is about to be inserted: its conversation is no longer
-    /// known to be unowned, from before the write is queued.
-    fn owning(&self, task: &Task, owner: &TaskOwner) {
-        if owner.principal.is_some()
-            && let Some(settled) = &self.settled
-        {
-            settled.unowned.owned(&task.context_id);
-        }
-    }
-
     /// Where the store keeps its data.
     #[must_use]
     pub fn location(&self) -> &StoreLocation {
@@ -483,7 +473,6 @@ impl TaskStore for SqlTaskStore {
     }
 
     async fn insert_owned(&self, task: Task, owner: TaskOwner) -> Result<(), StoreError> {
-        self.owning(&task, &owner);
         match self.write(Write::Insert(task, Some(owner))).await? {
             Done::Unit => Ok(()),
             other => Err(unexpected(other)),
@@ -495,7 +484,6 @@ impl TaskStore for SqlTaskStore {
         task: Task,
         owner: TaskOwner,
     ) -> Result<(), StoreError> {
-        self.owning(&task, &owner);
         match self
             .send_write(Write::Insert(task, Some(owner)), Answered::Queued)
             .await?
@@ -517,10 +505,11 @@ impl TaskStore for SqlTaskStore {
         const SQL: &str = "SELECT principal FROM tasks \
              WHERE context_id = $1 AND principal IS NOT NULL ORDER BY created DESC LIMIT 1";
         let unowned = self.settled.as_ref().map(|settled| &settled.unowned);
-        if unowned.is_some_and(|unowned| unowned.contains(context_id)) {
-            return Ok(None);
-        }
-        let mark = unowned.map(Unowned::mark);
+        let mark = match unowned.map(|unowned| unowned.lookup(context_id)) {
+            Some(None) => return Ok(None),
+            Some(Some(mark)) => Some(mark),
+            None => None,
+        };
         let row = self
             .point_reads
             .fetch_optional(SQL, &[context_id.as_str().into()])

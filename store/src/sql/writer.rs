@@ -262,9 +262,10 @@ pub(super) struct Settled {
 /// belong to nobody (unauthenticated callers). Remembering that spares a read of
 /// the file per send. Only a new task with a principal makes the answer wrong, and
 /// only this process's writer inserts tasks (the directory lock), so the store
-/// forgets a conversation here when such an insert is queued, when its batch is
-/// written and when it is committed; a read that overlapped any of those does not
-/// remember what it read. Deleting tasks can only leave a conversation unowned.
+/// forgets a conversation here when the batch that writes such a task commits (or
+/// fails), and a read that overlapped that does not remember what it read. Until
+/// then the file answers the same: an uncommitted task is not in it. Deleting tasks
+/// can only leave a conversation unowned.
 #[derive(Debug, Default)]
 pub(super) struct Unowned {
     inner: Mutex<UnownedConversations>,
@@ -286,17 +287,15 @@ impl Unowned {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Whether `context` is known to have no task with a principal.
-    pub(super) fn contains(&self, context: &ContextId) -> bool {
-        self.lock().known.contains(context)
+    /// `None` when `context` is known to have no task with a principal; else where
+    /// the forgetting stands, for [`remember`](Self::remember) after the read.
+    pub(super) fn lookup(&self, context: &ContextId) -> Option<u64> {
+        let unowned = self.lock();
+        (!unowned.known.contains(context)).then_some(unowned.owned)
     }
 
-    /// Where the forgetting stands, before a read whose answer may be remembered.
-    pub(super) fn mark(&self) -> u64 {
-        self.lock().owned
-    }
-
-    /// Remembers that a read begun at `mark` found no principal for `context`,
+    /// Remembers that a read begun at `mark` ([`lookup`](Self::lookup)) found no
+    /// principal for `context`,
     /// unless a conversation was forgotten since (the read may predate its owner).
     pub(super) fn remember(&self, context: &ContextId, mark: u64) {
         let mut unowned = self.lock();
@@ -381,7 +380,8 @@ pub(super) struct Writer {
     /// is deleted.
     written: HashMap<TaskId, Option<Task>>,
     /// The conversations the open transaction gave a task with a principal: forgotten
-    /// as unowned ([`Unowned`]) again once it commits or fails.
+    /// as unowned ([`Unowned`]) once it commits or fails, so that a read made while it
+    /// was open is not left remembered.
     owned: Vec<ContextId>,
     /// The last ended number retention dropped through, in what this writer
     /// committed (0: none yet, or forgotten after a failed transaction): ended tasks
@@ -469,8 +469,7 @@ impl Writer {
 
     /// The open transaction writes a task with a principal into `context`.
     fn write_owned(&mut self, context: &ContextId) {
-        if let Some(settled) = &self.settled {
-            settled.unowned.owned(context);
+        if self.settled.is_some() {
             self.owned.push(context.clone());
         }
     }
@@ -1519,27 +1518,28 @@ mod tests {
     #[test]
     fn a_conversation_is_remembered_unowned_only_if_nothing_was_owned_during_the_read() {
         let unowned = Unowned::default();
+        let known = |context: &ContextId| unowned.lookup(context).is_none();
         let (a, b) = (ContextId::new("a"), ContextId::new("b"));
-        let mark = unowned.mark();
+        let mark = unowned.lookup(&a).expect("not known yet");
         unowned.remember(&a, mark);
-        assert!(unowned.contains(&a));
+        assert!(known(&a));
         // A read that began before a task with a principal joined any conversation
         // may predate that task: not remembered.
-        let mark = unowned.mark();
+        let mark = unowned.lookup(&b).expect("not known yet");
         unowned.owned(&ContextId::new("elsewhere"));
         unowned.remember(&b, mark);
-        assert!(!unowned.contains(&b));
+        assert!(!known(&b));
         unowned.owned(&a);
-        assert!(!unowned.contains(&a), "owned now");
-        let mark = unowned.mark();
+        assert!(!known(&a), "owned now");
+        let mark = unowned.lookup(&b).expect("not known yet");
         unowned.remember(&b, mark);
-        assert!(unowned.contains(&b));
+        assert!(known(&b));
         // Bounded: the oldest go first.
         for n in 0..UNOWNED {
             unowned.remember(&ContextId::new(format!("c{n}")), mark);
         }
-        assert!(!unowned.contains(&b));
-        assert!(unowned.contains(&ContextId::new(format!("c{}", UNOWNED - 1))));
+        assert!(!known(&b));
+        assert!(known(&ContextId::new(format!("c{}", UNOWNED - 1))));
     }
 
     #[test]
