@@ -342,6 +342,18 @@ pub async fn terminal_state_is_final(store: Arc<dyn TaskStore>) {
     let stored = store.get(&id, None).await.expect("get").expect("stored");
     assert_eq!(stored.status.state, TaskState::Canceled);
     assert!(stored.history.unwrap_or_default().is_empty());
+    // An ended task's id is not reused either (a durable writer no longer holds an
+    // ended task in memory: the database's key refuses it).
+    let err = store
+        .insert(task("t1", "c2"))
+        .await
+        .expect_err("the id of an ended task");
+    assert!(
+        matches!(err, StoreError::AlreadyExists(ref taken) if taken == &id),
+        "{err:?}"
+    );
+    let stored = store.get(&id, None).await.expect("get").expect("stored");
+    assert_eq!(stored.context_id.as_str(), "c1");
 
     let unknown = TaskId::new("nope");
     let err = store

@@ -34,7 +34,7 @@ use agentyard_transport::{ContextId, TaskId};
 use sqlx::{AnyPool, Row as _};
 use tokio::sync::{mpsc, oneshot};
 
-use super::link::{Arg, DbError, Link, Row};
+use super::link::{Arg, DbError, Dialect, Link, Row};
 use super::{decode_task, encode, now_ms, state_name, to_u64};
 use crate::contract::{Retention, StoreError, TaskOwner};
 
@@ -728,7 +728,7 @@ impl Staged {
 
     /// Writes what the batch changed: each changed task's row once, the events, and
     /// the retention of ended tasks; then remembers the live tasks as written.
-    async fn flush(&mut self, conn: &mut impl Link, ctx: &mut Writer) -> Result<(), Failed> {
+    async fn flush<L: Link>(&mut self, conn: &mut L, ctx: &mut Writer) -> Result<(), Failed> {
         if self.pending.is_empty() {
             return Ok(());
         }
@@ -764,6 +764,7 @@ impl Staged {
         }
         let pending = &self.pending;
         let short = INSERT_TASKS
+            .shapes::<L>()
             .run(conn, &inserts, |args, row| {
                 let pending = &pending[row.at];
                 let task = &pending.current.task;
@@ -788,6 +789,7 @@ impl Staged {
             return Err(Failed::Conflict(Conflict::Taken(id)));
         }
         let short = UPDATE_TASKS
+            .shapes::<L>()
             .run(conn, &updates, |args, row| {
                 let pending = &pending[row.at];
                 let task = &pending.current.task;
@@ -834,8 +836,9 @@ impl Staged {
     /// Inserts the batch's log events, a few rows per statement. The primary key
     /// (task, seq) refuses a number another process took at the same time; the batch is
     /// then redone, on fresh reads.
-    async fn write_events(&self, conn: &mut impl Link) -> Result<(), DbError> {
-        INSERT_EVENTS
+    async fn write_events<L: Link>(&self, conn: &mut L) -> Result<(), Failed> {
+        let short = INSERT_EVENTS
+            .shapes::<L>()
             .run(conn, &self.events, |args, (at, seq, body)| {
                 args.extend([
                     self.pending[*at].current.task.id.as_str().into(),
@@ -844,7 +847,13 @@ impl Staged {
                 ]);
             })
             .await?;
-        Ok(())
+        match short {
+            Some((at, ..)) => {
+                let id = self.pending[*at].current.task.id.clone();
+                Err(Failed::Conflict(Conflict::Changed(id)))
+            }
+            None => Ok(()),
+        }
     }
 }
 
@@ -864,8 +873,9 @@ struct Shapes(Vec<String>);
 
 impl Shapes {
     /// `head`, then one parenthesized group of `width` numbered parameters per row
-    /// (each followed by `extra`), then `tail`.
-    fn new(head: &str, width: usize, extra: &str, tail: &str) -> Self {
+    /// (each followed by `extra`), then `tail`; parameters spelled as `dialect` numbers
+    /// them.
+    fn new(dialect: Dialect, head: &str, width: usize, extra: &str, tail: &str) -> Self {
         Self(
             CHUNKS
                 .iter()
@@ -875,7 +885,7 @@ impl Shapes {
                         sql.push_str(if row == 0 { "(" } else { ", (" });
                         for column in 0..width {
                             let sep = if column == 0 { "" } else { ", " };
-                            let _ = write!(sql, "{sep}${}", row * width + column + 1);
+                            let _ = write!(sql, "{sep}{}", dialect.param(row * width + column + 1));
                         }
                         sql.push_str(extra);
                         sql.push(')');
@@ -925,39 +935,93 @@ impl Shapes {
     }
 }
 
-static INSERT_EVENTS: LazyLock<Shapes> = LazyLock::new(|| {
-    Shapes::new(
-        "INSERT INTO task_events (task_id, seq, body) VALUES ",
-        3,
-        "",
-        "",
-    )
+/// A multi-row statement as each database is given it. SQLite's spelling ignores
+/// conflicts (`OR IGNORE`) instead of aborting the statement: a statement that may
+/// abort halfway through a multi-row write makes SQLite copy every page it changes
+/// into a statement journal first, to undo just that statement; that copying was a
+/// tenth of the embedded writer's time. A row a conflict skipped is caught as a
+/// chunk that wrote fewer rows than it has ([`Shapes::run`]), as PostgreSQL's
+/// `ON CONFLICT DO NOTHING` already was.
+struct Statement {
+    postgres: Shapes,
+    sqlite: Shapes,
+}
+
+impl Statement {
+    /// The statement as `L`'s database is given it.
+    fn shapes<L: Link>(&self) -> &Shapes {
+        match L::DIALECT {
+            Dialect::Postgres => &self.postgres,
+            Dialect::Sqlite => &self.sqlite,
+        }
+    }
+}
+
+/// Inserts log events. On PostgreSQL a number another process took fails the batch
+/// (a unique violation); on SQLite, whose file has one writer, it would be skipped
+/// and caught as a short chunk.
+static INSERT_EVENTS: LazyLock<Statement> = LazyLock::new(|| {
+    let columns = "task_events (task_id, seq, body) VALUES ";
+    Statement {
+        postgres: Shapes::new(
+            Dialect::Postgres,
+            &format!("INSERT INTO {columns}"),
+            3,
+            "",
+            "",
+        ),
+        sqlite: Shapes::new(
+            Dialect::Sqlite,
+            &format!("INSERT OR IGNORE INTO {columns}"),
+            3,
+            "",
+            "",
+        ),
+    }
 });
 
-static INSERT_TASKS: LazyLock<Shapes> = LazyLock::new(|| {
-    Shapes::new(
-        "INSERT INTO tasks (id, context_id, agent, principal, body, state, terminal, \
-         changed, created, ended_seq, ended_at, version) VALUES ",
-        11,
-        ", 1",
-        " ON CONFLICT (id) DO NOTHING",
-    )
+/// Inserts new tasks; an id taken already is skipped (and caught as a short chunk).
+static INSERT_TASKS: LazyLock<Statement> = LazyLock::new(|| {
+    let columns = "tasks (id, context_id, agent, principal, body, state, terminal, \
+                   changed, created, ended_seq, ended_at, version) VALUES ";
+    Statement {
+        postgres: Shapes::new(
+            Dialect::Postgres,
+            &format!("INSERT INTO {columns}"),
+            11,
+            ", 1",
+            " ON CONFLICT (id) DO NOTHING",
+        ),
+        sqlite: Shapes::new(
+            Dialect::Sqlite,
+            &format!("INSERT OR IGNORE INTO {columns}"),
+            11,
+            ", 1",
+            "",
+        ),
+    }
 });
 
 /// Updates rows still at the version named; a row's status-change and end numbers
 /// stay as they were where the batch gave none. (`columnN` is how both SQLite and
 /// PostgreSQL name the columns of a `VALUES` list.)
-static UPDATE_TASKS: LazyLock<Shapes> = LazyLock::new(|| {
-    Shapes::new(
-        "UPDATE tasks SET body = v.column3, state = v.column4, terminal = v.column5, \
-         changed = COALESCE(v.column6, tasks.changed), \
-         ended_seq = COALESCE(v.column7, tasks.ended_seq), \
-         ended_at = COALESCE(v.column8, tasks.ended_at), version = tasks.version + 1 \
-         FROM (VALUES ",
-        8,
-        "",
-        ") AS v WHERE tasks.id = v.column1 AND tasks.version = v.column2",
-    )
+static UPDATE_TASKS: LazyLock<Statement> = LazyLock::new(|| {
+    let set = "tasks SET body = v.column3, state = v.column4, terminal = v.column5, \
+               changed = COALESCE(v.column6, tasks.changed), \
+               ended_seq = COALESCE(v.column7, tasks.ended_seq), \
+               ended_at = COALESCE(v.column8, tasks.ended_at), version = tasks.version + 1 \
+               FROM (VALUES ";
+    let tail = ") AS v WHERE tasks.id = v.column1 AND tasks.version = v.column2";
+    Statement {
+        postgres: Shapes::new(Dialect::Postgres, &format!("UPDATE {set}"), 8, "", tail),
+        sqlite: Shapes::new(
+            Dialect::Sqlite,
+            &format!("UPDATE OR IGNORE {set}"),
+            8,
+            "",
+            tail,
+        ),
+    }
 });
 
 /// The counters a batch's rows take numbers of, in the order [`numbers`] answers them.
@@ -1513,7 +1577,7 @@ async fn put_record(
 mod tests {
     use agentyard_transport::ContextId;
 
-    use super::{Shapes, UNOWNED, Unowned, eviction_chunk, eviction_due};
+    use super::{Dialect, Shapes, UNOWNED, Unowned, eviction_chunk, eviction_due};
 
     #[test]
     fn a_conversation_is_remembered_unowned_only_if_nothing_was_owned_during_the_read() {
@@ -1567,7 +1631,7 @@ mod tests {
 
     #[test]
     fn shapes_take_the_largest_chunk_and_number_parameters_row_by_row() {
-        let shapes = Shapes::new("INSERT INTO t VALUES ", 2, ", 1", " END");
+        let shapes = Shapes::new(Dialect::Postgres, "INSERT INTO t VALUES ", 2, ", 1", " END");
         let rows = [0_u8; 7];
         let (sql, chunk, rest) = shapes.next(&rows).expect("seven rows");
         assert_eq!(chunk.len(), 4);
@@ -1584,5 +1648,9 @@ mod tests {
             ("INSERT INTO t VALUES ($1, $2, 1) END", 1)
         );
         assert!(shapes.next(rest).is_none());
+        // SQLite's spelling numbers parameters by position.
+        let shapes = Shapes::new(Dialect::Sqlite, "INSERT INTO t VALUES ", 2, "", "");
+        let (sql, ..) = shapes.next(&rows[..2]).expect("two rows");
+        assert_eq!(sql, "INSERT INTO t VALUES (?1, ?2), (?3, ?4)");
     }
 }
