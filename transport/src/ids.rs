@@ -3,7 +3,7 @@
 //! A2A ids are strings chosen by whoever creates the object: a client may send
 //! `"messageId":"m-1"`, so these wrap a string rather than a `Uuid`. Ids the
 //! server creates itself come from [`TaskId::mint`] and friends, which format
-//! a random uuid v4.
+//! a uuid v7 (the time first, then random bits).
 //!
 //! The string is shared (`Arc<str>`), not owned: one send's ids are copied into the
 //! store's maps, the live-task table, events, envelopes and spans, and a clone of a
