@@ -390,25 +390,40 @@ async fn list_pages_by_the_last_status_change_and_forgets_what_the_store_forgets
     assert_eq!((none.tasks.len(), none.total), (0, 0));
 }
 
+/// Task `t{n}`, numbered `n` among created tasks.
+fn member(n: u64, principal: Option<&str>) -> Member {
+    Member {
+        joined: n,
+        id: TaskId::new(format!("t{n}")),
+        principal: principal.map(Arc::from),
+    }
+}
+
+fn member_ids(conversation: &Conversation) -> Vec<String> {
+    conversation
+        .ids()
+        .map(|id| id.as_str().to_owned())
+        .collect()
+}
+
 #[test]
 fn a_conversation_counts_its_principals_through_pushes_evictions_and_removals() {
     let id = |n: u32| TaskId::new(format!("t{n}"));
-    let alice: Option<Arc<str>> = Some(Arc::from("alice"));
     let mut conversation = Conversation::default();
-    conversation.push(id(1), alice.clone(), 3);
-    conversation.push(id(2), None, 3);
+    conversation.push(member(1, Some("alice")), 3);
+    conversation.push(member(2, None), 3);
     assert_eq!(conversation.principal().as_deref(), Some("alice"));
-    conversation.push(id(3), None, 3);
+    conversation.push(member(3, None), 3);
     // Past the limit the oldest task, alice's, leaves, and her claim with it.
-    conversation.push(id(4), None, 3);
+    conversation.push(member(4, None), 3);
     assert_eq!(conversation.with_principal, 0);
     assert_eq!(conversation.principal(), None);
-    conversation.push(id(5), Some(Arc::from("bob")), 3);
-    conversation.push(id(6), None, 3);
+    conversation.push(member(5, Some("bob")), 3);
+    conversation.push(member(6, None), 3);
     assert_eq!(conversation.principal().as_deref(), Some("bob"));
-    conversation.remove(&id(5));
+    conversation.remove(&id(5), 5);
     assert_eq!(conversation.principal(), None);
-    conversation.remove(&id(99));
+    conversation.remove(&id(99), 99);
     assert_eq!(conversation.ids().count(), 2);
 }
 
@@ -417,24 +432,36 @@ fn a_conversation_removes_the_named_task_wherever_it_sits_and_nothing_else() {
     let id = |n: u32| TaskId::new(format!("t{n}"));
     let mut conversation = Conversation::default();
     for n in 1..=6 {
-        conversation.push(id(n), None, 5);
+        conversation.push(member(n, None), 5);
     }
-    let ids = |conversation: &Conversation| {
-        conversation
-            .ids()
-            .map(|id| id.as_str().to_owned())
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(ids(&conversation), ["t2", "t3", "t4", "t5", "t6"]);
+    assert_eq!(member_ids(&conversation), ["t2", "t3", "t4", "t5", "t6"]);
     // t1 was let go of when t6 came: forgetting it later changes nothing.
-    conversation.remove(&id(1));
-    assert_eq!(ids(&conversation), ["t2", "t3", "t4", "t5", "t6"]);
-    conversation.remove(&id(4));
-    conversation.remove(&id(2));
-    conversation.remove(&id(6));
-    assert_eq!(ids(&conversation), ["t3", "t5"]);
-    // An id that shares a prefix, or was never here, is not mistaken for a member.
-    conversation.remove(&TaskId::new("t"));
-    conversation.remove(&TaskId::new("t33"));
-    assert_eq!(ids(&conversation), ["t3", "t5"]);
+    conversation.remove(&id(1), 1);
+    assert_eq!(member_ids(&conversation), ["t2", "t3", "t4", "t5", "t6"]);
+    conversation.remove(&id(4), 4);
+    conversation.remove(&id(2), 2);
+    conversation.remove(&id(6), 6);
+    assert_eq!(member_ids(&conversation), ["t3", "t5"]);
+    // Another task under a member's number, or a number never here, removes nothing.
+    conversation.remove(&TaskId::new("t"), 3);
+    conversation.remove(&id(3), 4);
+    assert_eq!(member_ids(&conversation), ["t3", "t5"]);
+}
+
+#[test]
+fn a_conversation_keeps_its_tasks_in_creation_order_when_they_join_out_of_it() {
+    // Two tasks of one conversation created at once can join in the other order
+    // than they were numbered; the binary search of `remove` needs the order.
+    let mut conversation = Conversation::default();
+    for n in [1, 2, 5, 3, 4] {
+        conversation.push(member(n, None), 4);
+    }
+    assert_eq!(member_ids(&conversation), ["t2", "t3", "t4", "t5"]);
+    conversation.push(member(0, None), 4);
+    // Older than every member: it joins first, and is the one the limit drops.
+    assert_eq!(member_ids(&conversation), ["t2", "t3", "t4", "t5"]);
+    for n in [3, 5, 2, 4] {
+        conversation.remove(&TaskId::new(format!("t{n}")), n);
+    }
+    assert!(conversation.is_empty());
 }
