@@ -13,7 +13,7 @@ use tokio::sync::broadcast;
 
 use crate::error::Result;
 use crate::events::{Envelope, EventBus, EventDetail, EventKind};
-use crate::send::{Follow, Sequenced, Watcher};
+use crate::send::{Follow, Published, Watcher};
 use crate::signal;
 use crate::store::TaskStore;
 
@@ -34,7 +34,7 @@ mod tests;
 #[derive(Debug)]
 pub(crate) struct TaskChannel {
     state: signal::Sender<TaskState>,
-    updates: Mutex<Option<broadcast::Sender<Sequenced>>>,
+    updates: Mutex<Option<broadcast::Sender<Published>>>,
     capacity: usize,
 }
 
@@ -57,7 +57,7 @@ impl TaskChannel {
     }
 
     /// Every update from now on.
-    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Sequenced> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Published> {
         self.updates
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -106,7 +106,7 @@ impl TaskChannel {
         let mut updates = self.updates.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(tx) = updates.as_ref() {
             // Err only means nobody streams this task right now.
-            let _ = tx.send((seq, event));
+            let _ = tx.send((seq, Arc::new(event)));
         }
         if interrupted {
             *updates = None;

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::channel::{Finality, TaskChannel, TaskEvents};
 use crate::events::{Envelope, EventBus, EventDetail, EventKind};
 use crate::occupancy::{SessionShared, TaskPin};
-use crate::send::{Follow, Sequenced, SessionKey, Watcher};
+use crate::send::{Follow, Published, SessionKey, Watcher};
 use crate::store::{StoreError, TaskStore};
 
 #[cfg(test)]
@@ -285,7 +285,7 @@ impl LiveTasks {
     }
 
     /// Every update of a live task from now on.
-    pub(crate) fn subscribe(&self, task_id: &TaskId) -> Option<broadcast::Receiver<Sequenced>> {
+    pub(crate) fn subscribe(&self, task_id: &TaskId) -> Option<broadcast::Receiver<Published>> {
         self.tasks
             .get(task_id)
             .map(|live| live.events.channel.subscribe())

@@ -9,8 +9,8 @@ fn update(state: TaskState, is_final: bool) -> StreamEvent {
     ))
 }
 
-fn is_final((_, event): &Sequenced) -> bool {
-    matches!(event, StreamEvent::StatusUpdate(u) if u.is_final)
+fn is_final((_, event): &Published) -> bool {
+    matches!(&**event, StreamEvent::StatusUpdate(u) if u.is_final)
 }
 
 #[tokio::test]

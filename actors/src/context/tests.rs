@@ -55,13 +55,15 @@ async fn progress_and_artifacts_reach_the_store_and_the_followers() {
     let task = ctx.task(None).await.expect("stored");
     assert_eq!(task.status.state, TaskState::Working);
     assert_eq!(task.artifacts.map(|a| a.len()), Some(1));
+    let (_, working) = updates.recv().await.expect("working");
     assert!(matches!(
-        updates.recv().await,
-        Ok((_, agentyard_transport::a2a::StreamEvent::StatusUpdate(u))) if !u.is_final
+        &*working,
+        agentyard_transport::a2a::StreamEvent::StatusUpdate(u) if !u.is_final
     ));
+    let (_, artifact) = updates.recv().await.expect("the artifact");
     assert!(matches!(
-        updates.recv().await,
-        Ok((_, agentyard_transport::a2a::StreamEvent::ArtifactUpdate(_)))
+        &*artifact,
+        agentyard_transport::a2a::StreamEvent::ArtifactUpdate(_)
     ));
 }
 

@@ -9,6 +9,7 @@
 //! what it missed back from the log instead of skipping it.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use agentyard_transport::TaskId;
 use agentyard_transport::a2a::{StreamEvent, Task, TaskStatusUpdateEvent};
@@ -17,7 +18,7 @@ use tokio::sync::broadcast;
 
 use super::Supervisor;
 use crate::error::Result;
-use crate::send::{Follow, SendRequest, Sequenced, Watcher};
+use crate::send::{Follow, Published, SendRequest, Sequenced, Watcher};
 
 /// An update of a task stream with its number in the task's event log; `None` for the
 /// task as it stands at the start of a stream when nothing is logged before it, and
@@ -102,7 +103,7 @@ struct Resume {
     first: Option<(Option<u64>, Task)>,
     /// Logged updates still to send, in order.
     pending: VecDeque<Sequenced>,
-    rx: Option<broadcast::Receiver<Sequenced>>,
+    rx: Option<broadcast::Receiver<Published>>,
     /// The number of the last update sent (or replayed); live updates up to it are
     /// duplicates.
     last: u64,
@@ -114,7 +115,7 @@ fn numbered_stream(
     id: TaskId,
     first: Option<(Option<u64>, Task)>,
     pending: VecDeque<Sequenced>,
-    rx: Option<broadcast::Receiver<Sequenced>>,
+    rx: Option<broadcast::Receiver<Published>>,
     last: u64,
 ) -> impl Stream<Item = NumberedEvent> + Send + 'static {
     let state = Resume {
@@ -146,6 +147,9 @@ fn numbered_stream(
             let rx = state.rx.as_mut()?;
             match rx.recv().await {
                 Ok((seq, event)) => {
+                    // The ring let go of its copy once every follower read it: this
+                    // follower's is then the only one, taken without a copy.
+                    let event = Arc::unwrap_or_clone(event);
                     if seq != 0 {
                         if seq <= state.last {
                             continue;
