@@ -342,8 +342,8 @@ pub async fn terminal_state_is_final(store: Arc<dyn TaskStore>) {
     let stored = store.get(&id, None).await.expect("get").expect("stored");
     assert_eq!(stored.status.state, TaskState::Canceled);
     assert!(stored.history.unwrap_or_default().is_empty());
-    // An ended task's id is not reused either (a durable writer no longer holds an
-    // ended task in memory: the database's key refuses it).
+    // An ended task's id is not reused either. (A durable writer keeps only live
+    // tasks in memory, so here the database's key is what refuses it.)
     let err = store
         .insert(task("t1", "c2"))
         .await

@@ -692,8 +692,8 @@ struct Conversation {
 /// A task of a conversation, under its number among created tasks. The task being
 /// forgotten is usually one the conversation already let go of (a busy conversation
 /// keeps only its newest tasks, the store forgets its oldest ended ones), and a scan
-/// of every member to find that out was a tenth of what forgetting a task cost; by
-/// number it is a binary search.
+/// of every member to find that out was about a seventh of what forgetting a task
+/// cost; by number it is a binary search.
 #[derive(Debug)]
 struct Member {
     joined: u64,
