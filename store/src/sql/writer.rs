@@ -765,7 +765,7 @@ impl Staged {
         let pending = &self.pending;
         let short = INSERT_TASKS
             .shapes::<L>()
-            .run(conn, &inserts, |args, row| {
+            .run(conn, &inserts, Changes::OnePerRow, |args, row| {
                 let pending = &pending[row.at];
                 let task = &pending.current.task;
                 let owner = pending.inserted.as_ref().and_then(Option::as_ref);
@@ -790,7 +790,7 @@ impl Staged {
         }
         let short = UPDATE_TASKS
             .shapes::<L>()
-            .run(conn, &updates, |args, row| {
+            .run(conn, &updates, Changes::OnePerRow, |args, row| {
                 let pending = &pending[row.at];
                 let task = &pending.current.task;
                 args.extend([
@@ -839,13 +839,18 @@ impl Staged {
     async fn write_events<L: Link>(&self, conn: &mut L) -> Result<(), Failed> {
         let short = INSERT_EVENTS
             .shapes::<L>()
-            .run(conn, &self.events, |args, (at, seq, body)| {
-                args.extend([
-                    self.pending[*at].current.task.id.as_str().into(),
-                    (*seq).into(),
-                    body.as_str().into(),
-                ]);
-            })
+            .run(
+                conn,
+                &self.events,
+                Changes::OnePerRow,
+                |args, (at, seq, body)| {
+                    args.extend([
+                        self.pending[*at].current.task.id.as_str().into(),
+                        (*seq).into(),
+                        body.as_str().into(),
+                    ]);
+                },
+            )
             .await?;
         match short {
             Some((at, ..)) => {
@@ -909,13 +914,14 @@ impl Shapes {
     }
 
     /// Writes `rows`, a chunk per statement, each row's parameters bound by `bind`.
-    /// Stops at a chunk that wrote fewer rows than it has (an insert that found an id
-    /// taken, an update that found a row at another version) and returns its first
-    /// row.
+    /// With [`Changes::OnePerRow`], stops at a chunk that changed fewer rows than it
+    /// has (an insert that found an id taken, an update that found a row at another
+    /// version) and returns its first row.
     async fn run<'r, T>(
         &'r self,
         conn: &mut impl Link,
         rows: &'r [T],
+        expect: Changes,
         bind: impl Fn(&mut Vec<Arg<'r>>, &'r T),
     ) -> Result<Option<&'r T>, DbError> {
         let mut rest = rows;
@@ -926,13 +932,22 @@ impl Shapes {
                 bind(&mut args, row);
             }
             let written = conn.execute(sql, &args).await?;
-            if usize::try_from(written).ok() != Some(chunk.len()) {
+            if expect == Changes::OnePerRow && usize::try_from(written).ok() != Some(chunk.len()) {
                 return Ok(chunk.first());
             }
             rest = after;
         }
         Ok(None)
     }
+}
+
+/// What a multi-row statement changes per row of its list ([`Shapes::run`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Changes {
+    /// Exactly one row: fewer means a conflict.
+    OnePerRow,
+    /// Any number (a delete by a list of ids: each id may have any number of rows).
+    Any,
 }
 
 /// A multi-row statement as each database is given it. SQLite's spelling ignores
@@ -948,6 +963,14 @@ struct Statement {
 }
 
 impl Statement {
+    /// A statement spelled alike for both databases but for its parameters.
+    fn same(head: &str, width: usize, tail: &str) -> Self {
+        Self {
+            postgres: Shapes::new(Dialect::Postgres, head, width, "", tail),
+            sqlite: Shapes::new(Dialect::Sqlite, head, width, "", tail),
+        }
+    }
+
     /// The statement as `L`'s database is given it.
     fn shapes<L: Link>(&self) -> &Shapes {
         match L::DIALECT {
@@ -1107,27 +1130,48 @@ async fn evict_past_count(
 }
 
 /// Deletes the tasks `filter` selects (a condition on `tasks`, its parameters in
-/// `args`) with their event logs and push configs, which go first: nothing else
-/// takes them along (migration 0004 dropped the foreign keys that did, at a check
-/// per event logged and a query per task deleted). The deleted tasks' ids.
-async fn delete_tasks(
-    conn: &mut impl Link,
+/// `args`) with their event logs and push configs, which nothing else takes along
+/// (migration 0004 dropped the foreign keys that did, at a check per event logged and
+/// a query per task deleted). The deleted tasks' ids.
+///
+/// The logs and configs go by the ids the task delete returns, not by a subquery of
+/// the filter: PostgreSQL plans a prepared statement once for any parameter, and for
+/// `task_id IN (SELECT id FROM tasks WHERE ended_seq <= $1 …)` it guessed a third of
+/// the tasks and read the whole log table for every chunk evicted (`docs/benchmarks.md`);
+/// a list of ids is a lookup in the log's key per id in both databases.
+async fn delete_tasks<L: Link>(
+    conn: &mut L,
     filter: &str,
     args: &[Arg<'_>],
 ) -> Result<Vec<Row>, DbError> {
-    for table in ["task_events", "push_configs"] {
-        conn.execute(
-            &format!("DELETE FROM {table} WHERE task_id IN (SELECT id FROM tasks WHERE {filter})"),
+    let gone = conn
+        .fetch_all(
+            &format!("DELETE FROM tasks WHERE {filter} RETURNING id"),
             args,
         )
         .await?;
+    let ids = gone
+        .iter()
+        .map(|row| row.text(0))
+        .collect::<Result<Vec<_>, _>>()?;
+    for statement in [&*DELETE_EVENTS, &*DELETE_PUSH_CONFIGS] {
+        statement
+            .shapes::<L>()
+            .run(conn, &ids, Changes::Any, |args, id| {
+                args.push(Arg::from(*id))
+            })
+            .await?;
     }
-    conn.fetch_all(
-        &format!("DELETE FROM tasks WHERE {filter} RETURNING id"),
-        args,
-    )
-    .await
+    Ok(gone)
 }
+
+/// Deletes the event logs of the tasks listed.
+static DELETE_EVENTS: LazyLock<Statement> =
+    LazyLock::new(|| Statement::same("DELETE FROM task_events WHERE task_id IN (", 1, ")"));
+
+/// Deletes the push configs of the tasks listed.
+static DELETE_PUSH_CONFIGS: LazyLock<Statement> =
+    LazyLock::new(|| Statement::same("DELETE FROM push_configs WHERE task_id IN (", 1, ")"));
 
 /// The writer: batches of waiting writes, one transaction each, on one connection it
 /// keeps (no pool checkout, and for PostgreSQL no ping, per batch) until the database
