@@ -387,6 +387,8 @@ pub(super) struct Writer {
     /// committed (0: none yet, or forgotten after a failed transaction): ended tasks
     /// are dropped a chunk at a time ([`eviction_chunk`]).
     evicted: i64,
+    /// Chunks dropped: every [`SWEEP_EVERY`]th looks from the oldest ended task on.
+    evictions: u32,
 }
 
 impl Writer {
@@ -423,6 +425,7 @@ impl Writer {
             lost: HashSet::new(),
             lost_inserts: 0,
             evicted: 0,
+            evictions: 0,
             settled: None,
             written: HashMap::new(),
             owned: Vec::new(),
@@ -1106,8 +1109,30 @@ fn eviction_due(limit: i64, ended: i64, evicted: i64) -> Option<i64> {
     (past > 0 && past > evicted).then(|| past.saturating_add(eviction_chunk(limit) - 1))
 }
 
+/// Every this many chunks, retention by count looks for ended tasks from the oldest
+/// on, not from where the chunk before it stopped ([`evict_past_count`]).
+const SWEEP_EVERY: u32 = 64;
+
+/// The ended number a chunk of retention looks past, given how many chunks were
+/// dropped and the last number dropped through: 0 (from the oldest) every
+/// [`SWEEP_EVERY`]th chunk.
+const fn eviction_floor(evictions: u32, evicted: i64) -> i64 {
+    if evictions % SWEEP_EVERY == 0 {
+        0
+    } else {
+        evicted
+    }
+}
+
 /// Drops the ended tasks past the count, a chunk at a time ([`eviction_chunk`]),
 /// except those a key still names.
+///
+/// A chunk looks from where the one before it stopped: PostgreSQL keeps a deleted
+/// row's index entries until a vacuum, and a look from the index's start read every
+/// entry evicted since (12,000 per chunk in the store suite, `docs/benchmarks.md`).
+/// Every [`SWEEP_EVERY`]th chunk looks from the oldest, for what the others skip: a
+/// task a key kept, whose key has gone since, and on a shared database a task
+/// another process numbered below this writer's last chunk and committed after it.
 async fn evict_past_count(
     conn: &mut impl Link,
     ended: i64,
@@ -1117,15 +1142,17 @@ async fn evict_past_count(
     let Some(through) = eviction_due(limit, ended, ctx.evicted) else {
         return Ok(());
     };
+    let after = eviction_floor(ctx.evictions, ctx.evicted);
     let gone = delete_tasks(
         conn,
-        "ended_seq IS NOT NULL AND ended_seq <= $1 AND NOT EXISTS \
+        "ended_seq IS NOT NULL AND ended_seq > $2 AND ended_seq <= $1 AND NOT EXISTS \
          (SELECT 1 FROM idempotency_keys k WHERE k.task_id = tasks.id)",
-        &[through.into()],
+        &[through.into(), after.into()],
     )
     .await?;
     ctx.deleted(&gone)?;
     ctx.evicted = through;
+    ctx.evictions = ctx.evictions.wrapping_add(1);
     Ok(())
 }
 
@@ -1621,7 +1648,10 @@ async fn put_record(
 mod tests {
     use agentyard_transport::ContextId;
 
-    use super::{Dialect, Shapes, UNOWNED, Unowned, eviction_chunk, eviction_due};
+    use super::{
+        DELETE_EVENTS, Dialect, SWEEP_EVERY, Shapes, UNOWNED, Unowned, eviction_chunk,
+        eviction_due, eviction_floor,
+    };
 
     #[test]
     fn a_conversation_is_remembered_unowned_only_if_nothing_was_owned_during_the_read() {
@@ -1648,6 +1678,25 @@ mod tests {
         }
         assert!(!known(&b));
         assert!(known(&ContextId::new(format!("c{}", UNOWNED - 1))));
+    }
+
+    #[test]
+    fn a_delete_by_ids_lists_one_parameter_per_id_in_both_dialects() {
+        let ids = ["a", "b", "c"];
+        let (sql, chunk, rest) = DELETE_EVENTS.postgres.next(&ids).expect("a chunk");
+        assert_eq!(sql, "DELETE FROM task_events WHERE task_id IN (($1), ($2))");
+        assert_eq!((chunk.len(), rest.len()), (2, 1));
+        let (sql, _, _) = DELETE_EVENTS.sqlite.next(&ids[2..]).expect("a chunk");
+        assert_eq!(sql, "DELETE FROM task_events WHERE task_id IN ((?1))");
+    }
+
+    #[test]
+    fn eviction_looks_past_the_last_chunk_and_sweeps_from_the_oldest_every_so_often() {
+        assert_eq!(eviction_floor(0, 0), 0);
+        assert_eq!(eviction_floor(1, 500), 500);
+        assert_eq!(eviction_floor(SWEEP_EVERY - 1, 900), 900);
+        assert_eq!(eviction_floor(SWEEP_EVERY, 1_000), 0);
+        assert_eq!(eviction_floor(SWEEP_EVERY + 1, 1_100), 1_100);
     }
 
     #[test]
