@@ -1117,7 +1117,7 @@ const SWEEP_EVERY: u32 = 64;
 /// dropped and the last number dropped through: 0 (from the oldest) every
 /// [`SWEEP_EVERY`]th chunk.
 const fn eviction_floor(evictions: u32, evicted: i64) -> i64 {
-    if evictions % SWEEP_EVERY == 0 {
+    if evictions.is_multiple_of(SWEEP_EVERY) {
         0
     } else {
         evicted
