@@ -966,12 +966,18 @@ struct Statement {
 }
 
 impl Statement {
+    /// The same rows ([`Shapes::new`]'s `width` and `extra`) between each database's
+    /// `(head, tail)`.
+    fn new(width: usize, extra: &str, postgres: (&str, &str), sqlite: (&str, &str)) -> Self {
+        Self {
+            postgres: Shapes::new(Dialect::Postgres, postgres.0, width, extra, postgres.1),
+            sqlite: Shapes::new(Dialect::Sqlite, sqlite.0, width, extra, sqlite.1),
+        }
+    }
+
     /// A statement spelled alike for both databases but for its parameters.
     fn same(head: &str, width: usize, tail: &str) -> Self {
-        Self {
-            postgres: Shapes::new(Dialect::Postgres, head, width, "", tail),
-            sqlite: Shapes::new(Dialect::Sqlite, head, width, "", tail),
-        }
+        Self::new(width, "", (head, tail), (head, tail))
     }
 
     /// The statement as `L`'s database is given it.
@@ -988,44 +994,27 @@ impl Statement {
 /// and caught as a short chunk.
 static INSERT_EVENTS: LazyLock<Statement> = LazyLock::new(|| {
     let columns = "task_events (task_id, seq, body) VALUES ";
-    Statement {
-        postgres: Shapes::new(
-            Dialect::Postgres,
-            &format!("INSERT INTO {columns}"),
-            3,
-            "",
-            "",
-        ),
-        sqlite: Shapes::new(
-            Dialect::Sqlite,
-            &format!("INSERT OR IGNORE INTO {columns}"),
-            3,
-            "",
-            "",
-        ),
-    }
+    Statement::new(
+        3,
+        "",
+        (&format!("INSERT INTO {columns}"), ""),
+        (&format!("INSERT OR IGNORE INTO {columns}"), ""),
+    )
 });
 
 /// Inserts new tasks; an id taken already is skipped (and caught as a short chunk).
 static INSERT_TASKS: LazyLock<Statement> = LazyLock::new(|| {
     let columns = "tasks (id, context_id, agent, principal, body, state, terminal, \
                    changed, created, ended_seq, ended_at, version) VALUES ";
-    Statement {
-        postgres: Shapes::new(
-            Dialect::Postgres,
+    Statement::new(
+        11,
+        ", 1",
+        (
             &format!("INSERT INTO {columns}"),
-            11,
-            ", 1",
             " ON CONFLICT (id) DO NOTHING",
         ),
-        sqlite: Shapes::new(
-            Dialect::Sqlite,
-            &format!("INSERT OR IGNORE INTO {columns}"),
-            11,
-            ", 1",
-            "",
-        ),
-    }
+        (&format!("INSERT OR IGNORE INTO {columns}"), ""),
+    )
 });
 
 /// Updates rows still at the version named; a row's status-change and end numbers
@@ -1038,16 +1027,12 @@ static UPDATE_TASKS: LazyLock<Statement> = LazyLock::new(|| {
                ended_at = COALESCE(v.column8, tasks.ended_at), version = tasks.version + 1 \
                FROM (VALUES ";
     let tail = ") AS v WHERE tasks.id = v.column1 AND tasks.version = v.column2";
-    Statement {
-        postgres: Shapes::new(Dialect::Postgres, &format!("UPDATE {set}"), 8, "", tail),
-        sqlite: Shapes::new(
-            Dialect::Sqlite,
-            &format!("UPDATE OR IGNORE {set}"),
-            8,
-            "",
-            tail,
-        ),
-    }
+    Statement::new(
+        8,
+        "",
+        (&format!("UPDATE {set}"), tail),
+        (&format!("UPDATE OR IGNORE {set}"), tail),
+    )
 });
 
 /// The counters a batch's rows take numbers of, in the order [`numbers`] answers them.
