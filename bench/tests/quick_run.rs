@@ -72,6 +72,15 @@ fn the_quick_run_measures_every_suite_and_writes_the_same_rows_as_json() {
     for check in document["checks"].as_array().expect("a list of checks") {
         assert_eq!(check["ok"], true, "a check failed: {check}");
     }
+    // The store suite's ceiling for stores that flush before they answer, from this
+    // disk's flush timed in the same run.
+    let notes = document["notes"].as_array().expect("a list of notes");
+    assert!(
+        notes.iter().filter_map(Value::as_str).any(|note| {
+            note.starts_with("store: this disk flushes") && note.contains(" sends/s with 16 ")
+        }),
+        "no flush note from the store suite: {notes:?}"
+    );
     assert_eq!(document["context"]["options"]["quick"], true);
     assert!(
         document["targets"]

@@ -13,6 +13,11 @@
 //! senders with one conversation each; the two sides run in alternating order within a
 //! round. Targets: the embedded store at least 60% of the in-memory throughput, and
 //! PostgreSQL at least 40%, for both calls.
+//!
+//! **The disk's flush.** Before the rounds the suite times `fdatasync` of 16 KiB written
+//! over a file in the scratch directory, and a note gives what its median allows any
+//! store that flushes before it answers at 16 closed-loop senders, against the
+//! in-memory store's figures: the ceiling the targets are measured under on this machine.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,6 +36,10 @@ const SUITE: &str = "store";
 
 /// Concurrent senders of both calls.
 const CONCURRENCY: usize = 16;
+
+/// Bytes each timed flush of [`flush_times`] writes: about what a commit of the
+/// embedded store writes to its log for one send (`docs/benchmarks.md` §7).
+const FLUSHED: usize = 16 * 1024;
 
 /// A durable store to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +100,14 @@ impl Call {
 /// # Errors
 /// A store or server that cannot start, or a request that fails.
 pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
+    // This disk's flush, in the scratch directory the embedded store gets: the floor
+    // under every store that flushes before it answers (the note below the table).
+    let flushes = {
+        let scratch = tempdir()?;
+        let times = flush_times(&scratch, if options.quick { 20 } else { 200 });
+        let _ = std::fs::remove_dir_all(&scratch);
+        times?
+    };
     let mut kinds = vec![Kind::Embedded];
     match std::env::var(agentyard::store::testing::POSTGRES_URL_VAR) {
         Ok(_) => kinds.push(Kind::Postgres),
@@ -198,12 +215,94 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
         };
         report.targets.push(Target::new(target, measured, met));
     }
+    report.notes.push(flush_note(&flushes, &memory, &calls));
     report.notes.push(format!(
         "{SUITE}: each durable store is fresh per round (a new SQLite file; a new PostgreSQL \
          schema), committed before it answers (SQLite synchronous=FULL, WAL); one \
          conversation per sender; loopback HTTP with keep-alive"
     ));
     Ok(())
+}
+
+/// `samples` flush times of this machine's disk: each writes [`FLUSHED`] bytes over the
+/// same place of a file written (and flushed) beforehand, as SQLite reuses its
+/// write-ahead log from its start, then `fdatasync`s it. Sorted, fastest first.
+fn flush_times(dir: &std::path::Path, samples: usize) -> Result<Vec<Duration>> {
+    use std::os::unix::fs::FileExt as _;
+    let io = |what: &str, source: std::io::Error| Error::Io {
+        what: format!("{what} in {}", dir.display()),
+        source,
+    };
+    let path = dir.join("flush-probe");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .read(true)
+        .write(true)
+        .open(&path)
+        .map_err(|e| io("creating a probe file", e))?;
+    // Room for the writes to rotate through, on disk before the first one is timed,
+    // so no timed flush also writes the file's new size.
+    let span = 64 * FLUSHED;
+    file.write_all_at(&vec![0; span], 0)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| io("preparing the probe file", e))?;
+    let page = vec![0x5a; FLUSHED];
+    let mut times = Vec::with_capacity(samples);
+    for n in 0..samples {
+        let offset = u64::try_from((n * FLUSHED) % span).unwrap_or_default();
+        file.write_all_at(&page, offset)
+            .map_err(|e| io("writing the probe file", e))?;
+        let start = std::time::Instant::now();
+        file.sync_data()
+            .map_err(|e| io("flushing the probe file", e))?;
+        times.push(start.elapsed());
+    }
+    times.sort_unstable();
+    Ok(times)
+}
+
+/// What this disk's flush allows a store that flushes before it answers: with
+/// [`CONCURRENCY`] closed-loop senders, each answer waits for the flush that started
+/// before its commit landed (half of one on average) and then its own, so at most
+/// `CONCURRENCY / (1.5 × F)` sends a second, `F` the median flush; said against the
+/// in-memory store's median throughput of each call.
+fn flush_note(flushes: &[Duration], memory: &[Vec<LoadResult>], calls: &[Call]) -> String {
+    let median = flushes.get(flushes.len() / 2).copied().unwrap_or_default();
+    let mean = flushes.iter().sum::<Duration>() / u32::try_from(flushes.len().max(1)).unwrap_or(1);
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    // CONCURRENCY is small: the cast is exact.
+    #[allow(clippy::cast_precision_loss)]
+    let ceiling = CONCURRENCY as f64 / (1.5 * median.as_secs_f64().max(1e-9));
+    // The embedded store's slots come first ((kind, call) order).
+    let against = calls
+        .iter()
+        .zip(memory)
+        .filter_map(|(call, runs)| {
+            let mut rates: Vec<f64> = runs.iter().map(LoadResult::throughput).collect();
+            rates.sort_by(f64::total_cmp);
+            let rate = *rates.get(rates.len() / 2)?;
+            Some(format!(
+                "{:.3} of the in-memory {} median ({:.0}/s)",
+                ceiling / rate,
+                call.id(),
+                rate
+            ))
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "{SUITE}: this disk flushes {} KiB written over a file in {:.3} ms at the median \
+         ({:.3} ms mean, {} fdatasyncs); a store that flushes before it answers serves at \
+         most {CONCURRENCY} / (1.5 x {:.3} ms) = {:.0} sends/s with {CONCURRENCY} \
+         closed-loop senders: {against}",
+        FLUSHED / 1024,
+        ms(median),
+        ms(mean),
+        flushes.len(),
+        ms(median),
+        ceiling,
+    )
 }
 
 fn tempdir() -> Result<std::path::PathBuf> {
