@@ -31,6 +31,7 @@ use crate::fixtures::{ECHO, bench_builder, plain_echo};
 use crate::load::{LoadResult, Requester, closed_loop};
 use crate::options::{Options, progress};
 use crate::report::{Better, Figure, Report, Target, Unit};
+use crate::stats::Latencies;
 
 const SUITE: &str = "store";
 
@@ -215,7 +216,7 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
         };
         report.targets.push(Target::new(target, measured, met));
     }
-    report.notes.push(flush_note(&flushes, &memory, &calls));
+    report.notes.push(flush_note(&flushes, report, &calls));
     report.notes.push(format!(
         "{SUITE}: each durable store is fresh per round (a new SQLite file; a new PostgreSQL \
          schema), committed before it answers (SQLite synchronous=FULL, WAL); one \
@@ -226,8 +227,9 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
 
 /// `samples` flush times of this machine's disk: each writes [`FLUSHED`] bytes over the
 /// same place of a file written (and flushed) beforehand, as SQLite reuses its
-/// write-ahead log from its start, then `fdatasync`s it. Sorted, fastest first.
-fn flush_times(dir: &std::path::Path, samples: usize) -> Result<Vec<Duration>> {
+/// write-ahead log from its start, then `fdatasync`s it. Blocking, but a fraction of a
+/// second before any run is timed.
+fn flush_times(dir: &std::path::Path, samples: usize) -> Result<Latencies> {
     use std::os::unix::fs::FileExt as _;
     let io = |what: &str, source: std::io::Error| Error::Io {
         what: format!("{what} in {}", dir.display()),
@@ -248,7 +250,7 @@ fn flush_times(dir: &std::path::Path, samples: usize) -> Result<Vec<Duration>> {
         .and_then(|()| file.sync_all())
         .map_err(|e| io("preparing the probe file", e))?;
     let page = vec![0x5a; FLUSHED];
-    let mut times = Vec::with_capacity(samples);
+    let mut times = Latencies::new();
     for n in 0..samples {
         let offset = u64::try_from((n * FLUSHED) % span).unwrap_or_default();
         file.write_all_at(&page, offset)
@@ -256,9 +258,9 @@ fn flush_times(dir: &std::path::Path, samples: usize) -> Result<Vec<Duration>> {
         let start = std::time::Instant::now();
         file.sync_data()
             .map_err(|e| io("flushing the probe file", e))?;
-        times.push(start.elapsed());
+        times.record(start.elapsed());
     }
-    times.sort_unstable();
+    times.sort();
     Ok(times)
 }
 
@@ -266,42 +268,40 @@ fn flush_times(dir: &std::path::Path, samples: usize) -> Result<Vec<Duration>> {
 /// [`CONCURRENCY`] closed-loop senders, each answer waits for the flush that started
 /// before its commit landed (half of one on average) and then its own, so at most
 /// `CONCURRENCY / (1.5 × F)` sends a second, `F` the median flush; said against the
-/// in-memory store's median throughput of each call.
-fn flush_note(flushes: &[Duration], memory: &[Vec<LoadResult>], calls: &[Call]) -> String {
-    let median = flushes.get(flushes.len() / 2).copied().unwrap_or_default();
-    let mean = flushes.iter().sum::<Duration>() / u32::try_from(flushes.len().max(1)).unwrap_or(1);
-    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+/// in-memory store's median throughput of each call, as the table's rows of the
+/// embedded store show it.
+fn flush_note(flushes: &Latencies, report: &Report, calls: &[Call]) -> String {
+    let ms = |quantile: f64| flushes.quantile_ns(quantile) / 1e6;
     // CONCURRENCY is small: the cast is exact.
     #[allow(clippy::cast_precision_loss)]
-    let ceiling = CONCURRENCY as f64 / (1.5 * median.as_secs_f64().max(1e-9));
-    // The embedded store's slots come first ((kind, call) order).
+    let ceiling = CONCURRENCY as f64 / (1.5 * (ms(0.5) / 1e3).max(1e-9));
     let against = calls
         .iter()
-        .zip(memory)
-        .filter_map(|(call, runs)| {
-            let mut rates: Vec<f64> = runs.iter().map(LoadResult::throughput).collect();
-            rates.sort_by(f64::total_cmp);
-            let rate = *rates.get(rates.len() / 2)?;
+        .filter_map(|call| {
+            let id = format!(
+                "{SUITE}.{}.{}.{CONCURRENCY}.throughput",
+                Kind::Embedded.id(),
+                call.id()
+            );
+            let rate = report.row(&id)?.floor.median;
             Some(format!(
-                "{:.3} of the in-memory {} median ({:.0}/s)",
+                "{:.3} of the in-memory {} median ({rate:.0}/s)",
                 ceiling / rate,
                 call.id(),
-                rate
             ))
         })
         .collect::<Vec<_>>()
         .join(", ");
     format!(
         "{SUITE}: this disk flushes {} KiB written over a file in {:.3} ms at the median \
-         ({:.3} ms mean, {} fdatasyncs); a store that flushes before it answers serves at \
-         most {CONCURRENCY} / (1.5 x {:.3} ms) = {:.0} sends/s with {CONCURRENCY} \
+         ({:.3} ms at p90, {} fdatasyncs); a store that flushes before it answers serves at \
+         most {CONCURRENCY} / (1.5 x {:.3} ms) = {ceiling:.0} sends/s with {CONCURRENCY} \
          closed-loop senders: {against}",
         FLUSHED / 1024,
-        ms(median),
-        ms(mean),
-        flushes.len(),
-        ms(median),
-        ceiling,
+        ms(0.5),
+        ms(0.9),
+        flushes.count(),
+        ms(0.5),
     )
 }
 
