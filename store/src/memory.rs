@@ -115,11 +115,12 @@ impl InMemoryTaskStore {
         self.finished_task_limit(retention.finished_tasks)
     }
 
-    /// Counts a task as ended, and forgets the oldest ended task past the limit.
-    fn retire(&self, id: &TaskId) {
+    /// Counts a task as ended at `at`, and forgets the oldest ended task past the
+    /// limit.
+    fn retire(&self, id: &TaskId, at: SystemTime) {
         let evicted = {
             let mut finished = self.finished.lock().unwrap_or_else(PoisonError::into_inner);
-            finished.push_back((id.clone(), SystemTime::now()));
+            finished.push_back((id.clone(), at));
             if finished.len() > self.finished_task_limit {
                 finished.pop_front()
             } else {
@@ -154,10 +155,16 @@ impl InMemoryTaskStore {
             .remove_if(context_id, |_, conversation| conversation.is_empty());
     }
 
-    /// Stores a new task, with its owner when it has one. The owner is in place
-    /// before the task joins its conversation, so a send naming the conversation
-    /// never finds the task without the principal it belongs to.
-    fn insert_with(&self, task: Task, owner: Option<TaskOwner>) -> Result<(), StoreError> {
+    /// Stores a new task, with its owner when it has one, as of `at` (when it ended,
+    /// if it is stored ended). The owner is in place before the task joins its
+    /// conversation, so a send naming the conversation never finds the task without
+    /// the principal it belongs to.
+    pub(crate) fn insert_at(
+        &self,
+        task: Task,
+        owner: Option<TaskOwner>,
+        at: SystemTime,
+    ) -> Result<(), StoreError> {
         let context_id = task.context_id.clone();
         let task_id = task.id.clone();
         let ended = task.status.state.is_terminal();
@@ -185,7 +192,7 @@ impl InMemoryTaskStore {
             self.context_task_limit,
         );
         if ended {
-            self.retire(&task_id);
+            self.retire(&task_id, at);
         }
         Ok(())
     }
@@ -233,13 +240,14 @@ impl InMemoryTaskStore {
     }
 
     /// Puts `status` on a live task, numbered as its latest change, and logs `event`
-    /// with it if there is one: one lookup. Retires the task if it ended. Returns
-    /// the previous state and the event's number.
-    fn change_status(
+    /// with it if there is one: one lookup. Retires the task if it ended, as of `at`.
+    /// Returns the previous state and the event's number.
+    pub(crate) fn change_status(
         &self,
         id: &TaskId,
         status: TaskStatus,
         event: Option<StreamEvent>,
+        at: SystemTime,
     ) -> Result<(TaskState, Option<u64>), StoreError> {
         let ends = status.state.is_terminal();
         let answer = self.with_live_entry(id, |stored| {
@@ -250,9 +258,334 @@ impl InMemoryTaskStore {
             (previous, event.map(|event| stored.log(event)))
         })?;
         if ends {
-            self.retire(id);
+            self.retire(id, at);
         }
         Ok(answer)
+    }
+}
+
+/// The writes as plain functions: the trait's methods call them with the time now,
+/// and the journal store ([`crate::journal`]) applies its logged writes through them,
+/// in the log's order, with the times the log recorded.
+impl InMemoryTaskStore {
+    /// The state of a task, if it is kept.
+    pub(crate) fn state_of(&self, id: &TaskId) -> Option<TaskState> {
+        self.tasks.get(id).map(|stored| stored.task.status.state)
+    }
+
+    /// [`TaskStore::append_history`].
+    pub(crate) fn push_history(
+        &self,
+        id: &TaskId,
+        message: Arc<Message>,
+    ) -> Result<(), StoreError> {
+        self.with_live(id, |task| {
+            task.history.get_or_insert_with(Vec::new).push(message)
+        })
+    }
+
+    /// [`TaskStore::put_artifact`].
+    pub(crate) fn store_artifact(
+        &self,
+        id: &TaskId,
+        artifact: Arc<Artifact>,
+        append: bool,
+    ) -> Result<Arc<Artifact>, StoreError> {
+        self.with_live(id, |task| {
+            let artifacts = task.artifacts.get_or_insert_with(Vec::new);
+            match artifacts
+                .iter_mut()
+                .find(|a| a.artifact_id == artifact.artifact_id)
+            {
+                Some(existing) if append => {
+                    // Copied first only if an event or a reader still holds the
+                    // artifact as it was.
+                    Arc::make_mut(existing)
+                        .parts
+                        .extend(Arc::unwrap_or_clone(artifact).parts);
+                    Arc::clone(existing)
+                }
+                Some(existing) => {
+                    *existing = Arc::clone(&artifact);
+                    artifact
+                }
+                None => {
+                    artifacts.push(Arc::clone(&artifact));
+                    artifact
+                }
+            }
+        })
+    }
+
+    /// [`TaskStore::append_event`].
+    pub(crate) fn log_event(&self, id: &TaskId, event: StreamEvent) -> Result<u64, StoreError> {
+        let mut stored = self
+            .tasks
+            .get_mut(id)
+            .ok_or_else(|| StoreError::NotFound(id.clone()))?;
+        Ok(stored.log(event))
+    }
+
+    /// [`TaskStore::remember_key`], remembered as of `at`.
+    pub(crate) fn remember_key_at(&self, key: &str, task: &TaskId, at: SystemTime) {
+        self.keep(task);
+        if let Some((old, _)) = self.keys.insert(key.to_owned(), (task.clone(), at)) {
+            self.release(&old);
+        }
+    }
+
+    /// [`TaskStore::forget_key`].
+    pub(crate) fn unkey(&self, key: &str) {
+        if let Some((_, (task, _))) = self.keys.remove(key) {
+            self.release(&task);
+        }
+    }
+
+    /// [`TaskStore::put_push_config`].
+    pub(crate) fn store_push_config(
+        &self,
+        config: TaskPushNotificationConfig,
+    ) -> Result<(), StoreError> {
+        let mut stored = self
+            .tasks
+            .get_mut(&config.task_id)
+            .ok_or_else(|| StoreError::NotFound(config.task_id.clone()))?;
+        let configs = &mut stored.push_configs;
+        match configs
+            .iter_mut()
+            .find(|old| old.push_notification_config.id == config.push_notification_config.id)
+        {
+            Some(old) => *old = config,
+            None => configs.push(config),
+        }
+        Ok(())
+    }
+
+    /// [`TaskStore::delete_push_config`].
+    pub(crate) fn remove_push_config(&self, id: &TaskId, config_id: &str) -> bool {
+        let Some(mut stored) = self.tasks.get_mut(id) else {
+            return false;
+        };
+        let configs = &mut stored.push_configs;
+        let before = configs.len();
+        configs.retain(|config| config.push_notification_config.id.as_deref() != Some(config_id));
+        configs.len() != before
+    }
+
+    /// [`TaskStore::drop_ended_before`].
+    pub(crate) fn drop_ended(&self, cutoff: SystemTime) -> usize {
+        let mut dropped = Vec::new();
+        {
+            let mut finished = self.finished.lock().unwrap_or_else(PoisonError::into_inner);
+            while finished.front().is_some_and(|(_, ended)| *ended < cutoff) {
+                if let Some((id, _)) = finished.pop_front() {
+                    dropped.push(id);
+                }
+            }
+        }
+        let mut gone = 0;
+        for id in &dropped {
+            self.evict(id);
+            gone += usize::from(!self.tasks.contains_key(id));
+        }
+        gone
+    }
+
+    /// [`TaskStore::put_record`].
+    pub(crate) fn store_record(
+        &self,
+        namespace: &str,
+        key: &str,
+        value: serde_json::Value,
+        expected: Option<u64>,
+    ) -> Result<u64, StoreError> {
+        match self.records.entry((namespace.to_owned(), key.to_owned())) {
+            Entry::Occupied(mut slot) => {
+                let found = slot.get().0;
+                if expected.is_some_and(|expected| expected != found) {
+                    return Err(StoreError::Conflict {
+                        namespace: namespace.to_owned(),
+                        key: key.to_owned(),
+                        expected,
+                        found: Some(found),
+                    });
+                }
+                *slot.get_mut() = (found + 1, value);
+                Ok(found + 1)
+            }
+            Entry::Vacant(slot) => {
+                if expected.is_some_and(|expected| expected != 0) {
+                    return Err(StoreError::Conflict {
+                        namespace: namespace.to_owned(),
+                        key: key.to_owned(),
+                        expected,
+                        found: None,
+                    });
+                }
+                slot.insert((1, value));
+                Ok(1)
+            }
+        }
+    }
+
+    /// [`TaskStore::delete_record`].
+    pub(crate) fn remove_record(&self, namespace: &str, key: &str) -> bool {
+        self.records
+            .remove(&(namespace.to_owned(), key.to_owned()))
+            .is_some()
+    }
+}
+
+/// A task's entry as values ([`StoreImage`]).
+#[derive(Debug, Clone)]
+pub(crate) struct EntryImage {
+    pub task: Task,
+    pub change: u64,
+    pub joined: u64,
+    pub owner: Option<TaskOwner>,
+    pub events: Vec<(u64, StreamEvent)>,
+    pub push_configs: Vec<TaskPushNotificationConfig>,
+}
+
+/// Everything a store holds, as values: what the journal store snapshots and reads
+/// back, so that a store rebuilt from it answers every read as the one it was taken
+/// from, and its next writes number and retire as that one's would have.
+#[derive(Debug, Default)]
+pub(crate) struct StoreImage {
+    pub entries: Vec<EntryImage>,
+    /// Ended tasks in the order they ended, with when.
+    pub finished: Vec<(TaskId, SystemTime)>,
+    /// Each conversation's members, oldest first, by their numbers.
+    pub conversations: Vec<(ContextId, Vec<(u64, TaskId)>)>,
+    pub keys: Vec<(String, TaskId, SystemTime)>,
+    pub records: Vec<(String, String, u64, serde_json::Value)>,
+    pub changes: u64,
+    pub joined: u64,
+}
+
+impl InMemoryTaskStore {
+    /// The store's contents. Consistent only while nothing writes to the store (the
+    /// journal store takes it on the thread that makes every write).
+    pub(crate) fn image(&self) -> StoreImage {
+        let mut entries: Vec<EntryImage> = self
+            .tasks
+            .iter()
+            .map(|stored| EntryImage {
+                task: stored.task.clone(),
+                change: stored.change,
+                joined: stored.joined,
+                owner: stored.owner.clone(),
+                events: stored.events.clone(),
+                push_configs: stored.push_configs.clone(),
+            })
+            .collect();
+        entries.sort_unstable_by_key(|entry| entry.joined);
+        let finished = self
+            .finished
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect();
+        let conversations = self
+            .contexts
+            .iter()
+            .map(|conversation| {
+                let members = conversation
+                    .tasks
+                    .iter()
+                    .map(|member| (member.joined, member.id.clone()))
+                    .collect();
+                (conversation.key().clone(), members)
+            })
+            .collect();
+        let keys = self
+            .keys
+            .iter()
+            .map(|entry| (entry.key().clone(), entry.0.clone(), entry.1))
+            .collect();
+        let records = self
+            .records
+            .iter()
+            .map(|entry| {
+                let (namespace, key) = entry.key().clone();
+                (namespace, key, entry.0, entry.1.clone())
+            })
+            .collect();
+        StoreImage {
+            entries,
+            finished,
+            conversations,
+            keys,
+            records,
+            changes: self.changes.load(Ordering::Relaxed),
+            joined: self.joined.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Puts `image` into this store, which must be empty: as
+    /// [`InMemoryTaskStore::image`] took it, with the ended tasks a key keeps past
+    /// the limits marked to go with their last key.
+    pub(crate) fn restore(&self, image: StoreImage) {
+        let mut finished_ids = std::collections::HashSet::with_capacity(image.finished.len());
+        for (id, _) in &image.finished {
+            finished_ids.insert(id.clone());
+        }
+        let mut principals = std::collections::HashMap::with_capacity(image.entries.len());
+        for entry in image.entries {
+            let id = entry.task.id.clone();
+            principals.insert(
+                id.clone(),
+                entry
+                    .owner
+                    .as_ref()
+                    .and_then(|owner| owner.principal.clone()),
+            );
+            self.tasks.insert(
+                id,
+                TaskEntry {
+                    task: entry.task,
+                    change: entry.change,
+                    joined: entry.joined,
+                    owner: entry.owner,
+                    events: entry.events,
+                    push_configs: entry.push_configs,
+                },
+            );
+        }
+        *self.finished.lock().unwrap_or_else(PoisonError::into_inner) =
+            image.finished.into_iter().collect();
+        for (context_id, members) in image.conversations {
+            let mut conversation = Conversation::default();
+            for (joined, id) in members {
+                let principal = principals.get(&id).cloned().flatten();
+                conversation.with_principal += usize::from(principal.is_some());
+                conversation.tasks.push_back(Member {
+                    joined,
+                    id,
+                    principal,
+                });
+            }
+            self.contexts.insert(context_id, conversation);
+        }
+        for (key, task, at) in image.keys {
+            self.kept.entry(task.clone()).or_default().keys += 1;
+            self.keys.insert(key, (task, at));
+        }
+        for mut kept in self.kept.iter_mut() {
+            // Ended, and no longer among the ended tasks counted: the limit passed it
+            // by while a key kept it.
+            let ended = self
+                .tasks
+                .get(kept.key())
+                .is_some_and(|stored| stored.task.status.state.is_terminal());
+            kept.overdue = ended && !finished_ids.contains(kept.key());
+        }
+        for (namespace, key, version, value) in image.records {
+            self.records.insert((namespace, key), (version, value));
+        }
+        self.changes.store(image.changes, Ordering::Relaxed);
+        self.joined.store(image.joined, Ordering::Relaxed);
     }
 }
 
@@ -300,11 +633,11 @@ fn trim_history(task: &mut Task, n: usize) {
 #[async_trait]
 impl TaskStore for InMemoryTaskStore {
     async fn insert(&self, task: Task) -> Result<(), StoreError> {
-        self.insert_with(task, None)
+        self.insert_at(task, None, SystemTime::now())
     }
 
     async fn insert_owned(&self, task: Task, owner: TaskOwner) -> Result<(), StoreError> {
-        self.insert_with(task, Some(owner))
+        self.insert_at(task, Some(owner), SystemTime::now())
     }
 
     async fn owner(&self, id: &TaskId) -> Result<Option<TaskOwner>, StoreError> {
@@ -355,7 +688,7 @@ impl TaskStore for InMemoryTaskStore {
     }
 
     async fn set_status(&self, id: &TaskId, status: TaskStatus) -> Result<TaskState, StoreError> {
-        Ok(self.change_status(id, status, None)?.0)
+        Ok(self.change_status(id, status, None, SystemTime::now())?.0)
     }
 
     async fn set_status_logged(
@@ -364,13 +697,16 @@ impl TaskStore for InMemoryTaskStore {
         update: TaskStatusUpdateEvent,
     ) -> Result<(TaskState, Option<u64>), StoreError> {
         let status = update.status.clone();
-        self.change_status(id, status, Some(StreamEvent::StatusUpdate(update)))
+        self.change_status(
+            id,
+            status,
+            Some(StreamEvent::StatusUpdate(update)),
+            SystemTime::now(),
+        )
     }
 
     async fn append_history(&self, id: &TaskId, message: Arc<Message>) -> Result<(), StoreError> {
-        self.with_live(id, |task| {
-            task.history.get_or_insert_with(Vec::new).push(message)
-        })
+        self.push_history(id, message)
     }
 
     async fn put_artifact(
@@ -379,30 +715,7 @@ impl TaskStore for InMemoryTaskStore {
         artifact: Arc<Artifact>,
         append: bool,
     ) -> Result<Arc<Artifact>, StoreError> {
-        self.with_live(id, |task| {
-            let artifacts = task.artifacts.get_or_insert_with(Vec::new);
-            match artifacts
-                .iter_mut()
-                .find(|a| a.artifact_id == artifact.artifact_id)
-            {
-                Some(existing) if append => {
-                    // Copied first only if an event or a reader still holds the
-                    // artifact as it was.
-                    Arc::make_mut(existing)
-                        .parts
-                        .extend(Arc::unwrap_or_clone(artifact).parts);
-                    Arc::clone(existing)
-                }
-                Some(existing) => {
-                    *existing = Arc::clone(&artifact);
-                    artifact
-                }
-                None => {
-                    artifacts.push(Arc::clone(&artifact));
-                    artifact
-                }
-            }
-        })
+        self.store_artifact(id, artifact, append)
     }
 
     async fn list(
@@ -493,11 +806,7 @@ impl TaskStore for InMemoryTaskStore {
         id: &TaskId,
         event: &StreamEvent,
     ) -> Result<Option<u64>, StoreError> {
-        let mut stored = self
-            .tasks
-            .get_mut(id)
-            .ok_or_else(|| StoreError::NotFound(id.clone()))?;
-        Ok(Some(stored.log(event.clone())))
+        self.log_event(id, event.clone()).map(Some)
     }
 
     async fn events_after(
@@ -514,13 +823,7 @@ impl TaskStore for InMemoryTaskStore {
     }
 
     async fn remember_key(&self, key: &str, task: &TaskId) -> Result<(), StoreError> {
-        self.keep(task);
-        if let Some((old, _)) = self
-            .keys
-            .insert(key.to_owned(), (task.clone(), SystemTime::now()))
-        {
-            self.release(&old);
-        }
+        self.remember_key_at(key, task, SystemTime::now());
         Ok(())
     }
 
@@ -533,26 +836,12 @@ impl TaskStore for InMemoryTaskStore {
     }
 
     async fn forget_key(&self, key: &str) -> Result<(), StoreError> {
-        if let Some((_, (task, _))) = self.keys.remove(key) {
-            self.release(&task);
-        }
+        self.unkey(key);
         Ok(())
     }
 
     async fn put_push_config(&self, config: &TaskPushNotificationConfig) -> Result<(), StoreError> {
-        let mut stored = self
-            .tasks
-            .get_mut(&config.task_id)
-            .ok_or_else(|| StoreError::NotFound(config.task_id.clone()))?;
-        let configs = &mut stored.push_configs;
-        match configs
-            .iter_mut()
-            .find(|old| old.push_notification_config.id == config.push_notification_config.id)
-        {
-            Some(old) => *old = config.clone(),
-            None => configs.push(config.clone()),
-        }
-        Ok(())
+        self.store_push_config(config.clone())
     }
 
     async fn push_configs(
@@ -566,13 +855,7 @@ impl TaskStore for InMemoryTaskStore {
     }
 
     async fn delete_push_config(&self, id: &TaskId, config_id: &str) -> Result<bool, StoreError> {
-        let Some(mut stored) = self.tasks.get_mut(id) else {
-            return Ok(false);
-        };
-        let configs = &mut stored.push_configs;
-        let before = configs.len();
-        configs.retain(|config| config.push_notification_config.id.as_deref() != Some(config_id));
-        Ok(configs.len() != before)
+        Ok(self.remove_push_config(id, config_id))
     }
 
     async fn tasks_with_push_configs(&self) -> Result<Vec<TaskId>, StoreError> {
@@ -594,21 +877,7 @@ impl TaskStore for InMemoryTaskStore {
     }
 
     async fn drop_ended_before(&self, cutoff: SystemTime) -> Result<usize, StoreError> {
-        let mut dropped = Vec::new();
-        {
-            let mut finished = self.finished.lock().unwrap_or_else(PoisonError::into_inner);
-            while finished.front().is_some_and(|(_, ended)| *ended < cutoff) {
-                if let Some((id, _)) = finished.pop_front() {
-                    dropped.push(id);
-                }
-            }
-        }
-        let mut gone = 0;
-        for id in &dropped {
-            self.evict(id);
-            gone += usize::from(!self.tasks.contains_key(id));
-        }
-        Ok(gone)
+        Ok(self.drop_ended(cutoff))
     }
 
     async fn put_record(
@@ -618,33 +887,7 @@ impl TaskStore for InMemoryTaskStore {
         value: &serde_json::Value,
         expected: Option<u64>,
     ) -> Result<u64, StoreError> {
-        match self.records.entry((namespace.to_owned(), key.to_owned())) {
-            Entry::Occupied(mut slot) => {
-                let found = slot.get().0;
-                if expected.is_some_and(|expected| expected != found) {
-                    return Err(StoreError::Conflict {
-                        namespace: namespace.to_owned(),
-                        key: key.to_owned(),
-                        expected,
-                        found: Some(found),
-                    });
-                }
-                *slot.get_mut() = (found + 1, value.clone());
-                Ok(found + 1)
-            }
-            Entry::Vacant(slot) => {
-                if expected.is_some_and(|expected| expected != 0) {
-                    return Err(StoreError::Conflict {
-                        namespace: namespace.to_owned(),
-                        key: key.to_owned(),
-                        expected,
-                        found: None,
-                    });
-                }
-                slot.insert((1, value.clone()));
-                Ok(1)
-            }
-        }
+        self.store_record(namespace, key, value.clone(), expected)
     }
 
     async fn get_record(&self, namespace: &str, key: &str) -> Result<Option<Record>, StoreError> {
@@ -672,10 +915,7 @@ impl TaskStore for InMemoryTaskStore {
     }
 
     async fn delete_record(&self, namespace: &str, key: &str) -> Result<bool, StoreError> {
-        Ok(self
-            .records
-            .remove(&(namespace.to_owned(), key.to_owned()))
-            .is_some())
+        Ok(self.remove_record(namespace, key))
     }
 }
 
