@@ -2,6 +2,6 @@
 //! `agentyard-store`, re-exported here so that callers of this crate see one path.
 
 pub use agentyard_store::{
-    InMemoryTaskStore, Record, Retention, SqlTaskStore, StoreError, StoreLocation, TaskFilter,
-    TaskOwner, TaskPage, TaskStore,
+    InMemoryTaskStore, JournalTaskStore, Record, Retention, SqlTaskStore, StoreError,
+    StoreLocation, TaskFilter, TaskOwner, TaskPage, TaskStore,
 };

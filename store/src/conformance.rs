@@ -5,7 +5,7 @@
 //! for one kind of store, given an async function that makes a store with a
 //! [`Retention`](crate::Retention) and anything that must live as long as it (a temporary directory), or
 //! `None`, after printing why, when the kind cannot run here. This
-//! crate runs them against the in-memory, embedded and PostgreSQL stores; a store
+//! crate runs them against the in-memory, embedded, journal and PostgreSQL stores; a store
 //! written elsewhere can run them the same way.
 //!
 //! Each function panics (fails its test) on the first rule the store breaks.

@@ -129,7 +129,7 @@ pub struct SqlTaskStore {
 pub const LOCK_FILE: &str = "agentyard.lock";
 
 /// Takes the directory's lock, or says who holds it.
-fn lock_dir(dir: &Path) -> Result<std::fs::File, String> {
+pub(crate) fn lock_dir(dir: &Path) -> Result<std::fs::File, String> {
     use std::io::{Read, Seek, Write};
     let path = dir.join(LOCK_FILE);
     let mut file = std::fs::OpenOptions::new()

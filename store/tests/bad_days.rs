@@ -8,7 +8,9 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentyard_store::{Retention, SqlTaskStore, StoreError, StoreLocation, TaskOwner, TaskStore};
+use agentyard_store::{
+    JournalTaskStore, Retention, SqlTaskStore, StoreError, StoreLocation, TaskOwner, TaskStore,
+};
 use agentyard_transport::a2a::{Task, TaskState, TaskStatus};
 use agentyard_transport::{ContextId, TaskId};
 use tokio::net::{TcpListener, TcpStream};
@@ -256,6 +258,43 @@ async fn a_full_disk_fails_writes_clearly_and_the_store_recovers_when_space_retu
     let store = SqlTaskStore::open(StoreLocation::Embedded(data), Retention::default())
         .await
         .expect("open on the small disk");
+    fill_and_recover(&store, &disk).await;
+    store.close().await;
+}
+
+/// The same day for the journal store: a write it cannot append is answered with the
+/// error and applied nowhere, and the next write after space returns lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_fails_journal_writes_clearly_and_the_journal_recovers_when_space_returns() {
+    let disk = match SmallDisk::mount(4 << 20) {
+        Ok(disk) => disk,
+        Err(why) => {
+            eprintln!("skipped: cannot mount a small tmpfs to fill ({why})");
+            return;
+        }
+    };
+    let data = disk.path().join("data");
+    let store = JournalTaskStore::open(&data, Retention::default())
+        .await
+        .expect("open on the small disk");
+    let refused = fill_and_recover(&store, &disk).await;
+    store.close().await;
+    // What was refused is not in the file either: a reopen finds the same.
+    let store = JournalTaskStore::open(&data, Retention::default())
+        .await
+        .expect("reopen");
+    assert!(stored(&store, "before").await && stored(&store, "after").await);
+    assert!(
+        !stored(&store, &refused).await,
+        "{refused} was refused, and is not stored"
+    );
+    store.close().await;
+}
+
+/// Fills the disk under `store`, checks that a write is refused clearly and that
+/// nothing refused is stored, frees the space and checks that writes work again.
+/// Returns the id of the task refused.
+async fn fill_and_recover(store: &dyn TaskStore, disk: &SmallDisk) -> String {
     store.insert(task("before")).await.expect("stored");
 
     // Most of the disk goes to another file, so the store's next writes find it full.
@@ -287,11 +326,11 @@ async fn a_full_disk_fails_writes_clearly_and_the_store_recovers_when_space_retu
     let message = error.to_string();
     assert!(message.contains("full"), "names the cause: {message}");
     assert!(
-        !stored(&store, &format!("full-{n}")).await,
+        !stored(store, &format!("full-{n}")).await,
         "what was refused is not stored"
     );
     assert!(
-        stored(&store, "before").await,
+        stored(store, "before").await,
         "what was acknowledged is still there"
     );
 
@@ -301,6 +340,6 @@ async fn a_full_disk_fails_writes_clearly_and_the_store_recovers_when_space_retu
         .insert(task("after"))
         .await
         .expect("writes work again");
-    assert!(stored(&store, "after").await);
-    store.close().await;
+    assert!(stored(store, "after").await);
+    format!("full-{n}")
 }

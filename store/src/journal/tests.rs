@@ -1,0 +1,453 @@
+//! The journal's own tests: what the conformance suite cannot see (its files, what a
+//! reopen finds, torn and corrupt files). The contract itself is the conformance
+//! suite's (`store/tests/conformance.rs` runs it against the journal).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agentyard_transport::a2a::{
+    Artifact, Message, Part, PushNotificationConfig, Role, StreamEvent, Task,
+    TaskArtifactUpdateEvent, TaskPushNotificationConfig, TaskState, TaskStatus,
+    TaskStatusUpdateEvent,
+};
+use agentyard_transport::{ContextId, TaskId};
+
+use super::*;
+
+fn task(id: &str, context: &str) -> Task {
+    Task::new(
+        TaskId::new(id),
+        ContextId::new(context),
+        TaskStatus::new(TaskState::Submitted),
+    )
+}
+
+fn text(text: &str) -> Arc<Message> {
+    Arc::new(Message::new(Role::User, vec![Part::text(text)]))
+}
+
+fn update(id: &str, state: TaskState) -> TaskStatusUpdateEvent {
+    TaskStatusUpdateEvent::new(
+        TaskId::new(id),
+        ContextId::new("c"),
+        TaskStatus::new(state),
+        state.is_terminal(),
+    )
+}
+
+async fn open(dir: &Path, tuning: Tuning) -> JournalTaskStore {
+    JournalTaskStore::open_tuned(dir, Retention::default(), tuning)
+        .await
+        .expect("open the journal")
+}
+
+/// Whatever a client can read of a task: the task, its owner, its log, its configs.
+async fn view(store: &dyn TaskStore, id: &str) -> String {
+    let id = TaskId::new(id);
+    let task = store.get(&id, None).await.expect("get");
+    let owner = store.owner(&id).await.expect("owner");
+    let events = store.events_after(&id, 0).await.expect("events");
+    let configs = store.push_configs(&id).await.expect("configs");
+    format!(
+        "{}|{owner:?}|{}|{}",
+        serde_json::to_string(&task).expect("task"),
+        serde_json::to_string(&events).expect("events"),
+        serde_json::to_string(&configs).expect("configs"),
+    )
+}
+
+/// The ids a store lists, newest change first.
+async fn listed(store: &dyn TaskStore) -> Vec<String> {
+    let all = |_: &Task, _: Option<&TaskOwner>| true;
+    let page = store.list(&all, 100_000, None).await.expect("list");
+    page.tasks
+        .iter()
+        .map(|t| t.id.as_str().to_owned())
+        .collect()
+}
+
+/// A little of everything the store keeps, for `task-{n}`.
+async fn write_some(store: &JournalTaskStore, n: usize) {
+    let id = format!("task-{n}");
+    let task_id = TaskId::new(&id);
+    store
+        .insert_owned(
+            task(&id, &format!("c{}", n % 7)),
+            TaskOwner::new("echo", n.is_multiple_of(3).then(|| Arc::from("alice"))),
+        )
+        .await
+        .expect("insert");
+    store
+        .set_status_logged(&task_id, update(&id, TaskState::Working))
+        .await
+        .expect("working");
+    store
+        .append_history(&task_id, text(&format!("hello {n}")))
+        .await
+        .expect("history");
+    let artifact = Arc::new(Artifact::new(
+        format!("a{n}"),
+        vec![Part::text(format!("part {n}"))],
+    ));
+    let event = StreamEvent::ArtifactUpdate(TaskArtifactUpdateEvent::new(
+        task_id.clone(),
+        ContextId::new("c"),
+        Arc::clone(&artifact),
+    ));
+    store
+        .put_artifact_logged(&task_id, artifact, false, &event)
+        .await
+        .expect("artifact");
+    if n.is_multiple_of(4) {
+        let mut push = PushNotificationConfig::new(format!("http://127.0.0.1:9/{n}"));
+        push.id = Some(format!("p{n}"));
+        let config = TaskPushNotificationConfig {
+            task_id: task_id.clone(),
+            push_notification_config: push,
+        };
+        store.put_push_config(&config).await.expect("push config");
+    }
+    if n.is_multiple_of(5) {
+        store
+            .remember_key(&format!("key-{n}"), &task_id)
+            .await
+            .expect("key");
+    }
+    if n.is_multiple_of(2) {
+        store
+            .set_status_logged(&task_id, update(&id, TaskState::Completed))
+            .await
+            .expect("complete");
+    } else if n.is_multiple_of(3) {
+        store
+            .set_status_logged(&task_id, update(&id, TaskState::InputRequired))
+            .await
+            .expect("input required");
+    }
+    store
+        .put_record(
+            "workflows",
+            &format!("w{}", n % 5),
+            &serde_json::json!({ "n": n }),
+            None,
+        )
+        .await
+        .ok();
+}
+
+/// Everything the test's writes can be read back as.
+async fn everything(store: &JournalTaskStore, n: usize) -> Vec<String> {
+    let mut seen = Vec::new();
+    for i in 0..n {
+        seen.push(view(store, &format!("task-{i}")).await);
+    }
+    seen.push(listed(store).await.join(","));
+    for i in (0..n).step_by(5) {
+        let key = store
+            .recall_key(&format!("key-{i}"), std::time::UNIX_EPOCH)
+            .await
+            .expect("recall");
+        seen.push(format!("{key:?}"));
+    }
+    let records = store.list_records("workflows").await.expect("records");
+    seen.push(
+        serde_json::to_string(
+            &records
+                .iter()
+                .map(|r| (&r.key, r.version))
+                .collect::<Vec<_>>(),
+        )
+        .expect("records"),
+    );
+    let mut unfinished = store.unfinished().await.expect("unfinished");
+    unfinished.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+    seen.push(format!("{unfinished:?}"));
+    for context in 0..7 {
+        let history = store
+            .context_history(&ContextId::new(format!("c{context}")), None, 1000)
+            .await
+            .expect("history");
+        seen.push(serde_json::to_string(&history).expect("history"));
+        let principal = store
+            .context_principal(&ContextId::new(format!("c{context}")))
+            .await
+            .expect("principal");
+        seen.push(format!("{principal:?}"));
+    }
+    seen
+}
+
+fn files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("read the directory")
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| file_number(name).is_some())
+        .collect();
+    names.sort();
+    names
+}
+
+#[tokio::test]
+async fn a_reopen_reads_back_every_acknowledged_write() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let store = open(dir.path(), Tuning::default()).await;
+    for n in 0..40 {
+        write_some(&store, n).await;
+    }
+    let before = everything(&store, 40).await;
+    store.close().await;
+
+    let store = open(dir.path(), Tuning::default()).await;
+    assert_eq!(everything(&store, 40).await, before);
+    // Numbers go on past what was stored: a task changed now is listed first.
+    store
+        .insert(task("after", "c0"))
+        .await
+        .expect("insert after a reopen");
+    assert_eq!(
+        listed(&store).await.first().map(String::as_str),
+        Some("after")
+    );
+    let seq = store
+        .append_event(
+            &TaskId::new("task-1"),
+            &StreamEvent::StatusUpdate(update("task-1", TaskState::Working)),
+        )
+        .await
+        .expect("event");
+    let logged = store
+        .events_after(&TaskId::new("task-1"), 0)
+        .await
+        .expect("log");
+    assert_eq!(
+        seq,
+        Some(logged.len() as u64),
+        "the log numbers on from where it was"
+    );
+    store.close().await;
+}
+
+#[tokio::test]
+async fn segments_roll_into_snapshots_and_a_reopen_finds_the_same_tables() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let retention = Retention::new(25);
+    let store = JournalTaskStore::open_tuned(dir.path(), retention, Tuning::tiny())
+        .await
+        .expect("open");
+    for n in 0..300 {
+        write_some(&store, n).await;
+    }
+    // The snapshot thread runs beside the writes: wait, with a deadline, for a
+    // snapshot to have replaced the segments before it.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let numbers: Vec<(u64, bool)> = files(dir.path())
+            .iter()
+            .filter_map(|name| file_number(name))
+            .collect();
+        let snapshot = numbers.iter().filter(|(_, s)| *s).map(|(n, _)| *n).max();
+        let oldest = numbers.iter().filter(|(_, s)| !*s).map(|(n, _)| *n).min();
+        if snapshot.is_some_and(|s| oldest == Some(s)) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no snapshot replaced the old segments: {:?}",
+            files(dir.path())
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let before = everything(&store, 300).await;
+    store.close().await;
+
+    let store = JournalTaskStore::open_tuned(dir.path(), retention, Tuning::tiny())
+        .await
+        .expect("reopen");
+    assert_eq!(everything(&store, 300).await, before);
+    // Retention held through the snapshot: at most 25 ended tasks, besides those a
+    // key keeps.
+    let mut ended = 0;
+    for n in (0..300).filter(|n| n % 2 == 0 && n % 5 != 0) {
+        ended += usize::from(
+            store
+                .get(&TaskId::new(format!("task-{n}")), None)
+                .await
+                .expect("get")
+                .is_some(),
+        );
+    }
+    assert!(ended <= 25, "{ended} ended tasks kept");
+    store.close().await;
+}
+
+/// The offset after the last whole frame of a segment.
+fn end_of_frames(path: &Path) -> u64 {
+    let bytes = std::fs::read(path).expect("read the segment");
+    let first = read_header(path, &bytes, SEGMENT_MAGIC, 0).expect("a segment");
+    match read_frames(&bytes, first, |_| Ok(())).0 {
+        Ending::Clean(end) => end,
+        Ending::Bad(at, why) => panic!("a bad frame at {at}: {why}"),
+    }
+}
+
+#[tokio::test]
+async fn a_torn_last_write_is_dropped_and_what_came_before_is_kept() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let store = open(dir.path(), Tuning::default()).await;
+    for n in 0..10 {
+        write_some(&store, n).await;
+    }
+    let before = everything(&store, 10).await;
+    store.close().await;
+
+    // A crash in the middle of a write: a frame header that promises more than made
+    // it to the disk, and part of a payload.
+    let segment = segment_path(dir.path(), 0);
+    let end = end_of_frames(&segment);
+    let file = OpenOptions::new().write(true).open(&segment).expect("open");
+    let mut torn = Vec::new();
+    torn.extend_from_slice(&500u32.to_le_bytes());
+    torn.extend_from_slice(&7u32.to_le_bytes());
+    torn.extend_from_slice(&0u64.to_le_bytes());
+    torn.extend_from_slice(br#"{"Insert":{"task":"#);
+    file.write_all_at(&torn, end).expect("tear");
+    drop(file);
+
+    let store = open(dir.path(), Tuning::default()).await;
+    assert_eq!(everything(&store, 10).await, before);
+    // The torn bytes were zeroed: writes after them are read back by the next start.
+    write_some(&store, 10).await;
+    let after = everything(&store, 11).await;
+    store.close().await;
+    let store = open(dir.path(), Tuning::default()).await;
+    assert_eq!(everything(&store, 11).await, after);
+    store.close().await;
+}
+
+#[tokio::test]
+async fn a_bad_frame_before_the_last_segment_is_corruption_named_at_open() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    // Segments roll, snapshots never come.
+    let tuning = Tuning {
+        compact_bytes: u64::MAX,
+        ..Tuning::tiny()
+    };
+    let store = open(dir.path(), tuning).await;
+    for n in 0..60 {
+        write_some(&store, n).await;
+    }
+    store.close().await;
+    assert!(files(dir.path()).len() >= 3, "{:?}", files(dir.path()));
+
+    let segment = segment_path(dir.path(), 0);
+    let mut bytes = std::fs::read(&segment).expect("read");
+    bytes[FILE_HEADER + FRAME_HEADER + 3] ^= 0x20;
+    std::fs::write(&segment, &bytes).expect("corrupt");
+    let error = JournalTaskStore::open_tuned(dir.path(), Retention::default(), tuning)
+        .await
+        .expect_err("a corrupt journal is refused");
+    let message = error.to_string();
+    assert!(
+        message.contains("is corrupt at byte 32")
+            && message.contains("journal-00000000000000000000.log"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn a_file_that_is_not_a_journal_is_named_at_open() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    std::fs::write(
+        segment_path(dir.path(), 0),
+        b"this is not a journal, just text!",
+    )
+    .expect("write");
+    let error = JournalTaskStore::open(dir.path(), Retention::default())
+        .await
+        .expect_err("refused");
+    let message = error.to_string();
+    assert!(
+        message.contains("is not an agentyard journal file") && message.contains("journal-0"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn a_gap_in_the_segments_is_refused_rather_than_skipped() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let tuning = Tuning {
+        compact_bytes: u64::MAX,
+        ..Tuning::tiny()
+    };
+    let store = open(dir.path(), tuning).await;
+    for n in 0..60 {
+        write_some(&store, n).await;
+    }
+    store.close().await;
+    std::fs::remove_file(segment_path(dir.path(), 1)).expect("lose a segment");
+    let error = JournalTaskStore::open_tuned(dir.path(), Retention::default(), tuning)
+        .await
+        .expect_err("refused");
+    assert!(error.to_string().contains("has no segment 1"), "{error}");
+}
+
+#[tokio::test]
+async fn a_second_store_on_the_same_directory_is_refused_by_name() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let first = open(dir.path(), Tuning::default()).await;
+    let error = JournalTaskStore::open(dir.path(), Retention::default())
+        .await
+        .expect_err("the directory is taken");
+    assert!(
+        error
+            .to_string()
+            .contains("in use by another agentyard process"),
+        "{error}"
+    );
+    first.close().await;
+    // Released by the close.
+    open(dir.path(), Tuning::default()).await.close().await;
+}
+
+#[tokio::test]
+async fn a_write_that_breaks_the_rules_is_refused_now_and_after_a_replay() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let store = open(dir.path(), Tuning::default()).await;
+    store.insert(task("t", "c")).await.expect("insert");
+    store
+        .set_status(&TaskId::new("t"), TaskStatus::new(TaskState::Canceled))
+        .await
+        .expect("cancel");
+    let error = store
+        .set_status(&TaskId::new("t"), TaskStatus::new(TaskState::Completed))
+        .await
+        .expect_err("a terminal task stays as it is");
+    assert!(matches!(error, StoreError::Terminal { .. }), "{error:?}");
+    store.close().await;
+    // The refused write is in the log; replayed, it is refused again.
+    let store = open(dir.path(), Tuning::default()).await;
+    let task = store
+        .get(&TaskId::new("t"), None)
+        .await
+        .expect("get")
+        .expect("kept");
+    assert_eq!(task.status.state, TaskState::Canceled);
+    store.close().await;
+}
+
+#[test]
+fn file_names_parse_back_to_their_numbers() {
+    let dir = Path::new("/d");
+    let segment = segment_path(dir, 42);
+    let snapshot = snapshot_path(dir, 7);
+    let name = |p: &Path| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .map(str::to_owned)
+            .unwrap_or_default()
+    };
+    assert_eq!(file_number(&name(&segment)), Some((42, false)));
+    assert_eq!(file_number(&name(&snapshot)), Some((7, true)));
+    assert_eq!(file_number("snapshot-7.tmp"), None);
+    assert_eq!(file_number("agentyard.db"), None);
+}
