@@ -27,7 +27,9 @@ use std::time::Duration;
 
 use std::sync::Arc;
 
-use agentyard_actors::store::{Retention, SqlTaskStore, StoreError, StoreLocation, TaskStore};
+use agentyard_actors::store::{
+    JournalTaskStore, Retention, SqlTaskStore, StoreError, StoreLocation, TaskStore,
+};
 use agentyard_actors::{InMemoryTaskStore, SupervisorConfig};
 use agentyard_policy::PolicyConfig;
 use agentyard_transport::a2a::{AgentSkill, TransportProtocol};
@@ -486,12 +488,14 @@ impl Default for PushSection {
 #[serde(deny_unknown_fields, default)]
 #[non_exhaustive]
 pub struct StoreSection {
-    /// `"embedded"` (a file database in `path`), `"postgres"` (the database at `url`)
+    /// `"embedded"` (a file database in `path`), `"journal"` (an append-only log in
+    /// `path`, read back into memory at start), `"postgres"` (the database at `url`)
     /// or `"memory"` (lost at exit). Unset: `"postgres"` when `url` is set, else
     /// `"embedded"`.
     pub kind: Option<StoreKind>,
-    /// The data directory of the embedded store, created on first start (default
-    /// `./agentyard-data`, relative to where the program starts). `--data-dir` wins.
+    /// The data directory of the embedded or journal store, created on first start
+    /// (default `./agentyard-data`, relative to where the program starts).
+    /// `--data-dir` wins.
     pub path: std::path::PathBuf,
     /// The PostgreSQL URL, `postgres://user:password@host:port/database`.
     pub url: Option<String>,
@@ -508,6 +512,10 @@ pub struct StoreSection {
 pub enum StoreKind {
     /// A SQLite file in the data directory: durable, nothing to install.
     Embedded,
+    /// An append-only log in the data directory, replayed into memory at start:
+    /// durable, nothing to install; every read is answered from memory, and a send
+    /// flushes its few hundred bytes of log instead of a database's pages.
+    Journal,
     /// A PostgreSQL database, which several processes may share.
     Postgres,
     /// In memory: lost when the program stops.
@@ -671,7 +679,9 @@ impl Config {
                     "must start with postgres:// or postgresql://",
                 ));
             }
-            (StoreKind::Embedded, _) if self.store.path.as_os_str().is_empty() => {
+            (StoreKind::Embedded | StoreKind::Journal, _)
+                if self.store.path.as_os_str().is_empty() =>
+            {
                 return Err(invalid("store.path", "must name a directory"));
             }
             _ => {}
@@ -846,13 +856,19 @@ impl Config {
     }
 
     /// Opens the task store the `[store]` section describes: the embedded file
-    /// database (created on first start), PostgreSQL (migrated at start), or memory.
+    /// database or the journal (created on first start), PostgreSQL (migrated at
+    /// start), or memory.
     ///
     /// # Errors
     /// The store's error, naming where it is, when it cannot be opened.
     pub async fn open_store(&self) -> Result<Arc<dyn TaskStore>, StoreError> {
         let location = match self.store.effective_kind() {
             StoreKind::Memory => return Ok(Arc::new(self.task_store())),
+            StoreKind::Journal => {
+                return Ok(Arc::new(
+                    JournalTaskStore::open(self.store.path.clone(), self.retention()).await?,
+                ));
+            }
             StoreKind::Embedded => StoreLocation::Embedded(self.store.path.clone()),
             StoreKind::Postgres => {
                 StoreLocation::Postgres(self.store.url.clone().unwrap_or_default())

@@ -167,10 +167,14 @@ impl Server {
         config.check_agents(|name| runtime.supervisor().agent(name).is_some())?;
         // Before the edge takes sends: what was running when the process stopped ends
         // `failed` (or runs again, for agents that opted in). Only for the embedded
-        // store, which this process alone uses (its directory is locked): on a
+        // and journal stores, which this process alone uses (their directory is
+        // locked): on a
         // PostgreSQL store shared by several servers, a running task may be another
         // server's.
-        let recovered = if config.store.effective_kind() == StoreKind::Embedded {
+        let recovered = if matches!(
+            config.store.effective_kind(),
+            StoreKind::Embedded | StoreKind::Journal
+        ) {
             runtime.recover(&*store).await.map_err(ServeError::Store)?
         } else {
             agentyard_store::restart::Recovered::default()
@@ -271,6 +275,10 @@ impl Server {
             ),
             StoreKind::Embedded => format!(
                 "embedded, in {} (the last {kept} ended tasks are kept){recovered}",
+                self.config.store.path.display()
+            ),
+            StoreKind::Journal => format!(
+                "journal, in {} (the last {kept} ended tasks are kept){recovered}",
                 self.config.store.path.display()
             ),
             StoreKind::Postgres => format!(

@@ -25,7 +25,7 @@
 //! # Files
 //!
 //! In the data directory: `journal-<n>.log` segments (a header, then frames:
-//! length, CRC-32C of the payload, sequence number, payload), a new one past
+//! length, CRC-32 of the payload, sequence number, payload), a new one past
 //! [`Tuning::segment_bytes`]; `snapshot-<n>.img`, the tables as they stood when
 //! segment `n` began, written by a thread of its own once the segments since the last
 //! snapshot outgrow [`Tuning::compact_bytes`] (and twice the snapshot), after which

@@ -393,6 +393,12 @@ fn the_store_is_embedded_unless_a_url_or_kind_says_otherwise() {
     assert_eq!(url.store.effective_kind(), StoreKind::Postgres);
     let memory = Config::from_toml("[store]\nkind = \"memory\"\n").expect("valid");
     assert_eq!(memory.store.effective_kind(), StoreKind::Memory);
+    let journal = Config::from_toml("[store]\nkind = \"journal\"\n").expect("valid");
+    assert_eq!(journal.store.effective_kind(), StoreKind::Journal);
+    assert_eq!(journal.store.path, std::path::Path::new("./agentyard-data"));
+    let e =
+        Config::from_toml("[store]\nkind = \"journal\"\npath = \"\"\n").expect_err("no directory");
+    assert!(e.to_string().contains("store.path"), "{e}");
     let aged = Config::from_toml("[store]\nmax_age_secs = 60\n").expect("valid");
     assert_eq!(aged.retention().max_age, Some(Duration::from_secs(60)));
     assert_eq!(default.retention().max_age, None);

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::{PATIENCE, Running, block_on, start};
+use super::{PATIENCE, Running, block_on, start, temp_config};
 
 fn call(running: &Running, agent: &str, body: &Value, key: Option<&str>) -> Value {
     let url = format!("{}/agents/{agent}", running.base);
@@ -131,10 +131,33 @@ fn numbered_stream(
 
 #[test]
 fn after_kill_9_every_acknowledged_task_is_there_in_its_state() {
-    let data = std::env::temp_dir().join(format!("agentyard-crash-{}", std::process::id()));
+    crash_and_restart("embedded", None);
+}
+
+#[test]
+fn after_kill_9_the_journal_has_every_acknowledged_task_in_its_state() {
+    let config = temp_config("journal.toml", "[store]\nkind = \"journal\"\n");
+    crash_and_restart("journal", Some(config.to_str().expect("utf-8")));
+}
+
+/// The crash test on the store `kind` (its config file, if the default is not it).
+fn crash_and_restart(kind: &str, config: Option<&str>) {
+    let data = std::env::temp_dir().join(format!("agentyard-crash-{kind}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&data);
     let dir = data.to_str().expect("utf-8").to_owned();
-    let mut first = start(&["--data-dir", &dir], &[]);
+    let mut args = vec!["--data-dir", &dir];
+    if let Some(config) = config {
+        args.extend(["--config", config]);
+    }
+    let mut first = start(&args, &[]);
+    assert!(
+        first
+            .banner
+            .join("\n")
+            .contains(&format!("{kind}, in {dir}")),
+        "{:?}",
+        first.banner
+    );
 
     // Done: three keyed echoes.
     let mut done = Vec::new();
@@ -193,7 +216,7 @@ fn after_kill_9_every_acknowledged_task_is_there_in_its_state() {
     first.child.wait().expect("reaped");
     drop(first);
 
-    let second = start(&["--data-dir", &dir], &[]);
+    let second = start(&args, &[]);
     let banner = second.banner.join("\n");
     assert!(
         banner.contains("3 task(s) cut off by the last stop (now failed) and 2 waiting"),
