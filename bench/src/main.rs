@@ -108,7 +108,7 @@ enum Suite {
     Sustained,
     /// A local agent calling a remote agent over loopback against the bare client.
     Remote,
-    /// The durable task stores (embedded, PostgreSQL) against the in-memory store.
+    /// The durable task stores (embedded, journal, PostgreSQL) against the in-memory store.
     Store,
     /// A 100-node workflow fan-out/fan-in (in process and pure A2A) against plain
     /// sends, and the time to the first node's start.

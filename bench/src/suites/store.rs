@@ -3,7 +3,8 @@
 //!
 //! **Both sides.** The same runtime (the supervisor suite's policy and raised limits,
 //! the echo agent) differing only in its task store: the embedded store (a SQLite file
-//! in a fresh temporary directory) or PostgreSQL (a fresh schema on the server
+//! in a fresh temporary directory), the journal store (an append-only log in one) or
+//! PostgreSQL (a fresh schema on the server
 //! `AGENTYARD_TEST_POSTGRES_URL` names; left out, and said so, without one) against
 //! the in-memory store. Every write of a durable store is committed before it is
 //! answered; concurrent writes share a transaction (group commit).
@@ -11,8 +12,8 @@
 //! **Calls.** HTTP `message/send` (blocking) to the echo agent through the edge, and
 //! the supervisor's request/reply (`send_and_wait`) in process, each at 16 concurrent
 //! senders with one conversation each; the two sides run in alternating order within a
-//! round. Targets: the embedded store at least 60% of the in-memory throughput, and
-//! PostgreSQL at least 40%, for both calls.
+//! round. Targets: the embedded and journal stores at least 60% of the in-memory
+//! throughput, and PostgreSQL at least 40%, for both calls.
 //!
 //! **The disk's flush.** Before the rounds the suite times `fdatasync` of 16 KiB written
 //! over a file in the scratch directory, and a note gives what its median allows any
@@ -22,7 +23,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use agentyard::store::{Retention, SqlTaskStore, StoreLocation, TaskStore};
+use agentyard::store::{JournalTaskStore, Retention, SqlTaskStore, StoreLocation, TaskStore};
 use agentyard::{AgentDescriptor, ContextId, Message, Runtime, SendRequest, Supervisor, TaskState};
 use agentyard_actors::edge::{AgentSettings, Edge, EdgeConfig, PushConfig};
 
@@ -46,6 +47,7 @@ const FLUSHED: usize = 16 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Embedded,
+    Journal,
     Postgres,
 }
 
@@ -53,6 +55,7 @@ impl Kind {
     fn id(self) -> &'static str {
         match self {
             Self::Embedded => "embedded",
+            Self::Journal => "journal",
             Self::Postgres => "postgres",
         }
     }
@@ -60,6 +63,7 @@ impl Kind {
     fn label(self) -> &'static str {
         match self {
             Self::Embedded => "embedded store",
+            Self::Journal => "journal store",
             Self::Postgres => "PostgreSQL store",
         }
     }
@@ -67,7 +71,7 @@ impl Kind {
     /// The least ratio to the in-memory store's throughput (issue 11's targets).
     fn target(self) -> f64 {
         match self {
-            Self::Embedded => 0.6,
+            Self::Embedded | Self::Journal => 0.6,
             Self::Postgres => 0.4,
         }
     }
@@ -109,7 +113,7 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
         let _ = std::fs::remove_dir_all(&scratch);
         times?
     };
-    let mut kinds = vec![Kind::Embedded];
+    let mut kinds = vec![Kind::Embedded, Kind::Journal];
     match std::env::var(agentyard::store::testing::POSTGRES_URL_VAR) {
         Ok(_) => kinds.push(Kind::Postgres),
         Err(_) => report.notes.push(format!(
@@ -210,6 +214,9 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
             Kind::Embedded => {
                 "embedded store >= 60% of the in-memory store's throughput (HTTP send and request/reply, 16 conn)"
             }
+            Kind::Journal => {
+                "journal store >= 60% of the in-memory store's throughput (HTTP send and request/reply, 16 conn)"
+            }
             Kind::Postgres => {
                 "PostgreSQL store >= 40% of the in-memory store's throughput (HTTP send and request/reply, 16 conn)"
             }
@@ -218,8 +225,9 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
     }
     report.notes.push(flush_note(&flushes, report, &calls));
     report.notes.push(format!(
-        "{SUITE}: each durable store is fresh per round (a new SQLite file; a new PostgreSQL \
-         schema), committed before it answers (SQLite synchronous=FULL, WAL); one \
+        "{SUITE}: each durable store is fresh per round (a new SQLite file; a new journal; a \
+         new PostgreSQL schema), committed before it answers (SQLite synchronous=FULL, \
+         WAL; the journal's fdatasync); one \
          conversation per sender; loopback HTTP with keep-alive"
     ));
     Ok(())
@@ -322,6 +330,14 @@ fn tempdir() -> Result<std::path::PathBuf> {
 async fn open(kind: Kind, scratch: &std::path::Path) -> Result<Arc<dyn TaskStore>> {
     let location = match kind {
         Kind::Embedded => StoreLocation::Embedded(scratch.to_owned()),
+        Kind::Journal => {
+            let store = JournalTaskStore::open(scratch, Retention::default())
+                .await
+                .map_err(|error| {
+                    Error::Unexpected(format!("the {} did not open: {error}", kind.label()))
+                })?;
+            return Ok(Arc::new(store));
+        }
         Kind::Postgres => {
             let url = agentyard::store::testing::postgres_schema("bench")
                 .await
