@@ -849,6 +849,10 @@ fn lock_queue(shared: &Shared) -> MutexGuard<'_, Queue> {
 fn write_loop(shared: &Shared, mut log: Log) {
     let mut batch = Vec::new();
     let mut inserted = Vec::new();
+    // Sent once the inserts applied are off the `inserting` list: an unanswered write
+    // its caller makes after an answer is checked against the tables alone (a task
+    // that ended is refused then, not let through as if its insert were still queued).
+    let mut answers = Vec::new();
     loop {
         {
             let mut queue = lock_queue(shared);
@@ -863,36 +867,25 @@ fn write_loop(shared: &Shared, mut log: Log) {
             }
             std::mem::swap(&mut queue.writes, &mut batch);
         }
-        match log.append(&batch) {
-            Ok(()) => {
-                for write in batch.drain(..) {
-                    if let Some(id) = write.op.inserts() {
-                        inserted.push(id.clone());
-                    }
-                    let done = write.op.apply(&shared.tables).unwrap_or_else(|| {
-                        Err(StoreError::Backend(
-                            "a snapshot's part written as a write".into(),
-                        ))
-                    });
-                    if let Some(answer) = write.answer {
-                        let _ = answer.send(done);
-                    }
-                }
+        let appended = log.append(&batch);
+        if let Err(error) = &appended {
+            tracing::warn!(%error, writes = batch.len(), "the journal refused a batch of writes");
+        }
+        for write in batch.drain(..) {
+            if let Some(id) = write.op.inserts() {
+                inserted.push(id.clone());
             }
-            Err(error) => {
-                let message = error.to_string();
-                tracing::warn!(%message, writes = batch.len(), "the journal refused a batch of writes");
-                for write in batch.drain(..) {
-                    if let Some(id) = write.op.inserts() {
-                        inserted.push(id.clone());
-                    }
-                    if let Some(answer) = write.answer {
-                        let _ = answer.send(Err(StoreError::Unavailable(match &error {
-                            StoreError::Unavailable(why) => why.clone(),
-                            other => other.to_string(),
-                        })));
-                    }
-                }
+            let done = match &appended {
+                Ok(()) => write.op.apply(&shared.tables).unwrap_or_else(|| {
+                    Err(StoreError::Backend(
+                        "a snapshot's part written as a write".into(),
+                    ))
+                }),
+                Err(StoreError::Unavailable(why)) => Err(StoreError::Unavailable(why.clone())),
+                Err(other) => Err(StoreError::Unavailable(other.to_string())),
+            };
+            if let Some(answer) = write.answer {
+                answers.push((answer, done));
             }
         }
         if !inserted.is_empty() {
@@ -900,6 +893,9 @@ fn write_loop(shared: &Shared, mut log: Log) {
             for id in inserted.drain(..) {
                 queue.inserting.remove(&id);
             }
+        }
+        for (answer, done) in answers.drain(..) {
+            let _ = answer.send(done);
         }
         if let Err(error) = log.roll(&shared.tables) {
             tracing::warn!(%error, "the journal cannot begin its next segment; it writes on in this one");

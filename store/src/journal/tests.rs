@@ -451,3 +451,50 @@ fn file_names_parse_back_to_their_numbers() {
     assert_eq!(file_number("snapshot-7.tmp"), None);
     assert_eq!(file_number("agentyard.db"), None);
 }
+
+/// Sends as the runtime makes them, from many tasks at once: an insert nobody waits
+/// for, then the task's other writes, one of them answered. However the writes fall
+/// into batches, a task's insert is in the log (and applied) before its next write,
+/// and a write made after an answer is checked against what that answer applied. (A
+/// build that flushed on two threads, each taking its batch before the log's lock,
+/// failed this within a few thousand sends.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_task_s_writes_land_in_the_order_they_were_made() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let store = Arc::new(open(dir.path(), Tuning::default()).await);
+    let mut senders = tokio::task::JoinSet::new();
+    for sender in 0..16 {
+        let store = Arc::clone(&store);
+        senders.spawn(async move {
+            for n in 0..1000 {
+                let id = TaskId::mint();
+                let mut task = task(id.as_str(), &format!("c{sender}"));
+                task.status = TaskStatus::new(TaskState::Working);
+                store
+                    .insert_owned_unanswered(task, TaskOwner::new("echo", None))
+                    .await
+                    .expect("queued");
+                store
+                    .append_history_unanswered(&id, text(&format!("{sender}/{n}")))
+                    .await
+                    .expect("the insert is queued, so the task is there");
+                let update = TaskStatusUpdateEvent::new(
+                    id.clone(),
+                    ContextId::new(format!("c{sender}")),
+                    TaskStatus::new(TaskState::Completed),
+                    true,
+                );
+                store
+                    .set_status_logged(&id, update)
+                    .await
+                    .expect("the insert landed first");
+                let stored = store.get(&id, None).await.expect("get").expect("stored");
+                assert_eq!(stored.history.map(|h| h.len()), Some(1));
+            }
+        });
+    }
+    while let Some(done) = senders.join_next().await {
+        done.expect("a sender");
+    }
+    store.close().await;
+}
