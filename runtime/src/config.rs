@@ -488,12 +488,11 @@ impl Default for PushSection {
 #[serde(deny_unknown_fields, default)]
 #[non_exhaustive]
 pub struct StoreSection {
-    /// `"embedded"` (a file database in `path`), `"journal"` (an append-only log in
-    /// `path`, read back into memory at start), `"postgres"` (the database at `url`)
-    /// or `"memory"` (lost at exit). Unset: `"postgres"` when `url` is set, else
-    /// `"embedded"`.
+    /// `"journal"` (an append-only log in `path`, read back into memory at start),
+    /// `"embedded"` (a SQLite file in `path`), `"postgres"` (the database at `url`)
+    /// or `"memory"` (lost at exit). Unset: see [`StoreSection::effective_kind`].
     pub kind: Option<StoreKind>,
-    /// The data directory of the embedded or journal store, created on first start
+    /// The data directory of the journal or embedded store, created on first start
     /// (default `./agentyard-data`, relative to where the program starts).
     /// `--data-dir` wins.
     pub path: std::path::PathBuf,
@@ -510,11 +509,12 @@ pub struct StoreSection {
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum StoreKind {
-    /// A SQLite file in the data directory: durable, nothing to install.
+    /// A SQLite file in the data directory: durable, nothing to install (the default
+    /// before the journal).
     Embedded,
-    /// An append-only log in the data directory, replayed into memory at start:
-    /// durable, nothing to install; every read is answered from memory, and a send
-    /// flushes its few hundred bytes of log instead of a database's pages.
+    /// The default: an append-only log in the data directory, replayed into memory at
+    /// start: durable, nothing to install; every read is answered from memory, and a
+    /// send flushes its few hundred bytes of log instead of a database's pages.
     Journal,
     /// A PostgreSQL database, which several processes may share.
     Postgres,
@@ -523,18 +523,42 @@ pub enum StoreKind {
 }
 
 impl StoreSection {
-    /// The default data directory of the embedded store.
+    /// The default data directory of the journal and embedded stores.
     pub const DEFAULT_PATH: &str = "./agentyard-data";
 
-    /// The kind in effect: `kind`, or what `url` implies.
+    /// The kind in effect: `kind`; else `"postgres"` when `url` is set; else
+    /// `"embedded"` when the data directory already holds an embedded (SQLite) store
+    /// and no journal, so that a server upgraded in place keeps its tasks; else
+    /// `"journal"`.
     #[must_use]
     pub fn effective_kind(&self) -> StoreKind {
-        self.kind.unwrap_or(if self.url.is_some() {
-            StoreKind::Postgres
-        } else {
+        if let Some(kind) = self.kind {
+            return kind;
+        }
+        if self.url.is_some() {
+            return StoreKind::Postgres;
+        }
+        if holds_sqlite_only(&self.path) {
             StoreKind::Embedded
-        })
+        } else {
+            StoreKind::Journal
+        }
     }
+}
+
+/// Whether `dir` holds an embedded (SQLite) store and no journal.
+fn holds_sqlite_only(dir: &std::path::Path) -> bool {
+    if !dir.join(agentyard_actors::store::EMBEDDED_FILE).is_file() {
+        return false;
+    }
+    !std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(agentyard_actors::store::journal::is_journal_file)
+        })
+    })
 }
 
 impl Default for StoreSection {

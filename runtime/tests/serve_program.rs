@@ -267,7 +267,7 @@ fn the_banner_says_config_auth_and_where_the_data_lives() {
     );
     assert!(banner.contains("auth:   off"), "{banner}");
     assert!(
-        banner.contains("data:   embedded, in ./agentyard-data"),
+        banner.contains("data:   journal, in ./agentyard-data"),
         "{banner}"
     );
     assert!(

@@ -499,6 +499,13 @@ fn snapshot_path(dir: &Path, number: u64) -> PathBuf {
     dir.join(format!("snapshot-{number:020}.img"))
 }
 
+/// Whether a file of this name is one of a journal's segments or snapshots: how a
+/// caller tells a data directory that holds a journal.
+#[must_use]
+pub fn is_journal_file(name: &str) -> bool {
+    file_number(name).is_some()
+}
+
 /// The number in a journal file's name, and whether it is a snapshot.
 fn file_number(name: &str) -> Option<(u64, bool)> {
     if let Some(number) = name

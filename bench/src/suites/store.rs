@@ -215,7 +215,7 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
                 "embedded store >= 60% of the in-memory store's throughput (HTTP send and request/reply, 16 conn)"
             }
             Kind::Journal => {
-                "journal store >= 60% of the in-memory store's throughput (HTTP send and request/reply, 16 conn)"
+                "journal store (the default) >= 60% of the in-memory store's throughput (HTTP send and request/reply, 16 conn)"
             }
             Kind::Postgres => {
                 "PostgreSQL store >= 40% of the in-memory store's throughput (HTTP send and request/reply, 16 conn)"

@@ -385,9 +385,9 @@ fn remote_entries_with_bad_values_name_the_key() {
 }
 
 #[test]
-fn the_store_is_embedded_unless_a_url_or_kind_says_otherwise() {
+fn the_store_is_the_journal_unless_a_url_or_kind_or_an_older_store_says_otherwise() {
     let default = Config::from_toml("").expect("valid");
-    assert_eq!(default.store.effective_kind(), StoreKind::Embedded);
+    assert_eq!(default.store.effective_kind(), StoreKind::Journal);
     assert_eq!(default.store.path, std::path::Path::new("./agentyard-data"));
     let url = Config::from_toml("[store]\nurl = \"postgres://u@127.0.0.1/db\"\n").expect("valid");
     assert_eq!(url.store.effective_kind(), StoreKind::Postgres);
@@ -399,6 +399,21 @@ fn the_store_is_embedded_unless_a_url_or_kind_says_otherwise() {
     let e =
         Config::from_toml("[store]\nkind = \"journal\"\npath = \"\"\n").expect_err("no directory");
     assert!(e.to_string().contains("store.path"), "{e}");
+    // A data directory an earlier version filled with a SQLite store keeps it, until a
+    // journal is there too (or `kind` says).
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let at = |dir: &std::path::Path| {
+        let text = format!("[store]\npath = {:?}\n", dir.display().to_string());
+        Config::from_toml(&text)
+            .expect("valid")
+            .store
+            .effective_kind()
+    };
+    assert_eq!(at(dir.path()), StoreKind::Journal);
+    std::fs::write(dir.path().join("agentyard.db"), b"").expect("an older store");
+    assert_eq!(at(dir.path()), StoreKind::Embedded);
+    std::fs::write(dir.path().join("journal-00000000000000000000.log"), b"").expect("a journal");
+    assert_eq!(at(dir.path()), StoreKind::Journal);
     let aged = Config::from_toml("[store]\nmax_age_secs = 60\n").expect("valid");
     assert_eq!(aged.retention().max_age, Some(Duration::from_secs(60)));
     assert_eq!(default.retention().max_age, None);

@@ -129,15 +129,16 @@ fn numbered_stream(
     rx
 }
 
+/// The default store, the journal.
 #[test]
 fn after_kill_9_every_acknowledged_task_is_there_in_its_state() {
-    crash_and_restart("embedded", None);
+    crash_and_restart("journal", None);
 }
 
 #[test]
-fn after_kill_9_the_journal_has_every_acknowledged_task_in_its_state() {
-    let config = temp_config("journal.toml", "[store]\nkind = \"journal\"\n");
-    crash_and_restart("journal", Some(config.to_str().expect("utf-8")));
+fn after_kill_9_the_embedded_sqlite_store_has_every_acknowledged_task_in_its_state() {
+    let config = temp_config("embedded.toml", "[store]\nkind = \"embedded\"\n");
+    crash_and_restart("embedded", Some(config.to_str().expect("utf-8")));
 }
 
 /// The crash test on the store `kind` (its config file, if the default is not it).
