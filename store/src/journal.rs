@@ -340,6 +340,21 @@ impl Op {
         })
     }
 
+    /// The task a write is of, if it is of one.
+    fn task(&self) -> Option<&TaskId> {
+        match self {
+            Self::Insert { task, .. } => Some(&task.id),
+            Self::Status { id, .. }
+            | Self::StatusLogged { id, .. }
+            | Self::History { id, .. }
+            | Self::Artifact { id, .. }
+            | Self::Event { id, .. }
+            | Self::Unpush { id, .. } => Some(id),
+            Self::Push { config } => Some(&config.task_id),
+            _ => None,
+        }
+    }
+
     /// The task a write inserts.
     fn inserts(&self) -> Option<&TaskId> {
         match self {
@@ -853,9 +868,14 @@ fn lock_queue(shared: &Shared) -> MutexGuard<'_, Queue> {
 }
 
 /// The writer thread: append, flush, apply, answer, as long as the store is open.
+/// Tasks whose insert the disk refused, remembered (up to this many, the oldest
+/// forgotten first) so that their later writes say so rather than "not found".
+const LOST_KEPT: usize = 10_000;
+
 fn write_loop(shared: &Shared, mut log: Log) {
     let mut batch = Vec::new();
     let mut inserted = Vec::new();
+    let mut lost: (HashSet<TaskId>, std::collections::VecDeque<TaskId>) = Default::default();
     // Sent once the inserts applied are off the `inserting` list: an unanswered write
     // its caller makes after an answer is checked against the tables alone (a task
     // that ended is refused then, not let through as if its insert were still queued).
@@ -881,15 +901,29 @@ fn write_loop(shared: &Shared, mut log: Log) {
         for write in batch.drain(..) {
             if let Some(id) = write.op.inserts() {
                 inserted.push(id.clone());
+                if appended.is_err() && lost.0.insert(id.clone()) {
+                    lost.1.push_back(id.clone());
+                    if lost.1.len() > LOST_KEPT
+                        && let Some(oldest) = lost.1.pop_front()
+                    {
+                        lost.0.remove(&oldest);
+                    }
+                }
             }
-            let done = match &appended {
-                Ok(()) => write.op.apply(&shared.tables).unwrap_or_else(|| {
+            let was_lost = write.op.task().filter(|id| lost.0.contains(*id));
+            let done = match (&appended, was_lost) {
+                // In the log, and refused again by a replay, as the task is not there.
+                (Ok(()), Some(id)) => Err(StoreError::Unavailable(format!(
+                    "an earlier write of task `{id}` was not stored (the disk refused it); \
+                     the task cannot be changed"
+                ))),
+                (Ok(()), None) => write.op.apply(&shared.tables).unwrap_or_else(|| {
                     Err(StoreError::Backend(
                         "a snapshot's part written as a write".into(),
                     ))
                 }),
-                Err(StoreError::Unavailable(why)) => Err(StoreError::Unavailable(why.clone())),
-                Err(other) => Err(StoreError::Unavailable(other.to_string())),
+                (Err(StoreError::Unavailable(why)), _) => Err(StoreError::Unavailable(why.clone())),
+                (Err(other), _) => Err(StoreError::Unavailable(other.to_string())),
             };
             if let Some(answer) = write.answer {
                 answers.push((answer, done));

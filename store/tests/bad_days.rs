@@ -278,6 +278,49 @@ async fn a_full_disk_fails_journal_writes_clearly_and_the_journal_recovers_when_
         .await
         .expect("open on the small disk");
     let refused = fill_and_recover(&store, &disk).await;
+
+    // An insert nobody waits for, refused by the full disk: the task's later writes
+    // say so, before and after space returns.
+    let filler = disk.path().join("filler");
+    {
+        use std::io::Write as _;
+        let mut file = std::fs::File::create(&filler).expect("filler");
+        let block = vec![0u8; 64 << 10];
+        while file.write_all(&block).is_ok() {}
+        let _ = file.sync_all();
+    }
+    let mut lost = None;
+    for _ in 0..512 {
+        let id = TaskId::mint();
+        let mut task = task(id.as_str());
+        task.status = TaskStatus::new(TaskState::Working);
+        task.history = Some(vec![
+            agentyard_transport::a2a::Message::user_text("x".repeat(32 << 10)).into(),
+        ]);
+        store
+            .insert_owned_unanswered(task, TaskOwner::new("agent", None))
+            .await
+            .expect("answered once queued");
+        if let Err(error) = store
+            .set_status(&id, TaskStatus::new(TaskState::Completed))
+            .await
+        {
+            assert!(matches!(error, StoreError::Unavailable(_)), "{error:?}");
+            lost = Some(id);
+            break;
+        }
+    }
+    let lost = lost.expect("the full disk refuses a send");
+    std::fs::remove_file(&filler).expect("free the space");
+    let error = store
+        .set_status(&lost, TaskStatus::new(TaskState::Completed))
+        .await
+        .expect_err("the task was never stored");
+    assert!(
+        matches!(&error, StoreError::Unavailable(why) if why.contains("was not stored")),
+        "{error:?}"
+    );
+    assert!(!stored(&store, lost.as_str()).await);
     store.close().await;
     // What was refused is not in the file either: a reopen finds the same.
     let store = JournalTaskStore::open(&data, Retention::default())
