@@ -230,8 +230,27 @@ impl SmallDisk {
         Ok(Self { dir })
     }
 
+    /// A 4 MiB disk, or `None` (said on stderr, with why) where none can be mounted.
+    fn mount_or_skip() -> Option<Self> {
+        Self::mount(4 << 20)
+            .inspect_err(|why| eprintln!("skipped: cannot mount a small tmpfs to fill ({why})"))
+            .ok()
+    }
+
     fn path(&self) -> &std::path::Path {
         self.dir.path()
+    }
+
+    /// Fills what is left of the disk with a file of its own, and returns its path
+    /// (removing it gives the space back).
+    fn fill(&self) -> std::path::PathBuf {
+        use std::io::Write as _;
+        let filler = self.path().join("filler");
+        let mut file = std::fs::File::create(&filler).expect("filler");
+        let block = vec![0u8; 64 << 10];
+        while file.write_all(&block).is_ok() {}
+        let _ = file.sync_all();
+        filler
     }
 }
 
@@ -247,12 +266,8 @@ impl Drop for SmallDisk {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_fails_writes_clearly_and_the_store_recovers_when_space_returns() {
-    let disk = match SmallDisk::mount(4 << 20) {
-        Ok(disk) => disk,
-        Err(why) => {
-            eprintln!("skipped: cannot mount a small tmpfs to fill ({why})");
-            return;
-        }
+    let Some(disk) = SmallDisk::mount_or_skip() else {
+        return;
     };
     let data = disk.path().join("data");
     let store = SqlTaskStore::open(StoreLocation::Embedded(data), Retention::default())
@@ -266,12 +281,8 @@ async fn a_full_disk_fails_writes_clearly_and_the_store_recovers_when_space_retu
 /// error and applied nowhere, and the next write after space returns lands.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_fails_journal_writes_clearly_and_the_journal_recovers_when_space_returns() {
-    let disk = match SmallDisk::mount(4 << 20) {
-        Ok(disk) => disk,
-        Err(why) => {
-            eprintln!("skipped: cannot mount a small tmpfs to fill ({why})");
-            return;
-        }
+    let Some(disk) = SmallDisk::mount_or_skip() else {
+        return;
     };
     let data = disk.path().join("data");
     let store = JournalTaskStore::open(&data, Retention::default())
@@ -281,14 +292,7 @@ async fn a_full_disk_fails_journal_writes_clearly_and_the_journal_recovers_when_
 
     // An insert nobody waits for, refused by the full disk: the task's later writes
     // say so, before and after space returns.
-    let filler = disk.path().join("filler");
-    {
-        use std::io::Write as _;
-        let mut file = std::fs::File::create(&filler).expect("filler");
-        let block = vec![0u8; 64 << 10];
-        while file.write_all(&block).is_ok() {}
-        let _ = file.sync_all();
-    }
+    let filler = disk.fill();
     let mut lost = None;
     for _ in 0..512 {
         let id = TaskId::mint();
@@ -341,14 +345,7 @@ async fn fill_and_recover(store: &dyn TaskStore, disk: &SmallDisk) -> String {
     store.insert(task("before")).await.expect("stored");
 
     // Most of the disk goes to another file, so the store's next writes find it full.
-    let filler = disk.path().join("filler");
-    {
-        use std::io::Write as _;
-        let mut file = std::fs::File::create(&filler).expect("filler");
-        let block = vec![0u8; 64 << 10];
-        while file.write_all(&block).is_ok() {}
-        let _ = file.sync_all();
-    }
+    let filler = disk.fill();
     // Each task carries a large message, so the little space left goes quickly.
     let big = |n: usize| {
         let mut task = task(&format!("full-{n}"));

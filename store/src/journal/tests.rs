@@ -324,20 +324,29 @@ async fn a_torn_last_write_is_dropped_and_what_came_before_is_kept() {
     store.close().await;
 }
 
-#[tokio::test]
-async fn a_bad_frame_before_the_last_segment_is_corruption_named_at_open() {
+/// Tiny segments that roll, and snapshots that never come.
+const ROLLING: Tuning = Tuning {
+    segment_bytes: 16 << 10,
+    compact_bytes: u64::MAX,
+    zero_ahead: 8 << 10,
+};
+
+/// A closed journal of several segments and no snapshot.
+async fn several_segments() -> tempfile::TempDir {
     let dir = tempfile::tempdir().expect("temporary directory");
-    // Segments roll, snapshots never come.
-    let tuning = Tuning {
-        compact_bytes: u64::MAX,
-        ..Tuning::tiny()
-    };
-    let store = open(dir.path(), tuning).await;
+    let store = open(dir.path(), ROLLING).await;
     for n in 0..60 {
         write_some(&store, n).await;
     }
     store.close().await;
     assert!(files(dir.path()).len() >= 3, "{:?}", files(dir.path()));
+    dir
+}
+
+#[tokio::test]
+async fn a_bad_frame_before_the_last_segment_is_corruption_named_at_open() {
+    let dir = several_segments().await;
+    let tuning = ROLLING;
 
     let segment = segment_path(dir.path(), 0);
     let mut bytes = std::fs::read(&segment).expect("read");
@@ -374,16 +383,8 @@ async fn a_file_that_is_not_a_journal_is_named_at_open() {
 
 #[tokio::test]
 async fn a_gap_in_the_segments_is_refused_rather_than_skipped() {
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let tuning = Tuning {
-        compact_bytes: u64::MAX,
-        ..Tuning::tiny()
-    };
-    let store = open(dir.path(), tuning).await;
-    for n in 0..60 {
-        write_some(&store, n).await;
-    }
-    store.close().await;
+    let dir = several_segments().await;
+    let tuning = ROLLING;
     std::fs::remove_file(segment_path(dir.path(), 1)).expect("lose a segment");
     let error = JournalTaskStore::open_tuned(dir.path(), Retention::default(), tuning)
         .await
