@@ -65,8 +65,13 @@ const SNAPSHOT_MAGIC: &[u8; 8] = b"AGYSNAP1";
 const FILE_HEADER: usize = 32;
 /// A frame's length, CRC and sequence number.
 const FRAME_HEADER: usize = 16;
-/// A frame larger than this is not one (a corrupt length), not a 256 MiB allocation.
+/// A frame larger than this is not one (a corrupt length), not a 256 MiB allocation;
+/// a write that would make one is refused before it is queued.
+#[cfg(not(test))]
 const MAX_FRAME: usize = 256 << 20;
+/// Small in tests, so that a test can make a write past it.
+#[cfg(test)]
+const MAX_FRAME: usize = 1 << 20;
 
 /// The journal's file sizes.
 #[derive(Debug, Clone, Copy)]
@@ -1179,6 +1184,17 @@ impl JournalTaskStore {
         check: impl FnOnce(&Queue, &InMemoryTaskStore) -> Result<(), StoreError>,
     ) -> Result<Option<oneshot::Receiver<Result<Done, StoreError>>>, StoreError> {
         let payload = serde_json::to_vec(&op).map_err(|e| StoreError::Backend(Box::new(e)))?;
+        if payload.len() > MAX_FRAME {
+            // Written, it would read back as a corrupt frame and stop the next start.
+            return Err(StoreError::Backend(
+                format!(
+                    "a write of {} bytes is larger than the journal's frame limit ({} MiB)",
+                    payload.len(),
+                    MAX_FRAME >> 20
+                )
+                .into(),
+            ));
+        }
         let crc = crc32fast::hash(&payload);
         let (answer, receiver) = if answered {
             let (tx, rx) = oneshot::channel();

@@ -499,3 +499,42 @@ async fn a_task_s_writes_land_in_the_order_they_were_made() {
     }
     store.close().await;
 }
+
+/// A write larger than a frame may be is refused with a clear error before it reaches
+/// the log (written, it would read back as corruption and stop the next start), and
+/// the journal goes on.
+#[tokio::test]
+async fn a_write_larger_than_a_frame_is_refused_and_the_journal_goes_on() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let store = open(dir.path(), Tuning::default()).await;
+    let mut big = task("big", "c");
+    big.history = Some(vec![text(&"x".repeat(MAX_FRAME + 1))]);
+    let error = store.insert(big).await.expect_err("too large for a frame");
+    let why = std::error::Error::source(&error).map(ToString::to_string);
+    assert!(
+        why.as_deref()
+            .is_some_and(|why| why.contains("frame limit")),
+        "{error:?}"
+    );
+    store
+        .insert(task("small", "c"))
+        .await
+        .expect("the journal goes on");
+    store.close().await;
+    let store = open(dir.path(), Tuning::default()).await;
+    assert!(
+        store
+            .get(&TaskId::new("small"), None)
+            .await
+            .expect("get")
+            .is_some()
+    );
+    assert!(
+        store
+            .get(&TaskId::new("big"), None)
+            .await
+            .expect("get")
+            .is_none()
+    );
+    store.close().await;
+}
