@@ -181,7 +181,7 @@ impl From<Owner> for TaskOwner {
     }
 }
 
-/// One frame's payload: a write, or a part of a snapshot.
+/// A segment frame's payload: one write.
 #[derive(Debug, Serialize, Deserialize)]
 enum Op {
     Insert {
@@ -241,8 +241,15 @@ enum Op {
         namespace: String,
         key: String,
     },
-    /// A snapshot's task, with what the store keeps beside it.
-    SnapTask {
+}
+
+/// A snapshot frame's payload: a part of the tables. A type apart from [`Op`], so a
+/// write in a snapshot, or a snapshot's part in a segment, does not decode: it is a
+/// bad frame.
+#[derive(Debug, Serialize, Deserialize)]
+enum Part {
+    /// A task, with what the store keeps beside it.
+    Task {
         task: Task,
         change: u64,
         joined: u64,
@@ -250,27 +257,25 @@ enum Op {
         events: Vec<(u64, StreamEvent)>,
         push_configs: Vec<TaskPushNotificationConfig>,
     },
-    /// A snapshot's ended tasks, in the order they ended.
-    SnapFinished {
-        tasks: Vec<(TaskId, SystemTime)>,
-    },
-    SnapConversation {
+    /// Ended tasks, in the order they ended.
+    Finished { tasks: Vec<(TaskId, SystemTime)> },
+    Conversation {
         context_id: ContextId,
         members: Vec<(u64, TaskId)>,
     },
-    SnapKey {
+    Key {
         key: String,
         task: TaskId,
         at: SystemTime,
     },
-    SnapRecord {
+    Record {
         namespace: String,
         key: String,
         version: u64,
         value: serde_json::Value,
     },
-    /// A snapshot's last frame: without it the snapshot is incomplete.
-    SnapEnd {
+    /// The last frame: without it the snapshot is incomplete.
+    End {
         changes: u64,
         joined: u64,
         frames: u64,
@@ -278,10 +283,9 @@ enum Op {
 }
 
 impl Op {
-    /// Applies a write to `tables`; `None` for a snapshot's parts, which
-    /// [`Image::add`] takes instead.
-    fn apply(self, tables: &InMemoryTaskStore) -> Option<Result<Done, StoreError>> {
-        Some(match self {
+    /// Applies the write to `tables`, and returns what it answers.
+    fn apply(self, tables: &InMemoryTaskStore) -> Result<Done, StoreError> {
+        match self {
             Self::Insert { task, owner, at } => tables
                 .insert_at(task, owner.map(Into::into), at)
                 .map(|()| Done::Nothing),
@@ -336,13 +340,7 @@ impl Op {
             Self::Unrecord { namespace, key } => {
                 Ok(Done::Deleted(tables.remove_record(&namespace, &key)))
             }
-            Self::SnapTask { .. }
-            | Self::SnapFinished { .. }
-            | Self::SnapConversation { .. }
-            | Self::SnapKey { .. }
-            | Self::SnapRecord { .. }
-            | Self::SnapEnd { .. } => return None,
-        })
+        }
     }
 
     /// The task a write is of, if it is of one.
@@ -356,7 +354,11 @@ impl Op {
             | Self::Event { id, .. }
             | Self::Unpush { id, .. } => Some(id),
             Self::Push { config } => Some(&config.task_id),
-            _ => None,
+            Self::Key { .. }
+            | Self::Unkey { .. }
+            | Self::DropEnded { .. }
+            | Self::Record { .. }
+            | Self::Unrecord { .. } => None,
         }
     }
 
@@ -378,14 +380,15 @@ struct Image {
 }
 
 impl Image {
-    /// Takes a snapshot's frame; an error for a frame that is not one.
-    fn add(&mut self, op: Op) -> Result<(), String> {
+    /// Takes a snapshot's frame; an error for one after its end, or an end that
+    /// miscounts.
+    fn add(&mut self, part: Part) -> Result<(), String> {
         if self.ended {
             return Err("a frame after the snapshot's end".into());
         }
         self.frames += 1;
-        match op {
-            Op::SnapTask {
+        match part {
+            Part::Task {
                 task,
                 change,
                 joined,
@@ -400,19 +403,19 @@ impl Image {
                 events,
                 push_configs,
             }),
-            Op::SnapFinished { tasks } => self.image.finished.extend(tasks),
-            Op::SnapConversation {
+            Part::Finished { tasks } => self.image.finished.extend(tasks),
+            Part::Conversation {
                 context_id,
                 members,
             } => self.image.conversations.push((context_id, members)),
-            Op::SnapKey { key, task, at } => self.image.keys.push((key, task, at)),
-            Op::SnapRecord {
+            Part::Key { key, task, at } => self.image.keys.push((key, task, at)),
+            Part::Record {
                 namespace,
                 key,
                 version,
                 value,
             } => self.image.records.push((namespace, key, version, value)),
-            Op::SnapEnd {
+            Part::End {
                 changes,
                 joined,
                 frames,
@@ -427,15 +430,14 @@ impl Image {
                 self.image.joined = joined;
                 self.ended = true;
             }
-            _ => return Err("a write inside a snapshot".into()),
         }
         Ok(())
     }
 }
 
 /// The frames of a snapshot of `image`, in the order [`Image::add`] reads them, the
-/// last ([`Op::SnapEnd`]) counting them all.
-fn snapshot_ops(image: StoreImage) -> impl Iterator<Item = Op> {
+/// last ([`Part::End`]) counting them all.
+fn snapshot_parts(image: StoreImage) -> impl Iterator<Item = Part> {
     let StoreImage {
         entries,
         finished,
@@ -445,16 +447,16 @@ fn snapshot_ops(image: StoreImage) -> impl Iterator<Item = Op> {
         changes,
         joined,
     } = image;
-    let finished: Vec<Op> = finished
+    let finished: Vec<Part> = finished
         .chunks(1024)
-        .map(|chunk| Op::SnapFinished {
+        .map(|chunk| Part::Finished {
             tasks: chunk.to_vec(),
         })
         .collect();
     let frames = (entries.len() + finished.len() + conversations.len() + keys.len() + records.len())
         as u64
         + 1;
-    let tasks = entries.into_iter().map(|entry| Op::SnapTask {
+    let tasks = entries.into_iter().map(|entry| Part::Task {
         task: entry.task,
         change: entry.change,
         joined: entry.joined,
@@ -462,19 +464,18 @@ fn snapshot_ops(image: StoreImage) -> impl Iterator<Item = Op> {
         events: entry.events,
         push_configs: entry.push_configs,
     });
-    let conversations =
-        conversations
-            .into_iter()
-            .map(|(context_id, members)| Op::SnapConversation {
-                context_id,
-                members,
-            });
+    let conversations = conversations
+        .into_iter()
+        .map(|(context_id, members)| Part::Conversation {
+            context_id,
+            members,
+        });
     let keys = keys
         .into_iter()
-        .map(|(key, task, at)| Op::SnapKey { key, task, at });
+        .map(|(key, task, at)| Part::Key { key, task, at });
     let records = records
         .into_iter()
-        .map(|(namespace, key, version, value)| Op::SnapRecord {
+        .map(|(namespace, key, version, value)| Part::Record {
             namespace,
             key,
             version,
@@ -485,7 +486,7 @@ fn snapshot_ops(image: StoreImage) -> impl Iterator<Item = Op> {
         .chain(conversations)
         .chain(keys)
         .chain(records)
-        .chain(std::iter::once(Op::SnapEnd {
+        .chain(std::iter::once(Part::End {
             changes,
             joined,
             frames,
@@ -584,11 +585,11 @@ enum Ending {
 }
 
 /// Reads the frames of a file after its header, calling `each` with every payload
-/// decoded; stops at the first zero length or bad frame.
-fn read_frames(
+/// decoded as a `T`; stops at the first zero length or bad frame.
+fn read_frames<T: serde::de::DeserializeOwned>(
     bytes: &[u8],
     mut seq: u64,
-    mut each: impl FnMut(Op) -> Result<(), String>,
+    mut each: impl FnMut(T) -> Result<(), String>,
 ) -> (Ending, u64) {
     let mut at = FILE_HEADER;
     loop {
@@ -614,11 +615,11 @@ fn read_frames(
         if frame_seq != seq {
             return bad(format!("frame {frame_seq} where {seq} was next"));
         }
-        let op = match serde_json::from_slice::<Op>(payload) {
-            Ok(op) => op,
+        let decoded = match serde_json::from_slice::<T>(payload) {
+            Ok(decoded) => decoded,
             Err(e) => return bad(format!("a frame that does not decode: {e}")),
         };
-        if let Err(why) = each(op) {
+        if let Err(why) = each(decoded) {
             return bad(why);
         }
         seq += 1;
@@ -833,9 +834,9 @@ fn write_snapshot(dir: &Path, number: u64, seq: u64, image: StoreImage) -> Resul
         .map_err(failed)?;
     let mut size = FILE_HEADER as u64;
     let mut payload = Vec::new();
-    for (frame_seq, op) in (0u64..).zip(snapshot_ops(image)) {
+    for (frame_seq, part) in (0u64..).zip(snapshot_parts(image)) {
         payload.clear();
-        serde_json::to_writer(&mut payload, &op).map_err(|e| e.to_string())?;
+        serde_json::to_writer(&mut payload, &part).map_err(|e| e.to_string())?;
         let len = u32::try_from(payload.len()).map_err(|e| e.to_string())?;
         out.write_all(&len.to_le_bytes()).map_err(failed)?;
         out.write_all(&crc32fast::hash(&payload).to_le_bytes())
@@ -872,15 +873,38 @@ fn lock_queue(shared: &Shared) -> MutexGuard<'_, Queue> {
     shared.queue.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// The writer thread: append, flush, apply, answer, as long as the store is open.
-/// Tasks whose insert the disk refused, remembered (up to this many, the oldest
-/// forgotten first) so that their later writes say so rather than "not found".
-const LOST_KEPT: usize = 10_000;
+/// Tasks whose insert the disk refused: their later writes say so rather than "not
+/// found". At most [`Lost::KEPT`], the oldest forgotten first.
+#[derive(Debug, Default)]
+struct Lost {
+    ids: HashSet<TaskId>,
+    order: std::collections::VecDeque<TaskId>,
+}
 
+impl Lost {
+    const KEPT: usize = 10_000;
+
+    fn remember(&mut self, id: &TaskId) {
+        if self.ids.insert(id.clone()) {
+            self.order.push_back(id.clone());
+        }
+        if self.order.len() > Self::KEPT
+            && let Some(oldest) = self.order.pop_front()
+        {
+            self.ids.remove(&oldest);
+        }
+    }
+
+    fn contains(&self, id: &TaskId) -> bool {
+        self.ids.contains(id)
+    }
+}
+
+/// The writer thread: append, flush, apply, answer, as long as the store is open.
 fn write_loop(shared: &Shared, mut log: Log) {
     let mut batch = Vec::new();
     let mut inserted = Vec::new();
-    let mut lost: (HashSet<TaskId>, std::collections::VecDeque<TaskId>) = Default::default();
+    let mut lost = Lost::default();
     // Sent once the inserts applied are off the `inserting` list: an unanswered write
     // its caller makes after an answer is checked against the tables alone (a task
     // that ended is refused then, not let through as if its insert were still queued).
@@ -906,27 +930,18 @@ fn write_loop(shared: &Shared, mut log: Log) {
         for write in batch.drain(..) {
             if let Some(id) = write.op.inserts() {
                 inserted.push(id.clone());
-                if appended.is_err() && lost.0.insert(id.clone()) {
-                    lost.1.push_back(id.clone());
-                    if lost.1.len() > LOST_KEPT
-                        && let Some(oldest) = lost.1.pop_front()
-                    {
-                        lost.0.remove(&oldest);
-                    }
+                if appended.is_err() {
+                    lost.remember(id);
                 }
             }
-            let was_lost = write.op.task().filter(|id| lost.0.contains(*id));
+            let was_lost = write.op.task().filter(|id| lost.contains(id));
             let done = match (&appended, was_lost) {
                 // In the log, and refused again by a replay, as the task is not there.
                 (Ok(()), Some(id)) => Err(StoreError::Unavailable(format!(
                     "an earlier write of task `{id}` was not stored (the disk refused it); \
                      the task cannot be changed"
                 ))),
-                (Ok(()), None) => write.op.apply(&shared.tables).unwrap_or_else(|| {
-                    Err(StoreError::Backend(
-                        "a snapshot's part written as a write".into(),
-                    ))
-                }),
+                (Ok(()), None) => write.op.apply(&shared.tables),
                 (Err(StoreError::Unavailable(why)), _) => Err(StoreError::Unavailable(why.clone())),
                 (Err(other), _) => Err(StoreError::Unavailable(other.to_string())),
             };
@@ -1013,7 +1028,7 @@ impl JournalTaskStore {
             let bytes = read_file(&path)?;
             seq = read_header(&path, &bytes, SNAPSHOT_MAGIC, number)?;
             let mut image = Image::default();
-            let (ending, _) = read_frames(&bytes, 0, |op| image.add(op));
+            let (ending, _) = read_frames(&bytes, 0, |part| image.add(part));
             match ending {
                 Ending::Bad(at, why) => return Err(corrupt(&path, at, &why)),
                 Ending::Clean(at) if !image.ended => {
@@ -1063,7 +1078,7 @@ impl JournalTaskStore {
                     &format!("it begins at write {starts} where {seq} was next"),
                 ));
             }
-            let (ending, next) = read_frames(&bytes, seq, |op| {
+            let (ending, next) = read_frames(&bytes, seq, |op: Op| {
                 // A write that broke its rules when it was made breaks them again: the
                 // tables come back as they were.
                 let _ = op.apply(&tables);
@@ -1175,14 +1190,14 @@ impl JournalTaskStore {
         self.shared.wake.notify_one();
     }
 
-    /// Encodes `op` and queues it; the receiver answers once it is on disk and
-    /// applied (`None`: nobody waits).
+    /// Encodes `op` and queues it, once `check` passes; `answer` (if any) is sent
+    /// what applying it returned, once it is on disk and applied.
     fn queue(
         &self,
         op: Op,
-        answered: bool,
+        answer: Option<oneshot::Sender<Result<Done, StoreError>>>,
         check: impl FnOnce(&Queue, &InMemoryTaskStore) -> Result<(), StoreError>,
-    ) -> Result<Option<oneshot::Receiver<Result<Done, StoreError>>>, StoreError> {
+    ) -> Result<(), StoreError> {
         let payload = serde_json::to_vec(&op).map_err(|e| StoreError::Backend(Box::new(e)))?;
         if payload.len() > MAX_FRAME {
             // Written, it would read back as a corrupt frame and stop the next start.
@@ -1196,12 +1211,6 @@ impl JournalTaskStore {
             ));
         }
         let crc = crc32fast::hash(&payload);
-        let (answer, receiver) = if answered {
-            let (tx, rx) = oneshot::channel();
-            (Some(tx), Some(rx))
-        } else {
-            (None, None)
-        };
         let mut queue = lock_queue(&self.shared);
         if queue.closed {
             return Err(StoreError::Unavailable(format!(
@@ -1224,21 +1233,19 @@ impl JournalTaskStore {
         if first {
             self.shared.wake.notify_one();
         }
-        Ok(receiver)
+        Ok(())
     }
 
     /// Queues `op` and waits until it is on disk and applied.
     async fn write(&self, op: Op) -> Result<Done, StoreError> {
-        let receiver = self.queue(op, true, |_, _| Ok(()))?;
-        match receiver {
-            Some(receiver) => receiver.await.map_err(|_| {
-                StoreError::Unavailable(format!(
-                    "the journal's writer in {} stopped",
-                    self.dir.display()
-                ))
-            })?,
-            None => Ok(Done::Nothing),
-        }
+        let (answer, answered) = oneshot::channel();
+        self.queue(op, Some(answer), |_, _| Ok(()))?;
+        answered.await.map_err(|_| {
+            StoreError::Unavailable(format!(
+                "the journal's writer in {} stopped",
+                self.dir.display()
+            ))
+        })?
     }
 }
 
@@ -1305,7 +1312,7 @@ impl TaskStore for JournalTaskStore {
             owner: Some(owner.into()),
             at,
         };
-        self.queue(op, false, |_, _| Ok(())).map(drop)
+        self.queue(op, None, |_, _| Ok(()))
     }
 
     async fn owner(&self, id: &TaskId) -> Result<Option<TaskOwner>, StoreError> {
@@ -1379,8 +1386,7 @@ impl TaskStore for JournalTaskStore {
             id: id.clone(),
             message,
         };
-        self.queue(op, false, |queue, tables| live(queue, tables, id))
-            .map(drop)
+        self.queue(op, None, |queue, tables| live(queue, tables, id))
     }
 
     async fn put_artifact(

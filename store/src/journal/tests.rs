@@ -284,7 +284,7 @@ async fn segments_roll_into_snapshots_and_a_reopen_finds_the_same_tables() {
 fn end_of_frames(path: &Path) -> u64 {
     let bytes = std::fs::read(path).expect("read the segment");
     let first = read_header(path, &bytes, SEGMENT_MAGIC, 0).expect("a segment");
-    match read_frames(&bytes, first, |_| Ok(())).0 {
+    match read_frames(&bytes, first, |_: Op| Ok(())).0 {
         Ending::Clean(end) => end,
         Ending::Bad(at, why) => panic!("a bad frame at {at}: {why}"),
     }
