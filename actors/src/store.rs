@@ -1,8 +1,7 @@
 //! Where tasks live: the [`TaskStore`] contract and its stores, from
 //! `agentyard-store`, re-exported here so that callers of this crate see one path.
 
-pub use agentyard_store::journal;
-pub use agentyard_store::sql::EMBEDDED_FILE;
+pub use agentyard_store::data_dir;
 pub use agentyard_store::{
     InMemoryTaskStore, JournalTaskStore, Record, Retention, SqlTaskStore, StoreError,
     StoreLocation, TaskFilter, TaskOwner, TaskPage, TaskStore,

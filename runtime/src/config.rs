@@ -538,27 +538,12 @@ impl StoreSection {
         if self.url.is_some() {
             return StoreKind::Postgres;
         }
-        if holds_sqlite_only(&self.path) {
+        if agentyard_actors::store::data_dir::holds_sqlite_only(&self.path) {
             StoreKind::Embedded
         } else {
             StoreKind::Journal
         }
     }
-}
-
-/// Whether `dir` holds an embedded (SQLite) store and no journal.
-fn holds_sqlite_only(dir: &std::path::Path) -> bool {
-    if !dir.join(agentyard_actors::store::EMBEDDED_FILE).is_file() {
-        return false;
-    }
-    !std::fs::read_dir(dir).is_ok_and(|entries| {
-        entries.flatten().any(|entry| {
-            entry
-                .file_name()
-                .to_str()
-                .is_some_and(agentyard_actors::store::journal::is_journal_file)
-        })
-    })
 }
 
 impl Default for StoreSection {

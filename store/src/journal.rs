@@ -520,10 +520,8 @@ fn snapshot_path(dir: &Path, number: u64) -> PathBuf {
     dir.join(format!("snapshot-{number:020}.img"))
 }
 
-/// Whether a file of this name is one of a journal's segments or snapshots: how a
-/// caller tells a data directory that holds a journal.
-#[must_use]
-pub fn is_journal_file(name: &str) -> bool {
+/// Whether a file of this name is one of a journal's segments or snapshots.
+pub(crate) fn is_journal_file(name: &str) -> bool {
     file_number(name).is_some()
 }
 
@@ -999,7 +997,7 @@ impl JournalTaskStore {
         tuning: Tuning,
     ) -> Result<Self, StoreError> {
         std::fs::create_dir_all(&dir).map_err(|e| unavailable("create", &dir, &e))?;
-        let lock = crate::sql::lock_dir(&dir).map_err(StoreError::Unavailable)?;
+        let lock = crate::data_dir::lock(&dir).map_err(StoreError::Unavailable)?;
         let tables = InMemoryTaskStore::new().retention(retention);
         let mut segments = Vec::new();
         let mut snapshots = Vec::new();

@@ -13,6 +13,7 @@
 //! - [`journal`]: [`JournalTaskStore`], the durable store that keeps its tables in
 //!   memory and every write in an append-only log, flushed before the write is applied
 //!   or answered (group-committed too), replayed at start from its newest snapshot.
+//! - [`data_dir`]: a data directory's lock, and which store is in it.
 //! - [`restart`]: what a server does with its store when it starts again: running
 //!   tasks end `failed` ("the server restarted"), waiting ones stay answerable.
 //! - [`conformance`]: the test functions every store must pass; the crate's own tests
@@ -24,6 +25,7 @@
 
 pub mod conformance;
 pub mod contract;
+pub mod data_dir;
 pub mod journal;
 pub mod memory;
 pub mod restart;

@@ -125,46 +125,7 @@ pub struct SqlTaskStore {
     _lock: Option<std::fs::File>,
 }
 
-/// The lock file of an embedded store's directory.
-pub const LOCK_FILE: &str = "agentyard.lock";
-
-/// Takes the directory's lock, or says who holds it.
-pub(crate) fn lock_dir(dir: &Path) -> Result<std::fs::File, String> {
-    use std::io::{Read, Seek, Write};
-    let path = dir.join(LOCK_FILE);
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(|e| format!("cannot open the lock file {}: {e}", path.display()))?;
-    match file.try_lock() {
-        Ok(()) => {}
-        Err(std::fs::TryLockError::WouldBlock) => {
-            let mut holder = String::new();
-            let _ = file.read_to_string(&mut holder);
-            return Err(format!(
-                "the data directory {} is in use by another agentyard process{} \
-                 (stop it, or give this one another --data-dir)",
-                dir.display(),
-                match holder.trim() {
-                    "" => String::new(),
-                    pid => format!(" (pid {pid})"),
-                }
-            ));
-        }
-        Err(std::fs::TryLockError::Error(e)) => {
-            return Err(format!("cannot lock {}: {e}", path.display()));
-        }
-    }
-    // Who holds it, for the message above; the lock itself is what counts.
-    let _ = file.set_len(0);
-    let _ = file.rewind();
-    let _ = write!(file, "{}", std::process::id());
-    let _ = file.flush();
-    Ok(file)
-}
+pub use crate::data_dir::LOCK_FILE;
 
 /// The schema, shipped in the crate and applied at open.
 #[derive(Debug)]
@@ -283,7 +244,7 @@ impl SqlTaskStore {
         let (url, file, lock) = match &location {
             StoreLocation::Embedded(dir) => {
                 std::fs::create_dir_all(dir).map_err(|e| failed(&e))?;
-                let lock = lock_dir(dir).map_err(|e| failed(&e))?;
+                let lock = crate::data_dir::lock(dir).map_err(|e| failed(&e))?;
                 let file = dir.join(EMBEDDED_FILE);
                 (embedded_url(&file), Some(file), Some(lock))
             }
