@@ -555,3 +555,34 @@ pub struct TaskPage {
     /// How many tasks the filter accepts over all pages.
     pub total: usize,
 }
+
+/// Puts `artifact` among a task's `artifacts` as [`TaskStore::put_artifact`] says: with
+/// `append`, its parts go after those of the artifact of the same id (added if there
+/// is none); without, it replaces that artifact. Returns the artifact as stored. Every
+/// store keeps this rule through here. The existing artifact is copied first only if
+/// an event or a reader still holds it as it was.
+pub(crate) fn merge_artifact(
+    artifacts: &mut Vec<Arc<Artifact>>,
+    artifact: &Arc<Artifact>,
+    append: bool,
+) -> Arc<Artifact> {
+    match artifacts
+        .iter_mut()
+        .find(|a| a.artifact_id == artifact.artifact_id)
+    {
+        Some(existing) if append => {
+            Arc::make_mut(existing)
+                .parts
+                .extend(artifact.parts.iter().cloned());
+            Arc::clone(existing)
+        }
+        Some(existing) => {
+            *existing = Arc::clone(artifact);
+            Arc::clone(artifact)
+        }
+        None => {
+            artifacts.push(Arc::clone(artifact));
+            Arc::clone(artifact)
+        }
+    }
+}

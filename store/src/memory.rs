@@ -293,27 +293,7 @@ impl InMemoryTaskStore {
     ) -> Result<Arc<Artifact>, StoreError> {
         self.with_live(id, |task| {
             let artifacts = task.artifacts.get_or_insert_with(Vec::new);
-            match artifacts
-                .iter_mut()
-                .find(|a| a.artifact_id == artifact.artifact_id)
-            {
-                Some(existing) if append => {
-                    // Copied first only if an event or a reader still holds the
-                    // artifact as it was.
-                    Arc::make_mut(existing)
-                        .parts
-                        .extend(Arc::unwrap_or_clone(artifact).parts);
-                    Arc::clone(existing)
-                }
-                Some(existing) => {
-                    *existing = Arc::clone(&artifact);
-                    artifact
-                }
-                None => {
-                    artifacts.push(Arc::clone(&artifact));
-                    artifact
-                }
-            }
+            crate::contract::merge_artifact(artifacts, &artifact, append)
         })
     }
 

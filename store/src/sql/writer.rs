@@ -1432,25 +1432,7 @@ async fn apply(
 fn put_artifact(pending: &mut Pending, artifact: &Arc<Artifact>, append: bool) -> Arc<Artifact> {
     pending.dirty = true;
     let artifacts = pending.current.task.artifacts.get_or_insert_with(Vec::new);
-    match artifacts
-        .iter_mut()
-        .find(|a| a.artifact_id == artifact.artifact_id)
-    {
-        Some(existing) if append => {
-            Arc::make_mut(existing)
-                .parts
-                .extend(artifact.parts.iter().cloned());
-            Arc::clone(existing)
-        }
-        Some(existing) => {
-            *existing = Arc::clone(artifact);
-            Arc::clone(artifact)
-        }
-        None => {
-            artifacts.push(Arc::clone(artifact));
-            Arc::clone(artifact)
-        }
-    }
+    crate::contract::merge_artifact(artifacts, artifact, append)
 }
 
 /// The writes that are not a task's row or log: keys, push configs, retention,
