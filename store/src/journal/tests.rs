@@ -538,3 +538,51 @@ async fn a_write_larger_than_a_frame_is_refused_and_the_journal_goes_on() {
     );
     store.close().await;
 }
+
+/// A snapshot cut short (its last frame, which counts the others, missing) is
+/// corruption: a start refuses it, naming the file, rather than start on part of the
+/// tables.
+#[tokio::test]
+async fn a_snapshot_cut_short_is_refused_at_open() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let store = open(dir.path(), Tuning::tiny()).await;
+    for n in 0..300 {
+        write_some(&store, n).await;
+    }
+    store.close().await;
+    let snapshot = files(dir.path())
+        .into_iter()
+        .filter(|name| name.starts_with("snapshot-"))
+        .max()
+        .expect("the writes made a snapshot");
+    let path = dir.path().join(&snapshot);
+    let bytes = std::fs::read(&path).expect("read");
+    // Whole frames only, the last one gone: every checksum holds, the count does not.
+    let mut frames = Vec::new();
+    let (ending, _) = read_frames(&bytes, 0, |part: super::Part| {
+        frames.push(matches!(part, super::Part::End { .. }));
+        Ok(())
+    });
+    assert!(matches!(ending, Ending::Clean(_)), "a whole snapshot");
+    assert_eq!(frames.last(), Some(&true), "it ends with its count");
+    let mut at = FILE_HEADER;
+    let mut starts = Vec::new();
+    while at + FRAME_HEADER <= bytes.len() {
+        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes")) as usize;
+        if len == 0 {
+            break;
+        }
+        starts.push(at);
+        at += FRAME_HEADER + len;
+    }
+    let last = *starts.last().expect("frames");
+    std::fs::write(&path, &bytes[..last]).expect("cut the snapshot short");
+    let error = JournalTaskStore::open_tuned(dir.path(), Retention::default(), Tuning::tiny())
+        .await
+        .expect_err("refused");
+    let message = error.to_string();
+    assert!(
+        message.contains("ends before its last frame") && message.contains(&snapshot),
+        "{message}"
+    );
+}
