@@ -193,10 +193,11 @@ pub(crate) type Sequenced = (u64, agentyard_transport::a2a::StreamEvent);
 /// An update as a task's stream carries it ([`Sequenced`], the event shared). A
 /// stream's ring holds `stream_capacity` slots of these, all made when the stream
 /// starts: with the event inline a slot took about 200 bytes (about 50 KiB per
-/// streamed task at the default 256), and making and dropping the ring showed in the
-/// profile of every stream. Shared, a slot is about a quarter of that, and a follower
-/// takes the event without a copy (the ring lets go of its own once every follower
-/// read it).
+/// streamed task at the former default of 256), and making and dropping the ring
+/// showed in the profile of every stream. Shared, a slot is about a quarter of that,
+/// and a follower takes the event without a copy (the ring lets go of its own once
+/// every follower read it). The default is now 16 slots (under 1 KiB): a follower
+/// further behind reads the rest from the task's event log.
 pub(crate) type Published = (u64, std::sync::Arc<agentyard_transport::a2a::StreamEvent>);
 
 /// The receiving end of what a caller follows.

@@ -45,7 +45,10 @@ pub struct SupervisorConfig {
     pub history_depth: usize,
     /// Events a subscriber may fall behind by before it lags (default 1,024).
     pub event_capacity: usize,
-    /// Updates a task stream may fall behind by before it lags (default 256).
+    /// Updates a task stream may fall behind by before it lags (default 16). A follower
+    /// that lags reads what it missed back from the task's event log, so this trades
+    /// the ring each stream allocates up front against those reads; it loses nothing
+    /// either way with a store that keeps a log (every store of this workspace does).
     pub stream_capacity: usize,
     /// Says what free-text sends mean (default none: they have no intent); see
     /// [`crate::intent`].
@@ -71,7 +74,7 @@ impl Default for SupervisorConfig {
             idempotency_capacity: 100_000,
             history_depth: 20,
             event_capacity: 1_024,
-            stream_capacity: 256,
+            stream_capacity: 16,
             intent_classifier: None,
             metrics: true,
         }

@@ -13,9 +13,6 @@ fn the_defaults_are_the_documented_ones() {
     assert_eq!(config.idempotency_ttl, Duration::from_secs(600));
     assert_eq!(config.idempotency_capacity, 100_000);
     assert_eq!(config.history_depth, 20);
-    assert_eq!(
-        (config.event_capacity, config.stream_capacity),
-        (1_024, 256)
-    );
+    assert_eq!((config.event_capacity, config.stream_capacity), (1_024, 16));
     assert!(config.intent_classifier.is_none());
 }
