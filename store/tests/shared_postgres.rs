@@ -157,3 +157,81 @@ async fn events_logged_by_two_processes_are_numbered_once_each() {
         (1..=20).collect::<Vec<u64>>()
     );
 }
+
+/// Text that JSON must escape, and text it must not mangle: the writer hands a batch's
+/// rows to PostgreSQL as one JSON document.
+const AWKWARD: &str = "quote \" backslash \\ newline \n tab \t nul \u{0} crab 🦀 é \u{2028}";
+
+#[tokio::test]
+async fn a_batch_of_many_rows_lands_whole_and_an_id_taken_by_the_other_process_is_refused_alone() {
+    let Some((a, b)) = two_stores().await else {
+        return;
+    };
+    // Taken by the other process: `b` does not remember it, so only the database
+    // refuses it, in the middle of the batch it lands in.
+    a.insert(task("taken")).await.expect("insert");
+    let ids: Vec<String> = (0..48)
+        .map(|n| {
+            if n == 20 {
+                String::from("taken")
+            } else {
+                format!("t{n}")
+            }
+        })
+        .collect();
+    let inserts = ids.iter().map(|id| {
+        let b = Arc::clone(&b);
+        let mut task = task(id);
+        task.history = Some(vec![Arc::new(message(&format!("{id}: {AWKWARD}")))]);
+        async move { b.insert(task).await }
+    });
+    let outcomes = futures::future::join_all(inserts).await;
+    for (id, outcome) in ids.iter().zip(&outcomes) {
+        match outcome {
+            Err(StoreError::AlreadyExists(taken)) if id == "taken" => {
+                assert_eq!(taken.as_str(), "taken");
+            }
+            Ok(()) if id != "taken" => {}
+            other => panic!("insert of {id}: {other:?}"),
+        }
+    }
+    // Every new task reads back as written, from either process.
+    for id in ids.iter().filter(|id| *id != "taken") {
+        let read = a
+            .get(&TaskId::new(id.as_str()), None)
+            .await
+            .expect("read")
+            .unwrap_or_else(|| panic!("{id} is stored"));
+        assert_eq!(
+            texts(read.history.as_deref().unwrap_or_default()),
+            [format!("{id}: {AWKWARD}")]
+        );
+    }
+    // The taken task is the first process's, untouched.
+    let taken = b.get(&TaskId::new("taken"), None).await.expect("read");
+    assert!(taken.is_some_and(|task| task.history.is_none_or(|h| h.is_empty())));
+
+    // Many tasks' events at once: logged with their text intact, numbered per task.
+    let updates = ids.iter().filter(|id| *id != "taken").map(|id| {
+        let b = Arc::clone(&b);
+        let update = TaskStatusUpdateEvent::new(
+            TaskId::new(id.as_str()),
+            agentyard_transport::ContextId::new("c1"),
+            TaskStatus::new(TaskState::Working).with_message(message(AWKWARD)),
+            false,
+        );
+        async move { b.set_status_logged(&update.task_id.clone(), update).await }
+    });
+    for outcome in futures::future::join_all(updates).await {
+        let (previous, seq) = outcome.expect("logged");
+        assert_eq!((previous, seq), (TaskState::Submitted, Some(1)));
+    }
+    let logged = a.events_after(&TaskId::new("t47"), 0).await.expect("log");
+    let [(1, StreamEvent::StatusUpdate(update))] = logged.as_slice() else {
+        panic!("one status update logged: {logged:?}");
+    };
+    assert_eq!(
+        update.status.message.as_ref().map(|m| m.text()),
+        Some(String::from(AWKWARD))
+    );
+}

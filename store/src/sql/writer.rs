@@ -767,7 +767,6 @@ impl Staged {
         }
         let pending = &self.pending;
         let short = INSERT_TASKS
-            .shapes::<L>()
             .run(conn, &inserts, Changes::OnePerRow, |args, row| {
                 let pending = &pending[row.at];
                 let task = &pending.current.task;
@@ -841,7 +840,6 @@ impl Staged {
     /// then redone, on fresh reads.
     async fn write_events<L: Link>(&self, conn: &mut L) -> Result<(), Failed> {
         let short = INSERT_EVENTS
-            .shapes::<L>()
             .run(
                 conn,
                 &self.events,
@@ -960,9 +958,18 @@ enum Changes {
 /// tenth of the embedded writer's time. A row a conflict skipped is caught as a
 /// chunk that wrote fewer rows than it has ([`Shapes::run`]), as PostgreSQL's
 /// `ON CONFLICT DO NOTHING` already was.
+///
+/// On PostgreSQL a statement may instead take every row at once, as one JSON
+/// parameter ([`Statement::rows_as_json`]): a round trip to the server is the writer's
+/// largest cost there (each waits for the server's process to be scheduled; a batch
+/// of a dozen sends made seven or eight), and the chunks of a batch's rows were one
+/// round trip each.
 struct Statement {
     postgres: Shapes,
     sqlite: Shapes,
+    /// The PostgreSQL statement that reads its rows from `$1`, a JSON array of one
+    /// object per row whose members `c0`, `c1`, ... are the row's values in order.
+    postgres_json: Option<String>,
 }
 
 impl Statement {
@@ -972,7 +979,37 @@ impl Statement {
         Self {
             postgres: Shapes::new(Dialect::Postgres, postgres.0, width, extra, postgres.1),
             sqlite: Shapes::new(Dialect::Sqlite, sqlite.0, width, extra, sqlite.1),
+            postgres_json: None,
         }
+    }
+
+    /// On PostgreSQL, every row in one statement: `sql` reads them with
+    /// `json_to_recordset($1::json) AS r(c0 type, c1 type, ...)`, one column per value
+    /// the rows bind, in order.
+    fn rows_as_json(mut self, sql: &str) -> Self {
+        self.postgres_json = Some(sql.to_owned());
+        self
+    }
+
+    /// Writes `rows` as [`Shapes::run`] does, in one statement where there is one
+    /// for every row.
+    async fn run<'r, L: Link, T>(
+        &'r self,
+        conn: &mut L,
+        rows: &'r [T],
+        expect: Changes,
+        bind: impl Fn(&mut Vec<Arg<'r>>, &'r T),
+    ) -> Result<Option<&'r T>, DbError> {
+        let json = match (L::DIALECT, &self.postgres_json) {
+            (Dialect::Postgres, Some(sql)) if rows.len() > 1 => sql,
+            _ => return self.shapes::<L>().run(conn, rows, expect, bind).await,
+        };
+        let text = rows_json(rows, bind);
+        let written = conn.execute(json, &[Arg::from(text)]).await?;
+        if expect == Changes::OnePerRow && usize::try_from(written).ok() != Some(rows.len()) {
+            return Ok(rows.first());
+        }
+        Ok(None)
     }
 
     /// A statement spelled alike for both databases but for its parameters.
@@ -989,6 +1026,40 @@ impl Statement {
     }
 }
 
+/// `rows` as [`Statement::rows_as_json`] reads them: a JSON array of one object per
+/// row, whose members `c0`, `c1`, ... are the values `bind` gives the row, in order.
+fn rows_json<'r, T>(rows: &'r [T], bind: impl Fn(&mut Vec<Arg<'r>>, &'r T)) -> String {
+    let mut values = Vec::new();
+    let mut text = String::from("[");
+    for (n, row) in rows.iter().enumerate() {
+        values.clear();
+        bind(&mut values, row);
+        text.push_str(if n == 0 { "{" } else { ",{" });
+        for (column, value) in values.iter().enumerate() {
+            let sep = if column == 0 { "" } else { "," };
+            let _ = write!(text, "{sep}\"c{column}\":");
+            match value {
+                Arg::Int(number) => {
+                    let _ = write!(text, "{number}");
+                }
+                Arg::Text(value) => push_json_string(&mut text, value),
+                Arg::NullInt | Arg::NullText => text.push_str("null"),
+            }
+        }
+        text.push('}');
+    }
+    text.push(']');
+    text
+}
+
+/// `value` as a JSON string.
+fn push_json_string(text: &mut String, value: &str) {
+    // A `String`'s bytes are valid UTF-8 and serde_json writes only valid UTF-8.
+    let mut bytes = std::mem::take(text).into_bytes();
+    let _ = serde_json::to_writer(&mut bytes, value);
+    *text = String::from_utf8(bytes).unwrap_or_default();
+}
+
 /// Inserts log events. On PostgreSQL a number another process took fails the batch
 /// (a unique violation); on SQLite, whose file has one writer, it would be skipped
 /// and caught as a short chunk.
@@ -999,6 +1070,10 @@ static INSERT_EVENTS: LazyLock<Statement> = LazyLock::new(|| {
         "",
         (&format!("INSERT INTO {columns}"), ""),
         (&format!("INSERT OR IGNORE INTO {columns}"), ""),
+    )
+    .rows_as_json(
+        "INSERT INTO task_events (task_id, seq, body) SELECT c0, c1, c2 \
+         FROM json_to_recordset($1::json) AS r(c0 text, c1 bigint, c2 text)",
     )
 });
 
@@ -1014,6 +1089,14 @@ static INSERT_TASKS: LazyLock<Statement> = LazyLock::new(|| {
             " ON CONFLICT (id) DO NOTHING",
         ),
         (&format!("INSERT OR IGNORE INTO {columns}"), ""),
+    )
+    .rows_as_json(
+        "INSERT INTO tasks (id, context_id, agent, principal, body, state, terminal, \
+         changed, created, ended_seq, ended_at, version) \
+         SELECT c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, 1 \
+         FROM json_to_recordset($1::json) AS r(c0 text, c1 text, c2 text, c3 text, \
+         c4 text, c5 text, c6 bigint, c7 bigint, c8 bigint, c9 bigint, c10 bigint) \
+         ON CONFLICT (id) DO NOTHING",
     )
 });
 
@@ -1616,9 +1699,137 @@ mod tests {
     use agentyard_transport::ContextId;
 
     use super::{
-        DELETE_EVENTS, Dialect, SWEEP_EVERY, Shapes, UNOWNED, Unowned, eviction_chunk,
-        eviction_due, eviction_floor,
+        Arg, Changes, DELETE_EVENTS, Dialect, INSERT_EVENTS, INSERT_TASKS, SWEEP_EVERY, Shapes,
+        UNOWNED, Unowned, eviction_chunk, eviction_due, eviction_floor, rows_json,
     };
+    use crate::sql::link::{Link as _, Pooled};
+
+    /// Text that JSON must escape, and text it must not mangle. (No NUL character:
+    /// PostgreSQL's text holds none, however it is sent; a task's JSON body spells one
+    /// as the six characters `\u0000`, which are here.)
+    const AWKWARD: &str =
+        "quote \" backslash \\ newline \n tab \t escaped nul \\u0000 crab 🦀 \u{2028}";
+
+    #[test]
+    fn rows_as_json_read_back_as_the_values_bound() {
+        let rows = [(1_i64, AWKWARD), (-7, ""), (i64::MAX, "plain")];
+        let text = rows_json(&rows, |args, (number, text)| {
+            args.extend([
+                Arg::from(*number),
+                Arg::from(*text),
+                Arg::NullInt,
+                Arg::NullText,
+            ]);
+        });
+        let read: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+        let expected: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(number, text)| {
+                serde_json::json!({"c0": number, "c1": text, "c2": null, "c3": null})
+            })
+            .collect();
+        assert_eq!(read, serde_json::Value::Array(expected));
+    }
+
+    /// The PostgreSQL statements that take a batch's rows as one JSON parameter, run
+    /// directly (through the writer a refused batch would be redone a row at a time,
+    /// hiding the refusal): every row lands as bound, and an id already taken makes
+    /// the statement report a short write.
+    #[tokio::test]
+    async fn postgres_takes_every_row_of_a_batch_in_one_statement() {
+        let Some(url) = crate::testing::postgres_schema("rows_json").await else {
+            return;
+        };
+        // Applies the migrations to the fresh schema.
+        let store = crate::SqlTaskStore::open(
+            crate::StoreLocation::Postgres(url.clone()),
+            crate::Retention::default(),
+        )
+        .await
+        .expect("open");
+        store.close().await;
+        let pool = sqlx::AnyPool::connect(&url).await.expect("connect");
+        let mut link = Pooled::new(pool);
+        link.begin(None).await.expect("begin");
+        let events = [("t1", 1_i64, AWKWARD), ("t1", 2, "two"), ("t2", 1, "")];
+        let short = INSERT_EVENTS
+            .run(
+                &mut link,
+                &events,
+                Changes::OnePerRow,
+                |args, (id, seq, body)| {
+                    args.extend([Arg::from(*id), Arg::from(*seq), Arg::from(*body)]);
+                },
+            )
+            .await
+            .expect("the events' statement runs");
+        assert!(short.is_none(), "every event written");
+        let rows = link
+            .fetch_all(
+                "SELECT task_id, seq, body FROM task_events ORDER BY task_id, seq",
+                &[],
+            )
+            .await
+            .expect("read");
+        let read: Vec<(String, i64, String)> = rows
+            .iter()
+            .map(|row| {
+                (
+                    row.text(0).expect("id").to_owned(),
+                    row.int(1).expect("seq"),
+                    row.text(2).expect("body").to_owned(),
+                )
+            })
+            .collect();
+        let expected: Vec<(String, i64, String)> = events
+            .iter()
+            .map(|(id, seq, body)| ((*id).to_owned(), *seq, (*body).to_owned()))
+            .collect();
+        assert_eq!(read, expected);
+
+        let task = |id: &'static str| (id, "c1", AWKWARD);
+        let bind =
+            |args: &mut Vec<Arg<'_>>,
+             (id, context, body): &(&'static str, &'static str, &'static str)| {
+                args.extend([
+                    Arg::from(*id),
+                    Arg::from(*context),
+                    Arg::NullText,
+                    Arg::NullText,
+                    Arg::from(*body),
+                    Arg::from("submitted"),
+                    Arg::from(0),
+                    Arg::from(1),
+                    Arg::from(1),
+                    Arg::NullInt,
+                    Arg::NullInt,
+                ]);
+            };
+        let first = [task("a"), task("b")];
+        let short = INSERT_TASKS
+            .run(&mut link, &first, Changes::OnePerRow, bind)
+            .await
+            .expect("the tasks' statement runs");
+        assert!(short.is_none(), "both tasks written");
+        let again = [task("c"), task("a"), task("d")];
+        let short = INSERT_TASKS
+            .run(&mut link, &again, Changes::OnePerRow, bind)
+            .await
+            .expect("the tasks' statement runs");
+        assert!(short.is_some(), "a taken id makes the write short");
+        let bodies = link
+            .fetch_all("SELECT id, body FROM tasks ORDER BY id", &[])
+            .await
+            .expect("read");
+        let ids: Vec<&str> = bodies.iter().map(|row| row.text(0).expect("id")).collect();
+        assert_eq!(ids, ["a", "b", "c", "d"]);
+        assert!(
+            bodies
+                .iter()
+                .all(|row| row.text(1).expect("body") == AWKWARD)
+        );
+        link.abandon(false).await;
+    }
 
     #[test]
     fn a_conversation_is_remembered_unowned_only_if_nothing_was_owned_during_the_read() {
