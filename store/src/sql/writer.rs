@@ -791,7 +791,6 @@ impl Staged {
             return Err(Failed::Conflict(Conflict::Taken(id)));
         }
         let short = UPDATE_TASKS
-            .shapes::<L>()
             .run(conn, &updates, Changes::OnePerRow, |args, row| {
                 let pending = &pending[row.at];
                 let task = &pending.current.task;
@@ -1115,6 +1114,17 @@ static UPDATE_TASKS: LazyLock<Statement> = LazyLock::new(|| {
         "",
         (&format!("UPDATE {set}"), tail),
         (&format!("UPDATE OR IGNORE {set}"), tail),
+    )
+    // The planner joins the rows to `tasks` by its primary key (a nested loop of
+    // index lookups, checked with EXPLAIN on 50,000 tasks), as for the `VALUES` list.
+    .rows_as_json(
+        "UPDATE tasks SET body = r.c2, state = r.c3, terminal = r.c4, \
+         changed = COALESCE(r.c5, tasks.changed), \
+         ended_seq = COALESCE(r.c6, tasks.ended_seq), \
+         ended_at = COALESCE(r.c7, tasks.ended_at), version = tasks.version + 1 \
+         FROM json_to_recordset($1::json) AS r(c0 text, c1 bigint, c2 text, c3 text, \
+         c4 bigint, c5 bigint, c6 bigint, c7 bigint) \
+         WHERE tasks.id = r.c0 AND tasks.version = r.c1",
     )
 });
 
@@ -1700,7 +1710,7 @@ mod tests {
 
     use super::{
         Arg, Changes, DELETE_EVENTS, Dialect, INSERT_EVENTS, INSERT_TASKS, SWEEP_EVERY, Shapes,
-        UNOWNED, Unowned, eviction_chunk, eviction_due, eviction_floor, rows_json,
+        UNOWNED, UPDATE_TASKS, Unowned, eviction_chunk, eviction_due, eviction_floor, rows_json,
     };
     use crate::sql::link::{Link as _, Pooled};
 
@@ -1828,6 +1838,73 @@ mod tests {
                 .iter()
                 .all(|row| row.text(1).expect("body") == AWKWARD)
         );
+
+        // Updates name the version they were computed from: all land at version 1,
+        // and one computed from a version that is gone makes the write short.
+        let update =
+            |args: &mut Vec<Arg<'_>>, (id, version, body): &(&'static str, i64, &'static str)| {
+                args.extend([
+                    Arg::from(*id),
+                    Arg::from(*version),
+                    Arg::from(*body),
+                    Arg::from("completed"),
+                    Arg::from(1),
+                    Arg::from(2),
+                    Arg::from(1),
+                    Arg::NullInt,
+                ]);
+            };
+        let short = UPDATE_TASKS
+            .run(
+                &mut link,
+                &[("a", 1, "a, updated"), ("b", 1, AWKWARD)],
+                Changes::OnePerRow,
+                update,
+            )
+            .await
+            .expect("the update runs");
+        assert!(short.is_none(), "both updates written");
+        let short = UPDATE_TASKS
+            .run(
+                &mut link,
+                &[("c", 1, "c, updated"), ("a", 1, "stale")],
+                Changes::OnePerRow,
+                update,
+            )
+            .await
+            .expect("the update runs");
+        assert!(
+            short.is_some(),
+            "an update of a version that is gone makes the write short"
+        );
+        let rows = link
+            .fetch_all(
+                "SELECT id, body, state, version FROM tasks ORDER BY id",
+                &[],
+            )
+            .await
+            .expect("read");
+        let read: Vec<(String, String, String, i64)> = rows
+            .iter()
+            .map(|row| {
+                (
+                    row.text(0).expect("id").to_owned(),
+                    row.text(1).expect("body").to_owned(),
+                    row.text(2).expect("state").to_owned(),
+                    row.int(3).expect("version"),
+                )
+            })
+            .collect();
+        let expected = [
+            ("a", "a, updated", "completed", 2),
+            ("b", AWKWARD, "completed", 2),
+            ("c", "c, updated", "completed", 2),
+            ("d", AWKWARD, "submitted", 1),
+        ]
+        .map(|(id, body, state, version)| {
+            (id.to_owned(), body.to_owned(), state.to_owned(), version)
+        });
+        assert_eq!(read, expected);
         link.abandon(false).await;
     }
 
