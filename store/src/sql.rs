@@ -1,14 +1,14 @@
 //! The durable [`TaskStore`]: an embedded SQLite file or a PostgreSQL database, with one
 //! code path. Reads go through one sqlx `Any` pool. The writer's statements, the same
-//! for both databases, go through its `Link`: for PostgreSQL a connection held out of
-//! the pool; for the embedded file a SQLite connection of its own, on a thread of its
-//! own. The embedded store's point reads (a task by its id, a conversation's
+//! for both databases, go through its `Link`, on a thread of its own: for PostgreSQL
+//! a connection of its own (a pool of one, besides the readers' pool); for the
+//! embedded file a SQLite connection of its own. The embedded store's point reads (a task by its id, a conversation's
 //! principal) also run on SQLite connections of their own, in place, rather than hop
 //! to sqlx's worker thread and back.
 //!
 //! # Acknowledged means durable, and fast: group commit
 //!
-//! Every write goes to one writer task per store. It takes whatever writes are waiting
+//! Every write goes to one writer per store. It takes whatever writes are waiting
 //! (up to [`BATCH`]), applies them in one transaction, commits once (one fsync), and
 //! only then answers each: a write a caller sees acknowledged is on disk. Concurrent
 //! sends therefore share transactions; a lone send pays one commit per write. Within a
@@ -113,6 +113,8 @@ fn redact(url: &str) -> String {
 #[derive(Debug)]
 pub struct SqlTaskStore {
     pool: AnyPool,
+    /// PostgreSQL's writer's own pool (its one connection), closed with the store.
+    writer_pool: Option<AnyPool>,
     writer: mpsc::Sender<Job>,
     /// The embedded store's recently settled tasks, as its writer committed them.
     settled: Option<Arc<Settled>>,
@@ -290,31 +292,52 @@ impl SqlTaskStore {
             Some(file) => PointReads::InPlace(Readers::new(file.clone(), pool.clone())),
             None => PointReads::Pool(pool.clone()),
         };
-        match file {
-            // The embedded writer blocks on SQLite (and on its fsync) on a thread of
-            // its own, off the runtime's workers.
+        // Each writer runs on a thread of its own, with a runtime of its own. The
+        // embedded one blocks on SQLite (and on its fsync), which must stay off the
+        // runtime's workers. PostgreSQL's makes several round trips a batch, and on
+        // the runtime's workers each answer waited behind every request they were
+        // serving before the writer's task ran again (a `BEGIN` that PostgreSQL
+        // answers at once took ~0.4 ms under the store suite's load); on its own
+        // thread, with its own connection (its own pool of one, made on that thread,
+        // so the socket's readiness reaches it there), it runs as soon as the answer
+        // arrives: +13-50% sends a second (docs/benchmarks.md, §7).
+        let mut writer_pool = None;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| failed(&e))?;
+        let spawned = match file {
             Some(file) => {
                 let link = Embedded::new(file, pool.clone());
                 let loop_pool = pool.clone();
-                let runtime = tokio::runtime::Builder::new_current_thread()
-                    .build()
-                    .map_err(|e| failed(&e))?;
                 std::thread::Builder::new()
                     .name("agentyard-store-writer".into())
                     .spawn(move || runtime.block_on(write_loop(loop_pool, link, jobs, ctx)))
-                    .map_err(|e| failed(&e))?;
             }
             None => {
-                tokio::spawn(write_loop(
-                    pool.clone(),
-                    Pooled::new(pool.clone()),
-                    jobs,
-                    ctx,
-                ));
+                let own = AnyPoolOptions::new()
+                    .max_connections(1)
+                    .acquire_timeout(Duration::from_secs(5))
+                    .test_before_acquire(true)
+                    .connect_lazy_with(url.parse().map_err(|e| failed(&e))?);
+                let loop_pool = own.clone();
+                writer_pool = Some(own);
+                std::thread::Builder::new()
+                    .name("agentyard-store-writer".into())
+                    .spawn(move || {
+                        runtime.block_on(write_loop(
+                            loop_pool.clone(),
+                            Pooled::new(loop_pool),
+                            jobs,
+                            ctx,
+                        ));
+                    })
             }
-        }
+        };
+        spawned.map_err(|e| failed(&e))?;
         Ok(Self {
             pool,
+            writer_pool,
             writer,
             settled,
             point_reads,
@@ -381,6 +404,9 @@ impl SqlTaskStore {
     /// writer's and the point readers' own connections as they next look; later
     /// reads and writes fail.
     pub async fn close(&self) {
+        if let Some(own) = &self.writer_pool {
+            own.close().await;
+        }
         self.pool.close().await;
     }
 }
