@@ -2,9 +2,9 @@
 //! code path. Reads go through one sqlx `Any` pool. The writer's statements, the same
 //! for both databases, go through its `Link`, on a thread of its own: for PostgreSQL
 //! a connection of its own (a pool of one, besides the readers' pool); for the
-//! embedded file a SQLite connection of its own. The embedded store's point reads (a task by its id, a conversation's
-//! principal) also run on SQLite connections of their own, in place, rather than hop
-//! to sqlx's worker thread and back.
+//! embedded file a SQLite connection of its own. The embedded store's point reads (a
+//! task by its id, a conversation's principal) also run on SQLite connections of
+//! their own, in place, rather than hop to sqlx's worker thread and back.
 //!
 //! # Acknowledged means durable, and fast: group commit
 //!
