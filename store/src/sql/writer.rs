@@ -969,6 +969,8 @@ struct Statement {
     /// The PostgreSQL statement that reads its rows from `$1`, a JSON array of one
     /// object per row whose members `c0`, `c1`, ... are the row's values in order.
     postgres_json: Option<String>,
+    /// Values per row.
+    width: usize,
 }
 
 impl Statement {
@@ -979,14 +981,28 @@ impl Statement {
             postgres: Shapes::new(Dialect::Postgres, postgres.0, width, extra, postgres.1),
             sqlite: Shapes::new(Dialect::Sqlite, sqlite.0, width, extra, sqlite.1),
             postgres_json: None,
+            width,
         }
     }
 
-    /// On PostgreSQL, every row in one statement: `sql` reads them with
-    /// `json_to_recordset($1::json) AS r(c0 type, c1 type, ...)`, one column per value
-    /// the rows bind, in order.
-    fn rows_as_json(mut self, sql: &str) -> Self {
-        self.postgres_json = Some(sql.to_owned());
+    /// On PostgreSQL, every row in one statement. `types` are the SQL types of a row's
+    /// values, one per value the rows bind; `sql` makes the statement from the list of
+    /// those values (`r.c0, r.c1, ...`) and the row source that yields them
+    /// (`json_to_recordset($1::json) AS r(c0 type, ...)`).
+    fn rows_as_json(mut self, types: &[&str], sql: impl FnOnce(&str, &str) -> String) -> Self {
+        debug_assert_eq!(types.len(), self.width, "one type per value a row binds");
+        let values = (0..types.len())
+            .map(|n| format!("r.c{n}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let columns = types
+            .iter()
+            .enumerate()
+            .map(|(n, kind)| format!("c{n} {kind}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let source = format!("json_to_recordset($1::json) AS r({columns})");
+        self.postgres_json = Some(sql(&values, &source));
         self
     }
 
@@ -1063,40 +1079,41 @@ fn push_json_string(text: &mut String, value: &str) {
 /// (a unique violation); on SQLite, whose file has one writer, it would be skipped
 /// and caught as a short chunk.
 static INSERT_EVENTS: LazyLock<Statement> = LazyLock::new(|| {
-    let columns = "task_events (task_id, seq, body) VALUES ";
+    let columns = "task_events (task_id, seq, body)";
     Statement::new(
         3,
         "",
-        (&format!("INSERT INTO {columns}"), ""),
-        (&format!("INSERT OR IGNORE INTO {columns}"), ""),
+        (&format!("INSERT INTO {columns} VALUES "), ""),
+        (&format!("INSERT OR IGNORE INTO {columns} VALUES "), ""),
     )
-    .rows_as_json(
-        "INSERT INTO task_events (task_id, seq, body) SELECT c0, c1, c2 \
-         FROM json_to_recordset($1::json) AS r(c0 text, c1 bigint, c2 text)",
-    )
+    .rows_as_json(&["text", "bigint", "text"], |values, source| {
+        format!("INSERT INTO {columns} SELECT {values} FROM {source}")
+    })
 });
 
 /// Inserts new tasks; an id taken already is skipped (and caught as a short chunk).
 static INSERT_TASKS: LazyLock<Statement> = LazyLock::new(|| {
     let columns = "tasks (id, context_id, agent, principal, body, state, terminal, \
-                   changed, created, ended_seq, ended_at, version) VALUES ";
+                   changed, created, ended_seq, ended_at, version)";
+    // Every value but the version, which a new row starts at 1.
+    let types = [
+        "text", "text", "text", "text", "text", "text", "bigint", "bigint", "bigint", "bigint",
+        "bigint",
+    ];
     Statement::new(
         11,
         ", 1",
         (
-            &format!("INSERT INTO {columns}"),
+            &format!("INSERT INTO {columns} VALUES "),
             " ON CONFLICT (id) DO NOTHING",
         ),
-        (&format!("INSERT OR IGNORE INTO {columns}"), ""),
+        (&format!("INSERT OR IGNORE INTO {columns} VALUES "), ""),
     )
-    .rows_as_json(
-        "INSERT INTO tasks (id, context_id, agent, principal, body, state, terminal, \
-         changed, created, ended_seq, ended_at, version) \
-         SELECT c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, 1 \
-         FROM json_to_recordset($1::json) AS r(c0 text, c1 text, c2 text, c3 text, \
-         c4 text, c5 text, c6 bigint, c7 bigint, c8 bigint, c9 bigint, c10 bigint) \
-         ON CONFLICT (id) DO NOTHING",
-    )
+    .rows_as_json(&types, |values, source| {
+        format!(
+            "INSERT INTO {columns} SELECT {values}, 1 FROM {source} ON CONFLICT (id) DO NOTHING"
+        )
+    })
 });
 
 /// Updates rows still at the version named; a row's status-change and end numbers
@@ -1118,13 +1135,18 @@ static UPDATE_TASKS: LazyLock<Statement> = LazyLock::new(|| {
     // The planner joins the rows to `tasks` by its primary key (a nested loop of
     // index lookups, checked with EXPLAIN on 50,000 tasks), as for the `VALUES` list.
     .rows_as_json(
-        "UPDATE tasks SET body = r.c2, state = r.c3, terminal = r.c4, \
-         changed = COALESCE(r.c5, tasks.changed), \
-         ended_seq = COALESCE(r.c6, tasks.ended_seq), \
-         ended_at = COALESCE(r.c7, tasks.ended_at), version = tasks.version + 1 \
-         FROM json_to_recordset($1::json) AS r(c0 text, c1 bigint, c2 text, c3 text, \
-         c4 bigint, c5 bigint, c6 bigint, c7 bigint) \
-         WHERE tasks.id = r.c0 AND tasks.version = r.c1",
+        &[
+            "text", "bigint", "text", "text", "bigint", "bigint", "bigint", "bigint",
+        ],
+        |_, source| {
+            format!(
+                "UPDATE tasks SET body = r.c2, state = r.c3, terminal = r.c4, \
+                 changed = COALESCE(r.c5, tasks.changed), \
+                 ended_seq = COALESCE(r.c6, tasks.ended_seq), \
+                 ended_at = COALESCE(r.c7, tasks.ended_at), version = tasks.version + 1 \
+                 FROM {source} WHERE tasks.id = r.c0 AND tasks.version = r.c1"
+            )
+        },
     )
 });
 
@@ -1719,6 +1741,24 @@ mod tests {
     /// as the six characters `\u0000`, which are here.)
     const AWKWARD: &str =
         "quote \" backslash \\ newline \n tab \t escaped nul \\u0000 crab 🦀 \u{2028}";
+
+    /// Each one-statement form declares one typed column per value its rows bind (a
+    /// mismatch fails the debug assertion as the statement is made) and reads them all.
+    #[test]
+    fn json_statements_read_every_value_their_rows_bind() {
+        for (statement, width) in [
+            (&*INSERT_EVENTS, 3),
+            (&*INSERT_TASKS, 11),
+            (&*UPDATE_TASKS, 8),
+        ] {
+            let sql = statement
+                .postgres_json
+                .as_deref()
+                .expect("a one-statement form");
+            assert!(sql.contains(&format!("c{} ", width - 1)), "{sql}");
+            assert!(!sql.contains(&format!("c{width} ")), "{sql}");
+        }
+    }
 
     #[test]
     fn rows_as_json_read_back_as_the_values_bound() {
