@@ -85,6 +85,23 @@ async fn stored(store: &dyn TaskStore, id: &str) -> bool {
         .is_some()
 }
 
+/// Checks that a task whose insert was answered early and then lost is refused as
+/// lost (the error says the write was not stored), not as unknown, and is absent.
+async fn refused_as_lost(store: &dyn TaskStore, id: &TaskId) {
+    let error = store
+        .set_status(id, TaskStatus::new(TaskState::Completed))
+        .await
+        .expect_err("a write of a task that was never stored is refused");
+    assert!(
+        matches!(&error, StoreError::Unavailable(why) if why.contains("was not stored")),
+        "{error:?}"
+    );
+    assert!(
+        !stored(store, id.as_str()).await,
+        "the lost task is not there"
+    );
+}
+
 /// The host:port of a `postgres://user:pass@host:port/db?…` URL, and the URL with
 /// another one in its place.
 fn through(url: &str, proxy: SocketAddr) -> (String, String) {
@@ -175,19 +192,8 @@ async fn a_lost_insert_answered_early_fails_its_tasks_later_writes() {
         assert!(tokio::time::Instant::now() < deadline, "never recovered");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    // Refused as lost, not as unknown: the error says the database failed it.
-    let err = store
-        .set_status(&id, TaskStatus::new(TaskState::Completed))
-        .await
-        .expect_err("still refused once the database is back");
-    assert!(
-        matches!(&err, StoreError::Unavailable(why) if why.contains("was not stored")),
-        "{err:?}"
-    );
-    assert!(
-        !stored(&*store, id.as_str()).await,
-        "the lost task is not there"
-    );
+    // Still refused once the database is back.
+    refused_as_lost(&*store, &id).await;
     assert!(stored(&*store, "before").await);
     assert!(stored(&*store, "after").await);
 }
@@ -316,15 +322,7 @@ async fn a_full_disk_fails_journal_writes_clearly_and_the_journal_recovers_when_
     }
     let lost = lost.expect("the full disk refuses a send");
     std::fs::remove_file(&filler).expect("free the space");
-    let error = store
-        .set_status(&lost, TaskStatus::new(TaskState::Completed))
-        .await
-        .expect_err("the task was never stored");
-    assert!(
-        matches!(&error, StoreError::Unavailable(why) if why.contains("was not stored")),
-        "{error:?}"
-    );
-    assert!(!stored(&store, lost.as_str()).await);
+    refused_as_lost(&store, &lost).await;
     store.close().await;
     // What was refused is not in the file either: a reopen finds the same.
     let store = JournalTaskStore::open(&data, Retention::default())
