@@ -1132,8 +1132,14 @@ static UPDATE_TASKS: LazyLock<Statement> = LazyLock::new(|| {
         (&format!("UPDATE {set}"), tail),
         (&format!("UPDATE OR IGNORE {set}"), tail),
     )
-    // The planner joins the rows to `tasks` by its primary key (a nested loop of
-    // index lookups, checked with EXPLAIN on 50,000 tasks), as for the `VALUES` list.
+    // Looked up by the primary key, a row at a time, however many tasks there are:
+    // PostgreSQL reckons a JSON row set at 100 rows, and with an equality it can hash
+    // it joins them by a scan of the whole of `tasks` below a few thousand tasks, or
+    // at any size with a plan it cached while the table was still small (9.5 ms a
+    // batch at 20,000 tasks, against 0.2 ms by the key; `docs/benchmarks.md`, §7).
+    // `= ANY (ARRAY[…])` and `IS NOT DISTINCT FROM` (the same as `=` here: neither
+    // side is ever NULL) are conditions no hash or merge join takes, so the join is a
+    // nested loop, and its inner side a lookup in `tasks_pkey`.
     .rows_as_json(
         &[
             "text", "bigint", "text", "text", "bigint", "bigint", "bigint", "bigint",
@@ -1144,7 +1150,8 @@ static UPDATE_TASKS: LazyLock<Statement> = LazyLock::new(|| {
                  changed = COALESCE(r.c5, tasks.changed), \
                  ended_seq = COALESCE(r.c6, tasks.ended_seq), \
                  ended_at = COALESCE(r.c7, tasks.ended_at), version = tasks.version + 1 \
-                 FROM {source} WHERE tasks.id = r.c0 AND tasks.version = r.c1"
+                 FROM {source} \
+                 WHERE tasks.id = ANY (ARRAY[r.c0]) AND tasks.version IS NOT DISTINCT FROM r.c1"
             )
         },
     )
@@ -1945,6 +1952,101 @@ mod tests {
             (id.to_owned(), body.to_owned(), state.to_owned(), version)
         });
         assert_eq!(read, expected);
+        link.abandon(false).await;
+    }
+
+    /// An update of several tasks looks each up by the primary key: with the plan
+    /// PostgreSQL caches for a prepared statement when it was made while `tasks` was
+    /// empty and kept as the table grew, and with a fresh plan on a small table whose
+    /// statistics are current. Either way a join by a scan of `tasks` would read the
+    /// whole table on every batch that updates two tasks or more.
+    #[tokio::test]
+    async fn postgres_updates_tasks_by_key_whatever_the_table_holds() {
+        let Some(url) = crate::testing::postgres_schema("update_plan").await else {
+            return;
+        };
+        let store = crate::SqlTaskStore::open(
+            crate::StoreLocation::Postgres(url.clone()),
+            crate::Retention::default(),
+        )
+        .await
+        .expect("open");
+        store.close().await;
+        let pool = sqlx::AnyPool::connect(&url).await.expect("connect");
+        let mut link = Pooled::new(pool);
+        link.begin(None).await.expect("begin");
+        let sql = UPDATE_TASKS
+            .postgres_json
+            .as_deref()
+            .expect("a one-statement form");
+        let rows = rows_json(&["t5", "t7"], |args, id| {
+            args.extend([
+                Arg::from(*id),
+                Arg::from(1),
+                Arg::from("body"),
+                Arg::from("completed"),
+                Arg::from(1),
+                Arg::from(2),
+                Arg::from(1),
+                Arg::from(99),
+            ]);
+        });
+        assert!(
+            !rows.contains('\''),
+            "quoted as an SQL literal below: {rows}"
+        );
+        let fill = |n: u32| {
+            format!(
+                "INSERT INTO tasks (id, context_id, body, state, terminal, changed, created, \
+                 version) SELECT 't' || g, 'c', repeat('x', 600), 'working', 0, g, g, 1 \
+                 FROM generate_series(1, {n}) g"
+            )
+        };
+        /// The plan of `sql` as one text.
+        async fn explain(link: &mut Pooled, sql: &str) -> String {
+            link.fetch_all(sql, &[])
+                .await
+                .expect("explain")
+                .iter()
+                .map(|row| row.text(0).expect("a plan line").to_owned())
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+        let plan = format!("EXPLAIN EXECUTE update_rows('{rows}')");
+        let by_key = |plan: &str| {
+            plan.contains("Index Scan using tasks_pkey on tasks") && !plan.contains("Seq Scan")
+        };
+
+        link.execute(&format!("PREPARE update_rows(text) AS {sql}"), &[])
+            .await
+            .expect("prepare");
+        // Past its first five runs PostgreSQL keeps a generic plan, made on the empty
+        // table.
+        for _ in 0..7 {
+            link.execute(&format!("EXECUTE update_rows('{rows}')"), &[])
+                .await
+                .expect("update");
+        }
+        link.execute(&fill(20_000), &[]).await.expect("fill");
+        let cached = explain(&mut link, &plan).await;
+        assert!(by_key(&cached), "a plan made on the empty table:\n{cached}");
+
+        link.execute("TRUNCATE tasks", &[]).await.expect("empty");
+        link.execute(&fill(1_000), &[]).await.expect("fill");
+        link.execute("ANALYZE tasks", &[]).await.expect("analyze");
+        link.execute("DEALLOCATE update_rows", &[])
+            .await
+            .expect("deallocate");
+        link.execute(&format!("PREPARE update_rows(text) AS {sql}"), &[])
+            .await
+            .expect("prepare");
+        let fresh = explain(&mut link, &plan).await;
+        assert!(by_key(&fresh), "a fresh plan on 1,000 tasks:\n{fresh}");
+        let updated = link
+            .execute(&format!("EXECUTE update_rows('{rows}')"), &[])
+            .await
+            .expect("update");
+        assert_eq!(updated, 2, "both tasks were at the version named");
         link.abandon(false).await;
     }
 
