@@ -1135,8 +1135,9 @@ static UPDATE_TASKS: LazyLock<Statement> = LazyLock::new(|| {
     // Looked up by the primary key, a row at a time, however many tasks there are:
     // PostgreSQL reckons a JSON row set at 100 rows, and with an equality it can hash
     // it joins them by a scan of the whole of `tasks` below a few thousand tasks, or
-    // at any size with a plan it cached while the table was still small (9.5 ms a
-    // batch at 20,000 tasks, against 0.2 ms by the key; `docs/benchmarks.md`, §7).
+    // at any size with a plan it cached while the table was still small (9.5 ms for
+    // two rows among 20,000 tasks, against 0.2 ms by the key; `docs/benchmarks.md`,
+    // §7).
     // `= ANY (ARRAY[…])` and `IS NOT DISTINCT FROM` (the same as `=` here: neither
     // side is ever NULL) are conditions no hash or merge join takes, so the join is a
     // nested loop, and its inner side a lookup in `tasks_pkey`.
