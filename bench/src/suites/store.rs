@@ -121,6 +121,14 @@ impl Call {
             Self::LongTurn => "request/reply, 2 ms turn",
         }
     }
+
+    /// The agent the call sends to.
+    fn agent(self) -> &'static str {
+        match self {
+            Self::Http | Self::Supervisor => ECHO,
+            Self::LongTurn => PAUSE,
+        }
+    }
 }
 
 /// An agent whose turn takes [`TURN`]: its task's final status is written a batch or
@@ -428,16 +436,12 @@ impl Side {
             Call::Http => {
                 let http = Arc::new(HttpSend {
                     client: self.client.clone(),
-                    url: self.edge.agent_url(ECHO),
+                    url: self.edge.agent_url(call.agent()),
                 });
                 closed_loop(http, CONCURRENCY, run).await
             }
             Call::Supervisor | Call::LongTurn => {
-                let agent = if matches!(call, Call::LongTurn) {
-                    PAUSE
-                } else {
-                    ECHO
-                };
+                let agent = call.agent();
                 let calls = Arc::new(RequestReply {
                     supervisor: self.runtime.supervisor().clone(),
                     agent,

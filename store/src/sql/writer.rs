@@ -1789,16 +1789,10 @@ mod tests {
         assert_eq!(read, serde_json::Value::Array(expected));
     }
 
-    /// The PostgreSQL statements that take a batch's rows as one JSON parameter, run
-    /// directly (through the writer a refused batch would be redone a row at a time,
-    /// hiding the refusal): every row lands as bound, and an id already taken makes
-    /// the statement report a short write.
-    #[tokio::test]
-    async fn postgres_takes_every_row_of_a_batch_in_one_statement() {
-        let Some(url) = crate::testing::postgres_schema("rows_json").await else {
-            return;
-        };
-        // Applies the migrations to the fresh schema.
+    /// A connection to a fresh PostgreSQL schema that has the crate's migrations, in an
+    /// open transaction; `None` (the test skips, saying why) without a server.
+    async fn migrated(prefix: &str) -> Option<Pooled> {
+        let url = crate::testing::postgres_schema(prefix).await?;
         let store = crate::SqlTaskStore::open(
             crate::StoreLocation::Postgres(url.clone()),
             crate::Retention::default(),
@@ -1809,6 +1803,18 @@ mod tests {
         let pool = sqlx::AnyPool::connect(&url).await.expect("connect");
         let mut link = Pooled::new(pool);
         link.begin(None).await.expect("begin");
+        Some(link)
+    }
+
+    /// The PostgreSQL statements that take a batch's rows as one JSON parameter, run
+    /// directly (through the writer a refused batch would be redone a row at a time,
+    /// hiding the refusal): every row lands as bound, and an id already taken makes
+    /// the statement report a short write.
+    #[tokio::test]
+    async fn postgres_takes_every_row_of_a_batch_in_one_statement() {
+        let Some(mut link) = migrated("rows_json").await else {
+            return;
+        };
         let events = [("t1", 1_i64, AWKWARD), ("t1", 2, "two"), ("t2", 1, "")];
         let short = INSERT_EVENTS
             .run(
@@ -1963,19 +1969,9 @@ mod tests {
     /// whole table on every batch that updates two tasks or more.
     #[tokio::test]
     async fn postgres_updates_tasks_by_key_whatever_the_table_holds() {
-        let Some(url) = crate::testing::postgres_schema("update_plan").await else {
+        let Some(mut link) = migrated("update_plan").await else {
             return;
         };
-        let store = crate::SqlTaskStore::open(
-            crate::StoreLocation::Postgres(url.clone()),
-            crate::Retention::default(),
-        )
-        .await
-        .expect("open");
-        store.close().await;
-        let pool = sqlx::AnyPool::connect(&url).await.expect("connect");
-        let mut link = Pooled::new(pool);
-        link.begin(None).await.expect("begin");
         let sql = UPDATE_TASKS
             .postgres_json
             .as_deref()
