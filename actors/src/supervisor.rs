@@ -17,7 +17,8 @@
 //! 5. **routing** — the task is created (or a waiting one continued) and the message
 //!    goes to the session actor, which is spawned on first use; a caller that waits
 //!    for the task and holds every permit runs the turn itself instead (`CallerRun`
-//!    in `task`: no hand-off to the session's turn and back);
+//!    in `task`: no hand-off to the session's turn and back), a stream's caller until
+//!    the turn first waits;
 //! 6. when the task settles: `a2a.send.completed` (completed, input-required,
 //!    auth-required) or `a2a.send.failed` (failed, canceled, rejected, or not routed).
 //!

@@ -257,6 +257,24 @@ impl CallerRun {
         })
         .await;
     }
+
+    /// Runs the turn until it first waits on anything, then leaves the rest of it to
+    /// a task of its own: what a stream's caller does, so that a turn that needs no
+    /// waiting has published every update before the stream's first is written
+    /// (one write to the socket instead of one per update), while a turn that waits
+    /// goes on at its own pace rather than at the pace the stream's reader reads.
+    pub(crate) async fn run_until_it_waits(mut self) {
+        std::future::poll_fn(|cx| {
+            if let Some(turn) = self.turn.as_mut()
+                && turn.as_mut().poll(cx).is_ready()
+            {
+                self.turn = None;
+            }
+            std::task::Poll::Ready(())
+        })
+        .await;
+        // Dropped here: a turn still running is spawned (see `Drop`).
+    }
 }
 
 impl std::fmt::Debug for CallerRun {

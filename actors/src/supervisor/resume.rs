@@ -36,7 +36,10 @@ impl Supervisor {
         &self,
         request: SendRequest,
     ) -> Result<impl Stream<Item = NumberedEvent> + Send + 'static> {
-        let (submitted, watcher, _) = self.submit(request, Follow::Updates).await?;
+        let (submitted, watcher, run) = self.submit(request, Follow::Updates).await?;
+        if let Some(run) = run {
+            run.run_until_it_waits().await;
+        }
         let rx = match watcher {
             Watcher::Updates(rx) => Some(rx),
             Watcher::Nothing | Watcher::State(_) => None,

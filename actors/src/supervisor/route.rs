@@ -310,11 +310,14 @@ impl Supervisor {
             // Inside the send's span (`route` runs instrumented with it).
             cause: agentyard_transport::trace::Cause::current(),
         };
-        // The caller waits for the task anyway, and nothing stands before it: it runs
+        // The caller follows the task anyway, and nothing stands before it: it runs
         // the turn itself (see `CallerRun`), and the runtime it runs on takes over
-        // what is left if it stops waiting. Without a runtime, the session runs it.
+        // what is left if it stops waiting (a stream's caller, as soon as the turn
+        // first waits). Without a runtime, the session runs it.
         let runtime = match (&ticket, follow) {
-            (Ticket::Ready(_), Follow::State) => tokio::runtime::Handle::try_current().ok(),
+            (Ticket::Ready(_), Follow::State | Follow::Updates) => {
+                tokio::runtime::Handle::try_current().ok()
+            }
             _ => None,
         };
         let run = match (ticket, runtime) {

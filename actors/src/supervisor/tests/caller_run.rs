@@ -1,12 +1,14 @@
 //! A caller that waits for its own send's task runs the turn itself (`CallerRun`):
 //! in its own tokio task, without the turn depending on the caller going on waiting.
+//! A stream's caller runs it until it first waits, and no further.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentyard_policy::AllowAll;
-use agentyard_transport::a2a::{Message, TaskState};
+use agentyard_transport::a2a::{Message, StreamEvent, TaskState};
 use agentyard_transport::{ContextId, TaskId};
+use futures::{FutureExt as _, StreamExt as _};
 use tokio::sync::Semaphore;
 
 use crate::agent::{Agent, AgentDescriptor, AgentError, Registration, TaskContext};
@@ -172,4 +174,85 @@ async fn a_canceled_task_answers_its_caller_at_once_while_its_handler_winds_down
         .expect("answered");
     assert_eq!(settled.task.status.state, TaskState::Canceled);
     f.gate.add_permits(1);
+}
+
+/// The state an update of a stream reports.
+fn state_of(event: &StreamEvent) -> Option<TaskState> {
+    match event {
+        StreamEvent::Task(task) => Some(task.status.state),
+        StreamEvent::StatusUpdate(update) => Some(update.status.state),
+        _ => None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_whose_turn_never_waits_has_every_update_ready_at_its_start() {
+    let f = fixture(Duration::from_secs(1)).await;
+    // The gate is open: the agent goes through without waiting.
+    f.gate.add_permits(1);
+    let supervisor = f.supervisor.clone();
+    let caller = tokio::spawn(async move {
+        let mut stream = Box::pin(
+            supervisor
+                .stream_numbered(request("streams"))
+                .await
+                .expect("streaming"),
+        );
+        // Every update is there before the first is read: none is waited for.
+        let mut states = Vec::new();
+        let ended = loop {
+            match stream.next().now_or_never() {
+                Some(Some((_, event))) => states.push(state_of(&event)),
+                Some(None) => break true,
+                None => break false,
+            }
+        };
+        (states, ended, tokio::task::id())
+    });
+    let (states, ended, caller_task) = caller.await.expect("caller ran");
+    assert_eq!(
+        states,
+        [
+            Some(TaskState::Submitted),
+            Some(TaskState::Working),
+            Some(TaskState::Completed)
+        ],
+        "the whole stream, ready at once"
+    );
+    assert!(ended, "the stream ended with its final update, unwaited");
+    let ran_in = f.seen.lock().expect("not poisoned").ran_in;
+    assert_eq!(
+        ran_in,
+        Some(caller_task),
+        "the turn ran in the stream's caller's task"
+    );
+}
+
+#[tokio::test]
+async fn a_stream_whose_turn_waits_leaves_the_turn_to_go_on_without_its_reader() {
+    let f = fixture(Duration::from_secs(1)).await;
+    // The agent waits at its closed gate: the stream is returned while it waits.
+    let mut stream = Box::pin(
+        f.supervisor
+            .stream_numbered(request("unread"))
+            .await
+            .expect("streaming"),
+    );
+    let (task, _) = started(&f.seen).await;
+    // Nobody reads the stream, yet the turn goes on once the agent may.
+    f.gate.add_permits(1);
+    reaches(&f.supervisor, &task, TaskState::Completed).await;
+    // Read late, the stream still has every update, in order, to the final one.
+    let mut states = Vec::new();
+    while let Some((_, event)) = stream.next().await {
+        states.push(state_of(&event));
+    }
+    assert_eq!(
+        states,
+        [
+            Some(TaskState::Submitted),
+            Some(TaskState::Working),
+            Some(TaskState::Completed)
+        ]
+    );
 }
