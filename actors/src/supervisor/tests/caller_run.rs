@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use agentyard_policy::AllowAll;
-use agentyard_transport::a2a::{Message, StreamEvent, TaskState};
+use agentyard_transport::a2a::{Artifact, Message, Part, StreamEvent, TaskState};
 use agentyard_transport::{ContextId, TaskId};
 use futures::{FutureExt as _, StreamExt as _};
 use tokio::sync::Semaphore;
@@ -254,5 +254,64 @@ async fn a_stream_whose_turn_waits_leaves_the_turn_to_go_on_without_its_reader()
             Some(TaskState::Working),
             Some(TaskState::Completed)
         ]
+    );
+}
+
+/// Publishes `0` artifacts one after another without waiting on anything, then
+/// answers.
+struct Many(usize);
+
+impl Agent for Many {
+    async fn handle(&self, ctx: &mut TaskContext) -> std::result::Result<(), AgentError> {
+        for n in 0..self.0 {
+            ctx.artifact(Artifact::new(format!("a-{n}"), vec![Part::text("x")]))
+                .await?;
+        }
+        ctx.reply_text("done");
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_stream_whose_turn_publishes_more_than_its_ring_holds_still_has_every_update() {
+    // Run before the stream's first read, the turn overruns the stream's ring (16
+    // updates by default); the stream reads what the ring dropped back from the log.
+    let config = SupervisorConfig::default();
+    let artifacts = config.stream_capacity * 3;
+    let supervisor = Supervisor::start(
+        config,
+        vec![Registration::new(AgentDescriptor::new("many"), move |_| {
+            Many(artifacts)
+        })],
+        Arc::new(AllowAll),
+        Arc::new(InMemoryTaskStore::new()),
+    )
+    .await
+    .expect("supervisor");
+    let stream = supervisor
+        .stream_numbered(SendRequest::new(
+            "many",
+            Message::user_text("go").with_context_id(ContextId::new("many")),
+        ))
+        .await
+        .expect("streaming");
+    let events: Vec<_> = stream.collect().await;
+    let ids: Vec<_> = events
+        .iter()
+        .filter_map(|(_, event)| match event {
+            StreamEvent::ArtifactUpdate(update) => Some(update.artifact.artifact_id.clone()),
+            _ => None,
+        })
+        .collect();
+    let expected: Vec<_> = (0..artifacts).map(|n| format!("a-{n}")).collect();
+    assert_eq!(ids, expected, "every artifact, once, in order");
+    let numbers: Vec<_> = events.iter().filter_map(|(seq, _)| *seq).collect();
+    assert!(
+        numbers.windows(2).all(|pair| pair[0] < pair[1]),
+        "numbered in order without repeats: {numbers:?}"
+    );
+    assert_eq!(
+        events.last().and_then(|(_, event)| state_of(event)),
+        Some(TaskState::Completed)
     );
 }
