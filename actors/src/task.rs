@@ -214,7 +214,8 @@ impl Work {
 
 /// A turn run by the caller that waits for its task ([`crate::Supervisor::send_and_wait`]
 /// and the blocking HTTP send), in the caller's own tokio task, instead of being
-/// handed to the session actor and waited for from there.
+/// handed to the session actor and waited for from there; a stream's caller runs it
+/// only until it first waits ([`CallerRun::run_until_it_waits`]).
 ///
 /// Only a send that already holds every permit runs this way, so the session's
 /// order and limits are the same as through the mailbox; what it saves is the two

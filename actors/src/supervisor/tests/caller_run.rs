@@ -257,8 +257,8 @@ async fn a_stream_whose_turn_waits_leaves_the_turn_to_go_on_without_its_reader()
     );
 }
 
-/// Publishes `0` artifacts one after another without waiting on anything, then
-/// answers.
+/// Publishes as many artifacts as it holds, one after another without waiting on
+/// anything, then answers.
 struct Many(usize);
 
 impl Agent for Many {
