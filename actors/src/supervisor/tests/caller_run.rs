@@ -102,20 +102,34 @@ async fn reaches(supervisor: &Supervisor, task: &TaskId, state: TaskState) {
     .await;
 }
 
+/// Runs `call` in a tokio task of its own; returns what it gave and that task's id,
+/// to compare with the task the agent's turn ran in.
+async fn in_a_task_of_its_own<T: Send + 'static>(
+    call: impl std::future::Future<Output = T> + Send + 'static,
+) -> (T, tokio::task::Id) {
+    tokio::spawn(async move { (call.await, tokio::task::id()) })
+        .await
+        .expect("the caller's task ran")
+}
+
+/// What a stream of the gated agent reports, update by update, when it goes through.
+const THROUGH: [Option<TaskState>; 3] = [
+    Some(TaskState::Submitted),
+    Some(TaskState::Working),
+    Some(TaskState::Completed),
+];
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_caller_that_waits_runs_the_turn_in_its_own_task_and_a_send_does_not() {
     let f = fixture(Duration::from_secs(1)).await;
     f.gate.add_permits(1);
     let supervisor = f.supervisor.clone();
-    let caller = tokio::spawn(async move {
-        let settled = supervisor
-            .send_and_wait(request("waits"))
-            .await
-            .expect("answered");
-        (settled.task.status.state, tokio::task::id())
-    });
-    let (state, caller_task) = caller.await.expect("caller ran");
-    assert_eq!(state, TaskState::Completed);
+    let (settled, caller_task) =
+        in_a_task_of_its_own(async move { supervisor.send_and_wait(request("waits")).await }).await;
+    assert_eq!(
+        settled.expect("answered").task.status.state,
+        TaskState::Completed
+    );
     let ran_in = f.seen.lock().expect("not poisoned").ran_in;
     assert_eq!(
         ran_in,
@@ -127,14 +141,9 @@ async fn a_caller_that_waits_runs_the_turn_in_its_own_task_and_a_send_does_not()
     *f.seen.lock().expect("not poisoned") = Seen::default();
     f.gate.add_permits(1);
     let supervisor = f.supervisor.clone();
-    let sender = tokio::spawn(async move {
-        let submitted = supervisor
-            .send(request("does-not-wait"))
-            .await
-            .expect("submitted");
-        (submitted.task.id, tokio::task::id())
-    });
-    let (task, sender_task) = sender.await.expect("sender ran");
+    let (submitted, sender_task) =
+        in_a_task_of_its_own(async move { supervisor.send(request("does-not-wait")).await }).await;
+    let task = submitted.expect("submitted").task.id;
     let (_, ran_in) = started(&f.seen).await;
     assert_ne!(ran_in, Some(sender_task));
     reaches(&f.supervisor, &task, TaskState::Completed).await;
@@ -191,7 +200,7 @@ async fn a_stream_whose_turn_never_waits_has_every_update_ready_at_its_start() {
     // The gate is open: the agent goes through without waiting.
     f.gate.add_permits(1);
     let supervisor = f.supervisor.clone();
-    let caller = tokio::spawn(async move {
+    let ((states, ended), caller_task) = in_a_task_of_its_own(async move {
         let mut stream = Box::pin(
             supervisor
                 .stream_numbered(request("streams"))
@@ -207,18 +216,10 @@ async fn a_stream_whose_turn_never_waits_has_every_update_ready_at_its_start() {
                 None => break false,
             }
         };
-        (states, ended, tokio::task::id())
-    });
-    let (states, ended, caller_task) = caller.await.expect("caller ran");
-    assert_eq!(
-        states,
-        [
-            Some(TaskState::Submitted),
-            Some(TaskState::Working),
-            Some(TaskState::Completed)
-        ],
-        "the whole stream, ready at once"
-    );
+        (states, ended)
+    })
+    .await;
+    assert_eq!(states, THROUGH, "the whole stream, ready at once");
     assert!(ended, "the stream ended with its final update, unwaited");
     let ran_in = f.seen.lock().expect("not poisoned").ran_in;
     assert_eq!(
@@ -247,14 +248,7 @@ async fn a_stream_whose_turn_waits_leaves_the_turn_to_go_on_without_its_reader()
     while let Some((_, event)) = stream.next().await {
         states.push(state_of(&event));
     }
-    assert_eq!(
-        states,
-        [
-            Some(TaskState::Submitted),
-            Some(TaskState::Working),
-            Some(TaskState::Completed)
-        ]
-    );
+    assert_eq!(states, THROUGH);
 }
 
 /// Publishes as many artifacts as it holds, one after another without waiting on
