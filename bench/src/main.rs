@@ -39,8 +39,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
+use agentyard::telemetry::{self, LogFormat, Logs, Telemetry};
 use clap::{Parser, Subcommand, ValueEnum};
 use serde::Serialize;
+use tracing_subscriber::EnvFilter;
 
 use crate::error::{Error, Result};
 use crate::options::Options;
@@ -214,6 +216,14 @@ fn main() -> ExitCode {
     }
 }
 
+/// Log lines of warnings and errors to stderr (or what `RUST_LOG` says), kept until the
+/// returned value is dropped.
+fn warnings() -> Result<Telemetry> {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    telemetry::install(None, Some(Logs::new(LogFormat::Text, filter)))
+        .map_err(|error| Error::Unexpected(format!("cannot install the log subscriber: {error}")))
+}
+
 /// Runs what the command line asks; `Ok(false)` when a check failed.
 async fn run(cli: Cli) -> Result<bool> {
     match cli.child {
@@ -237,6 +247,16 @@ async fn run(cli: Cli) -> Result<bool> {
         }
         None => {}
     }
+
+    // The runtime's warnings (a store's writer naming the database's error behind a
+    // refused write, an agent that panicked) are what says why a run failed; without a
+    // subscriber they would go nowhere. The observability suite installs the
+    // process's one global subscriber itself, so a run that includes it has none.
+    let _logs = if matches!(cli.suite, Suite::All | Suite::Observability) {
+        None
+    } else {
+        Some(warnings()?)
+    };
 
     let mut options = if cli.quick {
         Options::quick()
