@@ -42,6 +42,9 @@ use tower::Service as _;
 
 use super::ServerConfig;
 
+#[cfg(test)]
+mod tests;
+
 /// How many connections over the cap may be held at once just to be told 503. Past
 /// that, the loop stops accepting until a connection closes, and new clients wait in
 /// the listen backlog: an overload never turns into an accept-error loop.
@@ -199,7 +202,7 @@ async fn serve_connection(
     stop: CancellationToken,
     _permit: OwnedSemaphorePermit,
 ) {
-    let activity = Arc::new(Activity::new());
+    let activity = Arc::new(Activity::new(limits));
     let service = {
         let activity = Arc::clone(&activity);
         hyper::service::service_fn(move |request: Request<Incoming>| {
@@ -226,7 +229,7 @@ async fn serve_connection(
     let connection = hyper::server::conn::http1::Builder::new()
         .keep_alive(true)
         .serve_connection(io, service);
-    watch(connection, &activity, limits, stop).await;
+    watch(connection, &activity, stop).await;
 }
 
 /// Answers a connection over the cap with 503 and closes it.
@@ -241,7 +244,7 @@ async fn refuse_connection(
         idle_timeout: limits.header_read_timeout,
         ..limits
     };
-    let activity = Arc::new(Activity::new());
+    let activity = Arc::new(Activity::new(limits));
     let service = {
         let activity = Arc::clone(&activity);
         hyper::service::service_fn(move |_request: Request<Incoming>| {
@@ -259,7 +262,7 @@ async fn refuse_connection(
     let connection = hyper::server::conn::http1::Builder::new()
         .keep_alive(false)
         .serve_connection(io, service);
-    watch(connection, &activity, limits, stop).await;
+    watch(connection, &activity, stop).await;
 }
 
 /// The 503 for a connection over the cap, with a JSON-RPC error body.
@@ -302,22 +305,20 @@ where
 
 /// Drives a connection to its end, closing it when the client overstays a limit, and
 /// shutting it down gracefully when `stop` is cancelled.
-async fn watch<C: Graceful>(
-    connection: C,
-    activity: &Activity,
-    limits: Limits,
-    stop: CancellationToken,
-) {
+///
+/// One timer, set at most [`Activity::period`] ahead: every deadline a later event
+/// starts (a head's first byte, the end of a request, a stalled write) is that event's
+/// time plus a limit at least as long, so it falls at or after the time the timer is
+/// already set for, and the watchdog learns of it when the timer fires and it looks
+/// again. Requests on a kept-alive connection thus make no timer and no wake-up of
+/// the watchdog; only a deadline that would come before the timer (limits shorter
+/// than [`MIN_PERIOD`]) wakes it early.
+async fn watch<C: Graceful>(connection: C, activity: &Activity, stop: CancellationToken) {
     let mut connection = std::pin::pin!(connection);
     let mut stopping = false;
+    let timer = tokio::time::sleep_until(activity.arm(Instant::now()));
+    let mut timer = std::pin::pin!(timer);
     loop {
-        let deadline = activity.deadline(limits);
-        let expired = async {
-            match deadline {
-                Some((at, _)) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
         let stopped = async {
             if stopping {
                 std::future::pending().await
@@ -332,23 +333,30 @@ async fn watch<C: Graceful>(
                 }
                 return;
             }
-            () = activity.changed.notified() => {}
+            () = activity.sooner.notified() => {
+                timer.as_mut().reset(activity.arm(Instant::now()));
+            }
             () = stopped => {
                 stopping = true;
                 connection.as_mut().shut_down();
             }
-            () = expired => {
-                // The phase may have moved on since the deadline was taken.
-                if let Some((at, phase)) = activity.deadline(limits)
-                    && at <= Instant::now()
+            () = timer.as_mut() => {
+                let now = Instant::now();
+                if let Some((at, phase)) = activity.deadline()
+                    && at <= now
                 {
                     tracing::debug!(phase, "closing a connection that overstayed its limit");
                     return;
                 }
+                timer.as_mut().reset(activity.arm(now));
             }
         }
     }
 }
+
+/// The shortest time the watchdog's timer is set ahead while no deadline is nearer,
+/// so that limits of zero (closing at once) do not make it spin while a request runs.
+const MIN_PERIOD: Duration = Duration::from_millis(10);
 
 /// Where a connection stands, as its watchdog sees it.
 #[derive(Debug)]
@@ -364,32 +372,92 @@ struct Phase {
     served: bool,
     /// Since when a write has been waiting for the client to read.
     write_blocked_since: Option<Instant>,
+    /// When the watchdog's timer fires next ([`Activity::arm`]).
+    wakes_at: Option<Instant>,
+}
+
+impl Phase {
+    /// See [`Activity::deadline`].
+    fn deadline(&self, limits: Limits) -> Option<(Instant, &'static str)> {
+        if let Some(since) = self.write_blocked_since {
+            return Some((since + limits.idle_timeout, "write stalled"));
+        }
+        if self.in_flight > 0 {
+            return None;
+        }
+        match self.head_since {
+            Some(since) => Some((since + limits.header_read_timeout, "request head")),
+            None if !self.served => Some((
+                self.idle_since + limits.header_read_timeout,
+                "no first request",
+            )),
+            None => Some((self.idle_since + limits.idle_timeout, "idle")),
+        }
+    }
 }
 
 /// A connection's phase, shared by its I/O, its service and its watchdog.
 #[derive(Debug)]
 struct Activity {
+    limits: Limits,
     phase: Mutex<Phase>,
-    /// Wakes the watchdog when a deadline may have come closer.
-    changed: Notify,
+    /// Wakes the watchdog when a deadline comes before its timer.
+    sooner: Notify,
 }
 
 impl Activity {
-    fn new() -> Self {
+    fn new(limits: Limits) -> Self {
         Self {
+            limits,
             phase: Mutex::new(Phase {
                 in_flight: 0,
                 idle_since: Instant::now(),
                 head_since: None,
                 served: false,
                 write_blocked_since: None,
+                wakes_at: None,
             }),
-            changed: Notify::new(),
+            sooner: Notify::new(),
         }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Phase> {
         self.phase.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// How far ahead the watchdog sets its timer when no deadline is nearer: the
+    /// shorter limit, so that no deadline an event starts can come before the timer.
+    fn period(&self) -> Duration {
+        self.limits
+            .header_read_timeout
+            .min(self.limits.idle_timeout)
+            .max(MIN_PERIOD)
+    }
+
+    /// Sets when the watchdog looks next, from `now`: the connection's deadline, or one
+    /// period ahead if that is sooner (or there is none).
+    fn arm(&self, now: Instant) -> Instant {
+        let ahead = now + self.period();
+        let mut phase = self.lock();
+        let at = phase
+            .deadline(self.limits)
+            .map_or(ahead, |(at, _)| at.min(ahead));
+        phase.wakes_at = Some(at);
+        at
+    }
+
+    /// Wakes the watchdog if `phase`'s deadline, which an event just started, comes
+    /// before its timer.
+    fn began(&self, phase: std::sync::MutexGuard<'_, Phase>) {
+        let sooner = match (phase.deadline(self.limits), phase.wakes_at) {
+            (Some((at, _)), Some(armed)) => at < armed,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        drop(phase);
+        if sooner {
+            self.sooner.notify_one();
+        }
     }
 
     /// A request reached the service; it is in flight until the guard drops.
@@ -407,8 +475,7 @@ impl Activity {
         let mut phase = self.lock();
         if phase.in_flight == 0 && phase.head_since.is_none() {
             phase.head_since = Some(Instant::now());
-            drop(phase);
-            self.changed.notify_one();
+            self.began(phase);
         }
     }
 
@@ -419,29 +486,14 @@ impl Activity {
             phase.write_blocked_since = None;
         } else if phase.write_blocked_since.is_none() {
             phase.write_blocked_since = Some(Instant::now());
-            drop(phase);
-            self.changed.notify_one();
+            self.began(phase);
         }
     }
 
     /// When the connection must be closed if nothing changes, and which limit that
     /// is; `None` while a request is in flight and its writes go out.
-    fn deadline(&self, limits: Limits) -> Option<(Instant, &'static str)> {
-        let phase = self.lock();
-        if let Some(since) = phase.write_blocked_since {
-            return Some((since + limits.idle_timeout, "write stalled"));
-        }
-        if phase.in_flight > 0 {
-            return None;
-        }
-        match phase.head_since {
-            Some(since) => Some((since + limits.header_read_timeout, "request head")),
-            None if !phase.served => Some((
-                phase.idle_since + limits.header_read_timeout,
-                "no first request",
-            )),
-            None => Some((phase.idle_since + limits.idle_timeout, "idle")),
-        }
+    fn deadline(&self) -> Option<(Instant, &'static str)> {
+        self.lock().deadline(self.limits)
     }
 }
 
@@ -455,8 +507,7 @@ impl Drop for InFlight {
         if phase.in_flight == 0 {
             phase.idle_since = Instant::now();
             phase.head_since = None;
-            drop(phase);
-            self.0.changed.notify_one();
+            self.0.began(phase);
         }
     }
 }

@@ -1,0 +1,157 @@
+//! The watchdog on paused time: a connection closes at its deadline, not before and
+//! not a timer period late, and requests that follow each other wake nothing.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures::FutureExt as _;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use super::{Activity, Graceful, Limits, MIN_PERIOD, watch};
+
+/// A connection that never ends by itself: only the watchdog ends it.
+struct Open;
+
+impl Future for Open {
+    type Output = hyper::Result<()>;
+
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Poll::Pending
+    }
+}
+
+impl Graceful for Open {
+    fn shut_down(self: Pin<&mut Self>) {}
+}
+
+const fn limits(header_read_timeout: Duration, idle_timeout: Duration) -> Limits {
+    Limits {
+        header_read_timeout,
+        idle_timeout,
+    }
+}
+
+/// The server's defaults (10 s for a head, 75 s idle).
+const DEFAULTS: Limits = limits(Duration::from_secs(10), Duration::from_secs(75));
+
+/// Watches an open connection; the handle answers when the watchdog closed it.
+fn watched(activity: &Arc<Activity>) -> tokio::task::JoinHandle<Instant> {
+    let activity = Arc::clone(activity);
+    tokio::spawn(async move {
+        watch(Open, &activity, CancellationToken::new()).await;
+        Instant::now()
+    })
+}
+
+/// Lets the watchdog run until it waits again.
+async fn settle() {
+    for _ in 0..8 {
+        tokio::task::yield_now().await;
+    }
+}
+
+/// Asserts the watchdog closed the connection at `deadline` (the timer's
+/// millisecond granularity allowed).
+async fn closes_at(closer: tokio::task::JoinHandle<Instant>, deadline: Instant) {
+    let closed = closer.await.expect("the watchdog ends");
+    assert!(
+        closed >= deadline && closed <= deadline + Duration::from_millis(1),
+        "closed {:?} after the deadline",
+        closed.checked_duration_since(deadline).map_or_else(
+            || format!("-{:?}", deadline - closed),
+            |late| format!("{late:?}")
+        )
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_connection_that_sends_nothing_closes_after_the_header_read_timeout() {
+    let start = Instant::now();
+    let activity = Arc::new(Activity::new(DEFAULTS));
+    closes_at(watched(&activity), start + DEFAULTS.header_read_timeout).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_idle_connection_closes_at_its_idle_deadline_through_many_periods() {
+    let activity = Arc::new(Activity::new(DEFAULTS));
+    let closer = watched(&activity);
+    let request = activity.begin_request();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let ended = Instant::now();
+    drop(request);
+    // The watchdog looks every 10 s (the shorter limit) and closes at 75 s idle.
+    closes_at(closer, ended + DEFAULTS.idle_timeout).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_head_begun_on_an_idle_connection_closes_after_the_header_read_timeout() {
+    let activity = Arc::new(Activity::new(DEFAULTS));
+    let closer = watched(&activity);
+    drop(activity.begin_request());
+    tokio::time::sleep(Duration::from_secs(33)).await;
+    let first_byte = Instant::now();
+    activity.read();
+    closes_at(closer, first_byte + DEFAULTS.header_read_timeout).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_request_in_flight_keeps_the_connection_open_past_every_limit() {
+    let activity = Arc::new(Activity::new(DEFAULTS));
+    let closer = watched(&activity);
+    let request = activity.begin_request();
+    tokio::time::sleep(DEFAULTS.idle_timeout * 3).await;
+    settle().await;
+    assert!(!closer.is_finished(), "closed with a request in flight");
+    drop(request);
+    let ended = Instant::now();
+    closes_at(closer, ended + DEFAULTS.idle_timeout).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_write_the_client_leaves_unread_closes_after_the_idle_timeout() {
+    let activity = Arc::new(Activity::new(DEFAULTS));
+    let closer = watched(&activity);
+    let _request = activity.begin_request();
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let stalled = Instant::now();
+    activity.wrote(false);
+    closes_at(closer, stalled + DEFAULTS.idle_timeout).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn requests_that_follow_each_other_do_not_wake_the_watchdog() {
+    let activity = Arc::new(Activity::new(DEFAULTS));
+    let closer = watched(&activity);
+    settle().await;
+    for _ in 0..3 {
+        tokio::time::sleep(Duration::from_millis(3)).await;
+        activity.read();
+        let request = activity.begin_request();
+        activity.wrote(true);
+        drop(request);
+        // Every deadline these started falls after the watchdog's timer: no wake-up
+        // is waiting for it.
+        assert!(
+            activity.sooner.notified().now_or_never().is_none(),
+            "a request woke the watchdog"
+        );
+    }
+    closer.abort();
+}
+
+#[tokio::test(start_paused = true)]
+async fn limits_shorter_than_the_timer_s_period_wake_the_watchdog_early() {
+    let short = limits(Duration::from_millis(2), Duration::from_millis(3));
+    assert!(short.idle_timeout < MIN_PERIOD);
+    let activity = Arc::new(Activity::new(short));
+    let closer = watched(&activity);
+    let request = activity.begin_request();
+    settle().await;
+    drop(request);
+    let ended = Instant::now();
+    closes_at(closer, ended + short.idle_timeout).await;
+}
