@@ -209,14 +209,16 @@ impl ServerConfigBuilder {
     }
 
     /// How long a request head may take, from its first byte (a new connection's
-    /// first head, from the accept), before the connection is closed (default 10 s).
+    /// first head, from the accept), before the connection is closed (default 10 s;
+    /// anything past a century counts as a century).
     pub const fn header_read_timeout(mut self, timeout: Duration) -> Self {
         self.config.header_read_timeout = timeout;
         self
     }
 
     /// How long a connection may stay open with no request in flight, and how long a
-    /// client may leave the server's writes unread, before it is closed (default 75 s).
+    /// client may leave the server's writes unread, before it is closed (default 75 s;
+    /// anything past a century counts as a century).
     pub const fn idle_timeout(mut self, timeout: Duration) -> Self {
         self.config.idle_timeout = timeout;
         self

@@ -61,6 +61,21 @@ struct Limits {
     idle_timeout: Duration,
 }
 
+/// The longest limit a connection is given: a century. An instant that far ahead is
+/// still one the clock can hold, where one `Duration::MAX` ahead is not (adding it
+/// panics), and a limit that long never ends a connection anyway.
+const LONGEST_LIMIT: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+
+impl Limits {
+    /// The two limits, each at most [`LONGEST_LIMIT`].
+    fn new(header_read_timeout: Duration, idle_timeout: Duration) -> Self {
+        Self {
+            header_read_timeout: header_read_timeout.min(LONGEST_LIMIT),
+            idle_timeout: idle_timeout.min(LONGEST_LIMIT),
+        }
+    }
+}
+
 /// Accepts connections on `listener` and serves each with `router` until `stop` is
 /// cancelled, then shuts every connection down gracefully and returns when all have
 /// closed.
@@ -70,10 +85,7 @@ pub(super) async fn accept_loop(
     config: &ServerConfig,
     stop: CancellationToken,
 ) -> io::Result<()> {
-    let limits = Limits {
-        header_read_timeout: config.header_read_timeout(),
-        idle_timeout: config.idle_timeout(),
-    };
+    let limits = Limits::new(config.header_read_timeout(), config.idle_timeout());
     let capacity = within_fd_limit(config.max_connections().max(1));
     let open = Arc::new(Semaphore::new(capacity));
     let overflow = Arc::new(Semaphore::new(OVERFLOW_SLOTS));

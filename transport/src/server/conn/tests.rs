@@ -28,15 +28,15 @@ impl Graceful for Open {
     fn shut_down(self: Pin<&mut Self>) {}
 }
 
-const fn limits(header_read_timeout: Duration, idle_timeout: Duration) -> Limits {
-    Limits {
-        header_read_timeout,
-        idle_timeout,
-    }
+fn limits(header_read_timeout: Duration, idle_timeout: Duration) -> Limits {
+    Limits::new(header_read_timeout, idle_timeout)
 }
 
 /// The server's defaults (10 s for a head, 75 s idle).
-const DEFAULTS: Limits = limits(Duration::from_secs(10), Duration::from_secs(75));
+const DEFAULTS: Limits = Limits {
+    header_read_timeout: Duration::from_secs(10),
+    idle_timeout: Duration::from_secs(75),
+};
 
 /// Watches an open connection; the handle answers when the watchdog closed it.
 fn watched(activity: &Arc<Activity>) -> tokio::task::JoinHandle<Instant> {
@@ -154,4 +154,21 @@ async fn limits_shorter_than_the_timer_s_period_wake_the_watchdog_early() {
     drop(request);
     let ended = Instant::now();
     closes_at(closer, ended + short.idle_timeout).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn limits_too_long_for_the_clock_keep_the_connection_open_without_a_panic() {
+    let activity = Arc::new(Activity::new(limits(Duration::MAX, Duration::MAX)));
+    let closer = watched(&activity);
+    activity.read();
+    let request = activity.begin_request();
+    activity.wrote(false);
+    drop(request);
+    tokio::time::sleep(Duration::from_secs(365 * 24 * 60 * 60)).await;
+    settle().await;
+    assert!(
+        !closer.is_finished(),
+        "the watchdog ended: {:?}",
+        closer.await
+    );
 }
