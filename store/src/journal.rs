@@ -137,6 +137,10 @@ struct Queue {
     /// the tables once the insert is there).
     inserting: HashSet<TaskId>,
     closed: bool,
+    /// The writer sleeps on `wake` and the next write must wake it. While it appends,
+    /// flushes or applies, a write needs no wake-up (it finds the write queued when it
+    /// looks again), and a notify would cost a system call all the same.
+    writer_sleeps: bool,
 }
 
 #[derive(Debug)]
@@ -911,10 +915,12 @@ fn write_loop(shared: &Shared, mut log: Log) {
         {
             let mut queue = lock_queue(shared);
             while queue.writes.is_empty() && !queue.closed {
+                queue.writer_sleeps = true;
                 queue = shared
                     .wake
                     .wait(queue)
                     .unwrap_or_else(PoisonError::into_inner);
+                queue.writer_sleeps = false;
             }
             if queue.writes.is_empty() {
                 break;
@@ -1220,7 +1226,8 @@ impl JournalTaskStore {
         if let Some(id) = op.inserts() {
             queue.inserting.insert(id.clone());
         }
-        let first = queue.writes.is_empty();
+        // One wake-up per sleep: later writes find the writer already woken.
+        let wake = std::mem::take(&mut queue.writer_sleeps);
         queue.writes.push(Queued {
             payload,
             crc,
@@ -1228,7 +1235,7 @@ impl JournalTaskStore {
             answer,
         });
         drop(queue);
-        if first {
+        if wake {
             self.shared.wake.notify_one();
         }
         Ok(())
