@@ -115,8 +115,9 @@ pub struct RemoteOptions {
     pub resubscribe_attempts: u32,
     /// How long a streamed remote task may be under way, with nothing else of it
     /// mirrored, before the local task gets a `working` status naming it (default
-    /// 50 ms). A call that completes sooner is named by its reply alone, and costs
-    /// no extra status write.
+    /// 50 ms; a wait past the clock's end, such as `Duration::MAX`, never announces).
+    /// A call that completes sooner is named by its reply alone, and costs no extra
+    /// status write.
     pub announce_after: Duration,
 }
 
@@ -734,8 +735,9 @@ impl Mirror<'_> {
             Announce::No => {}
             Announce::Soon => {
                 if !self.announced && self.announce_at.is_none() {
+                    // A wait past the clock's end (`Duration::MAX`) means never.
                     self.announce_at =
-                        Some(tokio::time::Instant::now() + self.peer.options.announce_after);
+                        tokio::time::Instant::now().checked_add(self.peer.options.announce_after);
                 }
             }
             Announce::Now => self.announce(ctx).await,

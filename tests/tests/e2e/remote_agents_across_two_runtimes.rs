@@ -313,12 +313,13 @@ async fn a_remote_task_is_named_on_the_local_one_while_it_takes_time_and_a_quick
     let edge = Edge::start(peer.supervisor().clone(), config)
         .await
         .expect("the peer's edge");
-    // Windows that no machine's timing can blur: the quick call surely ends inside
-    // an hour, the slow one surely outlasts a millisecond (it waits for its gate).
+    // Windows that no machine's timing can blur: the quick call is never announced
+    // (`Duration::MAX`, which must not overflow the clock), the slow one surely
+    // outlasts a millisecond (it waits for its gate).
     let caller = Runtime::builder()
         .remote_with(
             "quick",
-            RemoteOptions::new(edge.card_url("quick")).announce_after(Duration::from_secs(3_600)),
+            RemoteOptions::new(edge.card_url("quick")).announce_after(Duration::MAX),
         )
         .remote_with(
             "slow",
