@@ -500,9 +500,12 @@ pub struct StoreSection {
     pub url: Option<String>,
     /// Ended tasks older than this many seconds are dropped (checked every minute);
     /// 0 keeps them until `limits.finished_tasks` drops them. Tasks an idempotency key
-    /// still names are kept either way.
+    /// still names are kept either way. At most a century (3,155,760,000).
     pub max_age_secs: u64,
 }
+
+/// The most `store.max_age_secs` may be: a century of 365.25 days.
+const MAX_AGE_LIMIT_SECS: u64 = 3_155_760_000;
 
 /// Which store `agentyard serve` uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -730,6 +733,15 @@ impl Config {
             return Err(invalid(
                 "agents.default",
                 &format!("`{default}` is not in `agents.exposed`"),
+            ));
+        }
+        // A cutoff that far back is before the clock's start: subtracting it from now
+        // would overflow, and no task is that old anyway.
+        if self.store.max_age_secs > MAX_AGE_LIMIT_SECS {
+            return Err(invalid(
+                "store.max_age_secs",
+                "must be at most 3155760000 (a century); 0 keeps ended tasks until \
+                 limits.finished_tasks drops them",
             ));
         }
         if self.server.shutdown_grace_secs > 24 * 60 * 60 {

@@ -118,7 +118,11 @@ impl Server {
                 let mut every = tokio::time::interval(Duration::from_secs(60));
                 loop {
                     every.tick().await;
-                    let cutoff = std::time::SystemTime::now() - age;
+                    // `Config::check` bounds the age; a cutoff before the clock's
+                    // start would have nothing older than it anyway.
+                    let Some(cutoff) = std::time::SystemTime::now().checked_sub(age) else {
+                        continue;
+                    };
                     if let Err(error) = store.drop_ended_before(cutoff).await {
                         tracing::warn!(%error, "dropping old ended tasks failed; trying again later");
                     }

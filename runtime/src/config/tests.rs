@@ -105,6 +105,26 @@ fn zero_limits_are_refused_by_name() {
 }
 
 #[test]
+fn a_max_age_past_a_century_is_refused_by_name() {
+    // u64::MAX seconds before now is before the clock's start: the sweeper's cutoff
+    // would overflow (TOML stops at i64::MAX; a config built in code does not).
+    let mut config = Config::default();
+    config.store.max_age_secs = u64::MAX;
+    let e = config.check().expect_err("past a century").to_string();
+    assert!(e.contains("store.max_age_secs"), "{e}");
+    let e = error_of(&format!("[store]\nmax_age_secs = {}\n", i64::MAX));
+    assert!(e.contains("store.max_age_secs"), "{e}");
+    let e = error_of("[store]\nmax_age_secs = 3155760001\n");
+    assert!(e.contains("store.max_age_secs"), "{e}");
+    let century = Config::from_toml("[store]\nmax_age_secs = 3155760000\n").expect("a century");
+    century.check().expect("a century is allowed");
+    assert_eq!(
+        century.retention().max_age,
+        Some(Duration::from_secs(3_155_760_000))
+    );
+}
+
+#[test]
 fn empty_secrets_are_refused_by_name() {
     let e = error_of("[[auth.bearer_tokens]]\nname = \"ci\"\ntoken = \"\"\n");
     assert!(e.contains("auth.bearer_tokens[0]"), "{e}");
