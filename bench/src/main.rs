@@ -82,6 +82,13 @@ struct Cli {
     /// Seconds per closed-loop request/reply run (default 1).
     #[arg(long)]
     run_secs: Option<f64>,
+    /// Measure only the cases whose ids contain one of these (comma-separated or
+    /// repeated): a case's id is its rows' id without the figure, e.g.
+    /// `http.send.message.16`, `store.journal.http`, `supervisor.request_reply.64`.
+    /// For the supervisor, http and store suites; targets whose rows are left out are
+    /// not decided.
+    #[arg(long, value_delimiter = ',', value_name = "PART")]
+    only: Vec<String>,
     /// Where to write the figures as JSON.
     #[arg(long, default_value = "target/bench.json")]
     json: PathBuf,
@@ -277,6 +284,19 @@ async fn run(cli: Cli) -> Result<bool> {
     }
     if let Some(secs) = cli.run_secs {
         options.run_secs = positive("--run-secs", secs)?;
+    }
+    if !cli.only.is_empty() {
+        if !matches!(cli.suite, Suite::Supervisor | Suite::Http | Suite::Store) {
+            return Err(Error::Unexpected(String::from(
+                "--only narrows the cases of the supervisor, http and store suites: name one of them",
+            )));
+        }
+        if cli.only.iter().any(String::is_empty) {
+            return Err(Error::Unexpected(String::from(
+                "--only takes non-empty parts of case ids, e.g. `send.message.16`",
+            )));
+        }
+        options.only = cli.only;
     }
 
     let started = Instant::now();

@@ -28,6 +28,9 @@ pub(crate) struct Options {
     pub(crate) sample_secs: f64,
     /// Whether this is the smoke run (`--quick`).
     pub(crate) quick: bool,
+    /// `--only`: measure only the cases whose ids contain one of these (all when
+    /// empty).
+    pub(crate) only: Vec<String>,
 }
 
 impl Options {
@@ -44,6 +47,7 @@ impl Options {
             sustained_secs: 300.0,
             sample_secs: 10.0,
             quick: false,
+            only: Vec::new(),
         }
     }
 
@@ -61,6 +65,7 @@ impl Options {
             sustained_secs: 2.5,
             sample_secs: 0.5,
             quick: true,
+            only: Vec::new(),
         }
     }
 
@@ -72,6 +77,23 @@ impl Options {
     /// Whether round `round` (counting from 0) is measured.
     pub(crate) fn measured(&self, round: usize) -> bool {
         round >= usize::from(self.warmup)
+    }
+
+    /// Whether the case `id` (its rows' id without the figure, e.g.
+    /// `http.send.message.16`) is measured: every case unless `--only` names others.
+    /// A part names the cases that hold it as whole dot-separated words, so that
+    /// `request_reply.1` is not also `request_reply.1024`.
+    pub(crate) fn wants(&self, id: &str) -> bool {
+        self.only.is_empty() || self.only.iter().any(|part| holds_words(id, part))
+    }
+
+    /// An error for a suite none of whose cases `--only` names, listing them.
+    pub(crate) fn none_wanted(&self, suite: &str, cases: &[String]) -> crate::error::Error {
+        crate::error::Error::Unexpected(format!(
+            "--only {} names no case of the {suite} suite; its cases are {}",
+            self.only.join(","),
+            cases.join(", ")
+        ))
     }
 
     pub(crate) fn run_time(&self) -> Duration {
@@ -96,4 +118,49 @@ impl Options {
 /// table stays alone on stdout.
 pub(crate) fn progress(line: impl AsRef<str>) {
     eprintln!("· {}", line.as_ref());
+}
+
+/// Whether `part` is a run of whole dot-separated words of `id`.
+fn holds_words(id: &str, part: &str) -> bool {
+    id.match_indices(part).any(|(at, _)| {
+        let end = at + part.len();
+        (at == 0 || id[..at].ends_with('.')) && (end == id.len() || id[end..].starts_with('.'))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Options, holds_words};
+
+    #[test]
+    fn a_part_names_whole_words_of_a_case_id() {
+        assert!(holds_words("supervisor.request_reply.1", "request_reply.1"));
+        assert!(!holds_words(
+            "supervisor.request_reply.1024",
+            "request_reply.1"
+        ));
+        assert!(holds_words(
+            "supervisor.request_reply.1024",
+            "request_reply.1024"
+        ));
+        assert!(holds_words("http.v1.send.message.16", "send.message.16"));
+        assert!(!holds_words(
+            "http.v1.send.message.16",
+            "http.send.message.16"
+        ));
+        assert!(holds_words("store.journal.http", "store"));
+        assert!(!holds_words("store.journal.http", "journ"));
+        // A later occurrence counts when the first is inside a word.
+        assert!(holds_words("http.stream.11.stream.1", "stream.1"));
+    }
+
+    #[test]
+    fn every_case_is_wanted_unless_only_names_others() {
+        let mut options = Options::quick();
+        assert!(options.wants("http.send.task.64"));
+        options.only = vec![String::from("send.message"), String::from("journal")];
+        assert!(options.wants("http.send.message.1"));
+        assert!(options.wants("store.journal.http"));
+        assert!(!options.wants("http.send.task.64"));
+    }
 }

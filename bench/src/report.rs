@@ -133,6 +133,30 @@ impl Target {
             met: Some(met),
         }
     }
+
+    /// A target that each of `expected` ratios must reach `least`, from the ratios
+    /// measured (by row); not decided when `--only` left some of them out.
+    pub(crate) fn from_ratios(
+        target: &'static str,
+        ratios: &[(String, f64)],
+        expected: usize,
+        least: f64,
+    ) -> Self {
+        let measured = ratios
+            .iter()
+            .map(|(id, r)| format!("{id}: {}", fmt_ratio(*r)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        Self {
+            target,
+            measured: if measured.is_empty() {
+                String::from("not measured")
+            } else {
+                measured
+            },
+            met: (ratios.len() == expected).then(|| ratios.iter().all(|(_, r)| *r >= least)),
+        }
+    }
 }
 
 /// Everything one run of the program measured.

@@ -146,11 +146,30 @@ pub(crate) const CASES: [Case; 4] = [
 /// A server that cannot start, or a request that fails.
 pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
     // (case index, concurrency) → runs of each side.
-    let slots: Vec<(usize, usize)> = CASES
+    let all: Vec<(usize, usize)> = CASES
         .iter()
         .enumerate()
         .flat_map(|(i, case)| case.concurrency.iter().map(move |&c| (i, c)))
         .collect();
+    let slot_id = |&(i, c): &(usize, usize)| format!("{SUITE}.{}.{c}", CASES[i].id);
+    let version_id = |case: &Case| format!("{SUITE}.v1.{}.{VERSIONS_CONCURRENCY}", case.id);
+    let slots: Vec<(usize, usize)> = all
+        .iter()
+        .filter(|slot| options.wants(&slot_id(slot)))
+        .copied()
+        .collect();
+    // The cases whose A2A 1.0 form is measured against their 0.3 form.
+    let versions: Vec<usize> = (0..CASES.len())
+        .filter(|&i| options.wants(&version_id(&CASES[i])))
+        .collect();
+    if slots.is_empty() && versions.is_empty() {
+        let cases: Vec<String> = all
+            .iter()
+            .map(slot_id)
+            .chain(CASES.iter().map(version_id))
+            .collect();
+        return Err(options.none_wanted(SUITE, &cases));
+    }
     let mut runtime_runs: Vec<Vec<LoadResult>> = vec![Vec::new(); slots.len()];
     let mut floor_runs: Vec<Vec<LoadResult>> = vec![Vec::new(); slots.len()];
     let mut events_per_stream = [0usize; CASES.len()];
@@ -186,7 +205,8 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
                 floor_runs[slot].push(f);
             }
         }
-        for (i, case) in CASES.iter().enumerate() {
+        for &i in &versions {
+            let case = &CASES[i];
             let (v1, v03) = (servers.v1_side(case), servers.runtime_side(case));
             let (c, run) = (VERSIONS_CONCURRENCY, options.run_time());
             let (a, b) = if (round + i) % 2 == 0 {
@@ -255,7 +275,8 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
             );
         }
     }
-    for (i, case) in CASES.iter().enumerate() {
+    for &i in &versions {
+        let case = &CASES[i];
         let values =
             |runs: &[LoadResult]| runs.iter().map(LoadResult::throughput).collect::<Vec<_>>();
         report.rows.push(
@@ -320,13 +341,9 @@ fn push_targets(report: &mut Report) {
             .iter()
             .filter_map(|id| ratio(report, id).map(|r| ((*id).to_owned(), r)))
             .collect();
-        let measured = ratios
-            .iter()
-            .map(|(id, r)| format!("{id}: {}", crate::report::fmt_ratio(*r)))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let met = ratios.len() == ids.len() && ratios.iter().all(|(_, r)| *r >= least);
-        report.targets.push(Target::new(target, measured, met));
+        report
+            .targets
+            .push(Target::from_ratios(target, &ratios, ids.len(), least));
     }
 }
 

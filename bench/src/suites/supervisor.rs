@@ -48,7 +48,19 @@ const LOST_AFTER: Duration = Duration::from_secs(60);
 /// # Errors
 /// Any failed send or call: the figures would not mean anything.
 pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
-    for &senders in &options.senders {
+    let cases: Vec<String> = options
+        .senders
+        .iter()
+        .map(|senders| format!("{SUITE}.request_reply.{senders}"))
+        .chain([format!("{SUITE}.fire_and_forget")])
+        .collect();
+    if !cases.iter().any(|case| options.wants(case)) {
+        return Err(options.none_wanted(SUITE, &cases));
+    }
+    for (&senders, case) in options.senders.iter().zip(&cases) {
+        if !options.wants(case) {
+            continue;
+        }
         let (mut runtime, mut raw) = (Vec::new(), Vec::new());
         for round in 0..options.rounds() {
             progress(format!(
@@ -105,6 +117,15 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
     }
 
     let messages = options.fire_messages.div_ceil(FIRE_SENDERS) * FIRE_SENDERS;
+    report.notes.push(format!(
+        "{SUITE}: one send in {KEY_EVERY} carries a fresh idempotency key; each sender \
+         has its own session (runtime) or echo actor (raw); fire-and-forget sends \
+         {messages} messages over {} sessions / actors",
+        FIRE_SENDERS * FIRE_TARGETS_PER_SENDER
+    ));
+    if !options.wants(&format!("{SUITE}.fire_and_forget")) {
+        return Ok(());
+    }
     let (mut runtime, mut raw) = (Vec::new(), Vec::new());
     for round in 0..options.rounds() {
         progress(format!(
@@ -134,12 +155,6 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
         .against("ractor cast")
         .row(&runtime, &raw)?,
     );
-    report.notes.push(format!(
-        "{SUITE}: one send in {KEY_EVERY} carries a fresh idempotency key; each sender \
-         has its own session (runtime) or echo actor (raw); fire-and-forget sends \
-         {messages} messages over {} sessions / actors",
-        FIRE_SENDERS * FIRE_TARGETS_PER_SENDER
-    ));
     Ok(())
 }
 
