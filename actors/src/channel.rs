@@ -43,7 +43,8 @@ impl TaskChannel {
         Arc::new(Self {
             state: signal::Sender::new(state),
             updates: Mutex::new(None),
-            capacity: capacity.max(1),
+            // Each streamed task allocates its ring whole when its first stream starts.
+            capacity: capacity.clamp(1, crate::SupervisorConfig::MAX_STREAM_CAPACITY),
         })
     }
 

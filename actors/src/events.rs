@@ -342,7 +342,9 @@ pub(crate) struct EventBus {
 
 impl EventBus {
     pub(crate) fn new(capacity: usize) -> Self {
-        let (tx, _) = broadcast::channel(capacity.max(1));
+        // tokio allocates the whole ring now, and panics on a capacity it cannot.
+        let capacity = capacity.clamp(1, crate::SupervisorConfig::MAX_EVENT_CAPACITY);
+        let (tx, _) = broadcast::channel(capacity);
         Self {
             tx,
             watchers: Arc::default(),
@@ -438,6 +440,14 @@ impl Subscription {
 #[cfg(test)]
 mod tests {
     use super::{EventBus, EventKind};
+
+    #[test]
+    fn a_capacity_past_the_most_is_taken_as_the_most() {
+        // usize::MAX would overflow the ring's allocation and panic.
+        let bus = EventBus::new(usize::MAX);
+        let _watching = bus.subscribe();
+        assert!(bus.is_watched());
+    }
 
     #[test]
     fn the_bus_is_watched_while_a_subscription_lives() {

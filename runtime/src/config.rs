@@ -430,10 +430,11 @@ pub struct LimitsSection {
     pub idempotency_keys: usize,
     /// Seconds an idempotency key is remembered.
     pub idempotency_ttl_secs: u64,
-    /// Events an in-process subscriber may fall behind by before it is told it lagged.
+    /// Events an in-process subscriber may fall behind by before it is told it lagged
+    /// (at most 1,048,576).
     pub event_capacity: usize,
     /// Updates a task stream may fall behind by before it reads what it missed back
-    /// from the task's event log.
+    /// from the task's event log (at most 65,536).
     pub stream_capacity: usize,
 }
 
@@ -665,6 +666,24 @@ impl Config {
         ] {
             if value == 0 {
                 return Err(invalid(key, "must be at least 1"));
+            }
+        }
+        // Rings allocated whole (the event bus's at start, a stream's per streamed
+        // task): a capacity past these would exhaust memory.
+        for (key, value, most) in [
+            (
+                "limits.event_capacity",
+                l.event_capacity,
+                SupervisorConfig::MAX_EVENT_CAPACITY,
+            ),
+            (
+                "limits.stream_capacity",
+                l.stream_capacity,
+                SupervisorConfig::MAX_STREAM_CAPACITY,
+            ),
+        ] {
+            if value > most {
+                return Err(invalid(key, &format!("must be at most {most}")));
             }
         }
         if l.idle_timeout_secs == 0 {

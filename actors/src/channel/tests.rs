@@ -14,6 +14,15 @@ fn is_final((_, event): &Published) -> bool {
 }
 
 #[tokio::test]
+async fn a_capacity_past_the_most_is_taken_as_the_most() {
+    // usize::MAX would overflow the ring's allocation and panic the stream's task.
+    let channel = TaskChannel::new(TaskState::Submitted, usize::MAX);
+    let mut follower = channel.subscribe();
+    channel.publish(1, update(TaskState::Completed, true));
+    assert!(is_final(&follower.recv().await.expect("the final update")));
+}
+
+#[tokio::test]
 async fn the_broadcast_is_let_go_with_the_final_update_and_made_again_on_demand() {
     let channel = TaskChannel::new(TaskState::Submitted, 8);
     let mut follower = channel.subscribe();

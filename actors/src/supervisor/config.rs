@@ -43,12 +43,15 @@ pub struct SupervisorConfig {
     pub idempotency_capacity: usize,
     /// How many earlier messages of the conversation an agent sees (default 20).
     pub history_depth: usize,
-    /// Events a subscriber may fall behind by before it lags (default 1,024).
+    /// Events a subscriber may fall behind by before it lags (default 1,024; at most
+    /// [`SupervisorConfig::MAX_EVENT_CAPACITY`], which a larger value is taken as).
     pub event_capacity: usize,
-    /// Updates a task stream may fall behind by before it lags (default 16). A follower
-    /// that lags reads what it missed back from the task's event log, so this trades
-    /// the ring each stream allocates up front against those reads; it loses nothing
-    /// either way with a store that keeps a log (every store of this workspace does).
+    /// Updates a task stream may fall behind by before it lags (default 16; at most
+    /// [`SupervisorConfig::MAX_STREAM_CAPACITY`], which a larger value is taken as). A
+    /// follower that lags reads what it missed back from the task's event log, so this
+    /// trades the ring each stream allocates up front against those reads; it loses
+    /// nothing either way with a store that keeps a log (every store of this workspace
+    /// does).
     pub stream_capacity: usize,
     /// Says what free-text sends mean (default none: they have no intent); see
     /// [`crate::intent`].
@@ -56,6 +59,15 @@ pub struct SupervisorConfig {
     /// Whether the runtime keeps metrics (default yes; see [`crate::metrics`]). Off,
     /// the send path counts nothing and there is nothing to scrape.
     pub metrics: bool,
+}
+
+impl SupervisorConfig {
+    /// The most events the event bus's ring holds: the ring is allocated whole when
+    /// the runtime starts, so a capacity past what memory holds would abort it.
+    pub const MAX_EVENT_CAPACITY: usize = 1 << 20;
+    /// The most updates a task stream's ring holds: each streamed task allocates its
+    /// ring whole when its first stream starts.
+    pub const MAX_STREAM_CAPACITY: usize = 1 << 16;
 }
 
 impl Default for SupervisorConfig {

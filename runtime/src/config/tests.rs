@@ -105,6 +105,22 @@ fn zero_limits_are_refused_by_name() {
 }
 
 #[test]
+fn rings_past_their_most_are_refused_by_name() {
+    // Each ring is allocated whole: a huge capacity aborted the start (the event bus)
+    // or panicked every stream.
+    let e = error_of(&format!("[limits]\nevent_capacity = {}\n", i64::MAX));
+    assert!(e.contains("limits.event_capacity"), "{e}");
+    let e = error_of("[limits]\nstream_capacity = 65537\n");
+    assert!(
+        e.contains("limits.stream_capacity") && e.contains("65536"),
+        "{e}"
+    );
+    let most = Config::from_toml("[limits]\nevent_capacity = 1048576\nstream_capacity = 65536\n")
+        .expect("the most is allowed");
+    assert_eq!(most.supervisor_config().stream_capacity, 65_536);
+}
+
+#[test]
 fn a_max_age_past_a_century_is_refused_by_name() {
     // u64::MAX seconds before now is before the clock's start: the sweeper's cutoff
     // would overflow (TOML stops at i64::MAX; a config built in code does not).
