@@ -82,11 +82,13 @@ use crate::service::A2aResult;
 
 mod error;
 mod grpc;
+mod limit;
 mod rest;
 mod retry;
 mod sse;
 
 pub use error::ClientError;
+pub use limit::DEFAULT_RESPONSE_LIMIT;
 pub use retry::RetryPolicy;
 
 /// The header a send's idempotency key travels in.
@@ -172,6 +174,7 @@ pub struct ClientOptions {
     headers: Vec<(String, String)>,
     http: Option<reqwest::Client>,
     transport: Option<TransportProtocol>,
+    response_limit: Option<usize>,
 }
 
 impl std::fmt::Debug for ClientOptions {
@@ -188,6 +191,7 @@ impl std::fmt::Debug for ClientOptions {
             .field("headers", &headers)
             .field("custom_http", &self.http.is_some())
             .field("transport", &self.transport)
+            .field("response_limit", &self.response_limit)
             .finish()
     }
 }
@@ -206,6 +210,26 @@ impl ClientOptions {
             headers: Vec::new(),
             http: None,
             transport: None,
+            response_limit: None,
+        }
+    }
+
+    /// The most bytes an answer, or one event of a stream, may hold over JSON-RPC and
+    /// HTTP+JSON (default [`DEFAULT_RESPONSE_LIMIT`], 16 MiB); a larger one fails the
+    /// call (or ends the stream) with [`ClientError::TooLarge`] before more of it is
+    /// read. gRPC has its own message limit, 4 MiB.
+    #[must_use]
+    pub const fn response_limit(mut self, bytes: usize) -> Self {
+        self.response_limit = Some(bytes);
+        self
+    }
+
+    /// The limit [`response_limit`](Self::response_limit) set, or the default.
+    #[must_use]
+    pub const fn response_limit_or_default(&self) -> usize {
+        match self.response_limit {
+            Some(bytes) => bytes,
+            None => DEFAULT_RESPONSE_LIMIT,
         }
     }
 
@@ -950,7 +974,7 @@ impl A2aClient {
                 let headers = response.headers().clone();
                 // Reading the body is part of the attempt: a connection that breaks
                 // mid-answer is retried like one that never opened.
-                let bytes = response.bytes().await?;
+                let bytes = limit::read(response, self.options.response_limit_or_default()).await?;
                 Ok((headers, bytes))
             })
             .await?;
@@ -1020,11 +1044,13 @@ impl A2aClient {
         let id = outgoing.id().clone();
         let events = match content_type.as_str() {
             "text/event-stream" => {
+                let url = response.url().to_string();
                 let mut events = sse::events(
                     response.bytes_stream(),
                     id,
                     self.version,
                     ClientError::Transport,
+                    (url, self.options.response_limit_or_default()),
                 );
                 // A stream whose first event is an error never opened: the server
                 // refused the call (an unknown task, say) in its only event. That is
@@ -1037,7 +1063,7 @@ impl A2aClient {
                 }
             }
             "application/json" => {
-                let bytes = response.bytes().await?;
+                let bytes = limit::read(response, self.options.response_limit_or_default()).await?;
                 let data = String::from_utf8_lossy(&bytes);
                 let event = sse::decode(&data, &id, self.version)?;
                 futures::stream::once(async { Ok(event) }).boxed()
@@ -1271,7 +1297,7 @@ async fn get_card(http: &reqwest::Client, url: reqwest::Url) -> Result<Value, Cl
             .await?,
     )
     .await?;
-    let bytes = response.bytes().await?;
+    let bytes = limit::read(response, DEFAULT_RESPONSE_LIMIT).await?;
     serde_json::from_slice(&bytes).map_err(|source| ClientError::Decode {
         what: format!("agent card at {url}"),
         source,
@@ -1287,7 +1313,7 @@ async fn checked(response: reqwest::Response) -> Result<reqwest::Response, Clien
     }
     let url = response.url().to_string();
     let retry_after = retry::retry_after(response.headers());
-    let body = response.bytes().await.unwrap_or_default();
+    let body = limit::error_body(response).await;
     let error = serde_json::from_slice::<JsonRpcResponse<Value>>(&body)
         .ok()
         .and_then(|answer| answer.into_result().err());

@@ -62,6 +62,16 @@ pub enum ClientError {
         /// The status message.
         message: String,
     },
+    /// An answer, or one event of a stream, larger than the client reads
+    /// ([`ClientOptions::response_limit`](super::ClientOptions::response_limit)); the
+    /// rest was not read.
+    #[error("the answer from {url} is larger than this client's limit of {limit} bytes")]
+    TooLarge {
+        /// The URL that answered.
+        url: String,
+        /// The limit it went past.
+        limit: usize,
+    },
     /// A URL that cannot be parsed.
     #[error("invalid URL `{url}`: {reason}")]
     InvalidUrl {

@@ -16,6 +16,7 @@ use reqwest::Method;
 use reqwest::header::ACCEPT;
 use serde_json::{Map, Value};
 
+use super::limit::{self, Limited};
 use super::{A2aClient, A2aStream, ClientError, IDEMPOTENCY_HEADER, echoed, media_type, retry};
 use crate::a2a::v1::{self, ERROR_INFO_TYPE, ProtocolVersion, error_reason};
 use crate::a2a::{StreamEvent, v1::ConversionError};
@@ -77,7 +78,7 @@ impl A2aClient {
                 }
                 let response = self.rest_checked(builder.send().await?).await?;
                 let headers = response.headers().clone();
-                let bytes = response.bytes().await?;
+                let bytes = limit::read(response, self.options.response_limit_or_default()).await?;
                 Ok((headers, bytes))
             })
             .await?;
@@ -126,14 +127,21 @@ impl A2aClient {
             )));
         }
         let version = self.version;
-        let sse = response.bytes_stream().eventsource().boxed();
-        let events = futures::stream::unfold(Some(sse), move |sse| async move {
-            let mut sse = sse?;
+        let url = response.url().to_string();
+        let limit = self.options.response_limit_or_default();
+        let sse = limit::events(response.bytes_stream(), limit)
+            .eventsource()
+            .boxed();
+        let events = futures::stream::unfold(Some((sse, url)), move |state| async move {
+            let (mut sse, url) = state?;
             loop {
                 let event = match sse.next().await? {
                     Ok(event) => event,
-                    Err(EventStreamError::Transport(error)) => {
+                    Err(EventStreamError::Transport(Limited::Inner(error))) => {
                         return Some((Err(ClientError::Transport(error)), None));
+                    }
+                    Err(EventStreamError::Transport(Limited::Over(limit))) => {
+                        return Some((Err(ClientError::TooLarge { url, limit }), None));
                     }
                     Err(error) => {
                         let error = ClientError::Protocol(format!("malformed SSE stream: {error}"));
@@ -145,7 +153,7 @@ impl A2aClient {
                 }
                 return Some(match stream_event(version, &event.event, &event.data) {
                     Ok(event) if event.is_final() => (Ok(event), None),
-                    Ok(event) => (Ok(event), Some(sse)),
+                    Ok(event) => (Ok(event), Some((sse, url))),
                     Err(error) => (Err(error), None),
                 });
             }
@@ -193,7 +201,7 @@ impl A2aClient {
         }
         let url = response.url().to_string();
         let retry_after_secs = retry::retry_after(response.headers());
-        let body = response.bytes().await.unwrap_or_default();
+        let body = limit::error_body(response).await;
         Err(error_of(self.version, status, url, retry_after_secs, &body))
     }
 

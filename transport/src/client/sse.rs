@@ -5,6 +5,7 @@ use futures::stream::{BoxStream, Stream, StreamExt as _};
 use serde_json::Value;
 
 use super::ClientError;
+use super::limit::{self, Limited};
 use crate::a2a::StreamEvent;
 use crate::a2a::v1::{self, ProtocolVersion};
 use crate::jsonrpc::{JsonRpcResponse, JsonRpcVersion, RequestId};
@@ -20,22 +21,27 @@ pub(super) fn events<S, B, E>(
     id: RequestId,
     version: ProtocolVersion,
     transport_error: fn(E) -> ClientError,
+    (url, limit): (String, usize),
 ) -> BoxStream<'static, Result<StreamEvent, ClientError>>
 where
-    S: Stream<Item = Result<B, E>> + Send + 'static,
+    S: Stream<Item = Result<B, E>> + Send + Unpin + 'static,
     B: AsRef<[u8]> + Send + 'static,
     E: Send + 'static,
 {
-    let sse = bytes.eventsource().boxed();
+    let sse = limit::events(bytes, limit).eventsource().boxed();
     futures::stream::unfold(Some(sse), move |sse| {
         let id = id.clone();
+        let url = url.clone();
         async move {
             let mut sse = sse?;
             loop {
                 let event = match sse.next().await? {
                     Ok(event) => event,
-                    Err(EventStreamError::Transport(error)) => {
+                    Err(EventStreamError::Transport(Limited::Inner(error))) => {
                         return Some((Err(transport_error(error)), None));
+                    }
+                    Err(EventStreamError::Transport(Limited::Over(limit))) => {
+                        return Some((Err(ClientError::TooLarge { url, limit }), None));
                     }
                     Err(EventStreamError::Utf8(error)) => {
                         let error =

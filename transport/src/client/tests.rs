@@ -6,6 +6,15 @@ use crate::jsonrpc::ErrorCode;
 
 /// An SSE body delivered in the given chunks, read as the client reads it.
 async fn read(chunks: &[&str], id: RequestId) -> Vec<Result<StreamEvent, ClientError>> {
+    read_within(chunks, id, DEFAULT_RESPONSE_LIMIT).await
+}
+
+/// [`read`] with `limit` bytes to an event.
+async fn read_within(
+    chunks: &[&str],
+    id: RequestId,
+    limit: usize,
+) -> Vec<Result<StreamEvent, ClientError>> {
     let chunks: Vec<Result<Vec<u8>, std::io::Error>> = chunks
         .iter()
         .map(|chunk| Ok(chunk.as_bytes().to_vec()))
@@ -15,9 +24,36 @@ async fn read(chunks: &[&str], id: RequestId) -> Vec<Result<StreamEvent, ClientE
         id,
         ProtocolVersion::V0_3,
         |error| ClientError::Protocol(format!("test transport: {error}")),
+        (String::from("http://peer.test/"), limit),
     )
     .collect()
     .await
+}
+
+#[tokio::test]
+async fn an_event_past_the_limit_ends_the_stream_and_smaller_ones_do_not() {
+    let working = format!("data: {}\n\n", status_line(1, "working", false));
+    let limit = working.len() + 16;
+    // Twenty events, each under the limit, far more than it together.
+    let many: Vec<&str> = std::iter::repeat_n(working.as_str(), 20).collect();
+    let events = read_within(&many, RequestId::Number(1), limit).await;
+    assert_eq!(events.len(), 20);
+    assert!(events.iter().all(Result::is_ok), "{events:?}");
+
+    // One event that never ends: data lines, no blank one, in small chunks.
+    let endless = format!("data: {}\n", "x".repeat(64));
+    let chunks: Vec<&str> = std::iter::once(working.as_str())
+        .chain(std::iter::repeat_n(endless.as_str(), 1_000))
+        .collect();
+    let events = read_within(&chunks, RequestId::Number(1), limit).await;
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert!(events[0].is_ok());
+    assert!(
+        matches!(&events[1], Err(ClientError::TooLarge { url, limit: l })
+            if url == "http://peer.test/" && *l == limit),
+        "{:?}",
+        events[1]
+    );
 }
 
 fn status_line(id: i64, state: &str, last: bool) -> String {

@@ -4,6 +4,7 @@
 //! One test binary rather than one per file, so the HTTP stack is linked once. The
 //! tracing test stays in a binary of its own (see `server_tracing.rs`).
 
+mod client_limits;
 mod client_retries;
 mod client_roundtrip;
 mod client_versions;
