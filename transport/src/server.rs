@@ -204,6 +204,7 @@ pub(crate) mod cards;
 mod config;
 mod conn;
 pub(crate) mod extensions;
+mod keep_alive;
 mod reply;
 mod rest;
 pub(crate) mod rpc;

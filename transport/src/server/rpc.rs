@@ -12,7 +12,7 @@ use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::middleware::Next;
-use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt as _;
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
@@ -1124,9 +1124,14 @@ where
             None => std::future::pending().await,
         }
     };
-    Sse::new(frames.take_until(stop))
-        .keep_alive(KeepAlive::new().interval(keep_alive))
-        .into_response()
+    // The edge's own keep-alive, not axum's: it makes no timer for a stream that
+    // never waits (`super::keep_alive`).
+    Sse::new(super::keep_alive::keep_alive(
+        Box::pin(frames.take_until(stop)),
+        keep_alive,
+        || Ok(Event::default().comment("")),
+    ))
+    .into_response()
 }
 
 /// A task event in a terminal or interrupted state, after which a 1.0 stream ends.
