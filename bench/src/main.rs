@@ -82,8 +82,8 @@ struct Cli {
     /// Seconds per closed-loop request/reply run (default 1).
     #[arg(long)]
     run_secs: Option<f64>,
-    /// Measure only the cases whose ids contain one of these (comma-separated or
-    /// repeated): a case's id is its rows' id without the figure, e.g.
+    /// Measure only the cases whose ids hold one of these as whole dot-separated words
+    /// (comma-separated or repeated): a case's id is its rows' id without the figure, e.g.
     /// `http.send.message.16`, `store.journal.http`, `supervisor.request_reply.64`.
     /// For the supervisor, http and store suites; targets whose rows are left out are
     /// not decided.

@@ -58,25 +58,25 @@ fn only_the_named_cases_are_measured() {
     assert_eq!(target["met"], Value::Null, "{target}");
 }
 
-#[test]
-fn a_part_that_names_no_case_is_refused_with_the_cases() {
+/// What the program says on stderr when `args` make it refuse to run.
+fn refusal(args: &[&str]) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_agentyard-bench"))
-        .args(["supervisor", "--quick", "--only", "request_reply.2"])
+        .args(args)
         .output()
         .expect("the benchmark program starts");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success(), "{stderr}");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(!output.status.success(), "{args:?} ran: {stderr}");
+    stderr
+}
+
+#[test]
+fn a_part_that_names_no_case_is_refused_with_the_cases() {
+    let stderr = refusal(&["supervisor", "--quick", "--only", "request_reply.2"]);
     assert!(
         stderr.contains("names no case of the supervisor suite")
             && stderr.contains("supervisor.request_reply.64"),
         "{stderr}"
     );
-
-    let output = Command::new(env!("CARGO_BIN_EXE_agentyard-bench"))
-        .args(["sessions", "--quick", "--only", "idle"])
-        .output()
-        .expect("the benchmark program starts");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(!output.status.success(), "{stderr}");
+    let stderr = refusal(&["sessions", "--quick", "--only", "idle"]);
     assert!(stderr.contains("--only narrows"), "{stderr}");
 }

@@ -654,34 +654,29 @@ impl Config {
         }
         self.tracing.check()?;
         let l = &self.limits;
-        for (key, value) in [
-            ("limits.global", l.global),
-            ("limits.agent", l.agent),
-            ("limits.session", l.session),
-            ("limits.finished_tasks", l.finished_tasks),
-            ("limits.conversation_tasks", l.conversation_tasks),
-            ("limits.idempotency_keys", l.idempotency_keys),
-            ("limits.event_capacity", l.event_capacity),
-            ("limits.stream_capacity", l.stream_capacity),
+        // Each count at least 1; the rings, allocated whole (the event bus's at start,
+        // a stream's per streamed task), at most what memory can hold.
+        let (events_most, stream_most) = (
+            SupervisorConfig::MAX_EVENT_CAPACITY,
+            SupervisorConfig::MAX_STREAM_CAPACITY,
+        );
+        for (key, value, most) in [
+            ("limits.global", l.global, usize::MAX),
+            ("limits.agent", l.agent, usize::MAX),
+            ("limits.session", l.session, usize::MAX),
+            ("limits.finished_tasks", l.finished_tasks, usize::MAX),
+            (
+                "limits.conversation_tasks",
+                l.conversation_tasks,
+                usize::MAX,
+            ),
+            ("limits.idempotency_keys", l.idempotency_keys, usize::MAX),
+            ("limits.event_capacity", l.event_capacity, events_most),
+            ("limits.stream_capacity", l.stream_capacity, stream_most),
         ] {
             if value == 0 {
                 return Err(invalid(key, "must be at least 1"));
             }
-        }
-        // Rings allocated whole (the event bus's at start, a stream's per streamed
-        // task): a capacity past these would exhaust memory.
-        for (key, value, most) in [
-            (
-                "limits.event_capacity",
-                l.event_capacity,
-                SupervisorConfig::MAX_EVENT_CAPACITY,
-            ),
-            (
-                "limits.stream_capacity",
-                l.stream_capacity,
-                SupervisorConfig::MAX_STREAM_CAPACITY,
-            ),
-        ] {
             if value > most {
                 return Err(invalid(key, &format!("must be at most {most}")));
             }

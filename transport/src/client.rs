@@ -1050,7 +1050,8 @@ impl A2aClient {
                     id,
                     self.version,
                     ClientError::Transport,
-                    (url, self.options.response_limit_or_default()),
+                    url,
+                    self.options.response_limit_or_default(),
                 );
                 // A stream whose first event is an error never opened: the server
                 // refused the call (an unknown task, say) in its only event. That is

@@ -162,14 +162,12 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
     let versions: Vec<usize> = (0..CASES.len())
         .filter(|&i| options.wants(&version_id(&CASES[i])))
         .collect();
-    if slots.is_empty() && versions.is_empty() {
-        let cases: Vec<String> = all
-            .iter()
-            .map(slot_id)
-            .chain(CASES.iter().map(version_id))
-            .collect();
-        return Err(options.none_wanted(SUITE, &cases));
-    }
+    let cases: Vec<String> = all
+        .iter()
+        .map(slot_id)
+        .chain(CASES.iter().map(version_id))
+        .collect();
+    options.wants_any(SUITE, &cases)?;
     let mut runtime_runs: Vec<Vec<LoadResult>> = vec![Vec::new(); slots.len()];
     let mut floor_runs: Vec<Vec<LoadResult>> = vec![Vec::new(); slots.len()];
     let mut events_per_stream = [0usize; CASES.len()];

@@ -171,9 +171,7 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
         .iter()
         .flat_map(|&kind| calls.iter().map(move |&call| case_id(kind, call)))
         .collect();
-    if !cases.iter().any(|case| options.wants(case)) {
-        return Err(options.none_wanted(SUITE, &cases));
-    }
+    options.wants_any(SUITE, &cases)?;
     // (kind, call) → runs of the durable side and of the in-memory side.
     let mut durable: Vec<Vec<LoadResult>> = vec![Vec::new(); kinds.len() * calls.len()];
     let mut memory: Vec<Vec<LoadResult>> = vec![Vec::new(); kinds.len() * calls.len()];

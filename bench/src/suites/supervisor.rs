@@ -48,15 +48,14 @@ const LOST_AFTER: Duration = Duration::from_secs(60);
 /// # Errors
 /// Any failed send or call: the figures would not mean anything.
 pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
+    let fire = format!("{SUITE}.fire_and_forget");
     let cases: Vec<String> = options
         .senders
         .iter()
         .map(|senders| format!("{SUITE}.request_reply.{senders}"))
-        .chain([format!("{SUITE}.fire_and_forget")])
+        .chain([fire.clone()])
         .collect();
-    if !cases.iter().any(|case| options.wants(case)) {
-        return Err(options.none_wanted(SUITE, &cases));
-    }
+    options.wants_any(SUITE, &cases)?;
     for (&senders, case) in options.senders.iter().zip(&cases) {
         if !options.wants(case) {
             continue;
@@ -123,7 +122,7 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
          {messages} messages over {} sessions / actors",
         FIRE_SENDERS * FIRE_TARGETS_PER_SENDER
     ));
-    if !options.wants(&format!("{SUITE}.fire_and_forget")) {
+    if !options.wants(&fire) {
         return Ok(());
     }
     let (mut runtime, mut raw) = (Vec::new(), Vec::new());

@@ -88,6 +88,15 @@ pub(super) enum Limited<E> {
     Over(usize),
 }
 
+impl<E: std::fmt::Display> std::fmt::Display for Limited<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Inner(error) => error.fmt(f),
+            Self::Over(limit) => write!(f, "an event larger than {limit} bytes"),
+        }
+    }
+}
+
 /// `bytes`, an SSE body, ending with [`Limited::Over`] once one event (the bytes from
 /// the end of the one before it to the blank line that ends it) holds more than
 /// `limit` bytes: the SSE parser keeps an event whole until it ends.
@@ -101,15 +110,6 @@ where
         limit,
         event: EventBytes::default(),
         over: false,
-    }
-}
-
-impl<E: std::fmt::Display> std::fmt::Display for Limited<E> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Inner(error) => error.fmt(f),
-            Self::Over(limit) => write!(f, "an event larger than {limit} bytes"),
-        }
     }
 }
 

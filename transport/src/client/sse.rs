@@ -21,7 +21,8 @@ pub(super) fn events<S, B, E>(
     id: RequestId,
     version: ProtocolVersion,
     transport_error: fn(E) -> ClientError,
-    (url, limit): (String, usize),
+    url: String,
+    limit: usize,
 ) -> BoxStream<'static, Result<StreamEvent, ClientError>>
 where
     S: Stream<Item = Result<B, E>> + Send + Unpin + 'static,

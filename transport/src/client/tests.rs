@@ -24,7 +24,8 @@ async fn read_within(
         id,
         ProtocolVersion::V0_3,
         |error| ClientError::Protocol(format!("test transport: {error}")),
-        (String::from("http://peer.test/"), limit),
+        String::from("http://peer.test/"),
+        limit,
     )
     .collect()
     .await

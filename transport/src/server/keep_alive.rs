@@ -104,13 +104,11 @@ mod tests {
         BoxStream<'static, &'static str>,
     ) {
         let (tx, rx) = mpsc::unbounded_channel();
-        let items = tokio_stream_of(rx);
-        (tx, keep_alive(items, INTERVAL, alive).boxed())
+        (tx, keep_alive(received(rx), INTERVAL, alive).boxed())
     }
 
-    fn tokio_stream_of(
-        rx: mpsc::UnboundedReceiver<&'static str>,
-    ) -> BoxStream<'static, &'static str> {
+    /// What `rx` receives, as a stream that waits between items.
+    fn received(rx: mpsc::UnboundedReceiver<&'static str>) -> BoxStream<'static, &'static str> {
         stream::unfold(rx, |mut rx| async move {
             rx.recv().await.map(|item| (item, rx))
         })
@@ -164,7 +162,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn an_interval_too_long_for_the_clock_never_sends_one() {
         let (tx, rx) = mpsc::unbounded_channel::<&'static str>();
-        let mut stream = keep_alive(tokio_stream_of(rx), Duration::MAX, alive);
+        let mut stream = keep_alive(received(rx), Duration::MAX, alive);
         let waited = tokio::time::timeout(Duration::from_secs(86_400), stream.next()).await;
         assert!(waited.is_err(), "nothing in a day: {waited:?}");
         drop(tx);
