@@ -86,7 +86,7 @@ impl Handoff {
             return Ok(Self::typed(payload, json));
         }
         let read = match request.read_payload.take() {
-            Some(payload) => Some(Ok(payload)),
+            Some(payload) => Some(Ok(*payload)),
             None => handoff::payload_from_message(&request.message),
         };
         match read {

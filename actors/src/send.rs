@@ -59,8 +59,9 @@ pub struct SendRequest {
     pub(crate) chain: Arc<[SessionKey]>,
     /// The payload of the message's handoff data part, when whoever built the
     /// request (the HTTP edge) has already read and validated it: the send path
-    /// then does not decode it again.
-    pub(crate) read_payload: Option<HandoffPayload>,
+    /// then does not decode it again. Boxed: most sends carry none, and a request
+    /// is moved several times on its way in (every builder call moves it whole).
+    pub(crate) read_payload: Option<Box<HandoffPayload>>,
 }
 
 impl SendRequest {

@@ -523,7 +523,7 @@ impl SupervisorService {
                 Some(Err(invalid)) => {
                     return Err(rpc_error::invalid_payload(&invalid));
                 }
-                Some(Ok(payload)) => read_payload = Some(payload),
+                Some(Ok(payload)) => read_payload = Some(Box::new(payload)),
                 None => {}
             }
         } else {

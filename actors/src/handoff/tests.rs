@@ -70,7 +70,7 @@ fn a_json_text_that_is_a_valid_payload_is_typed() {
 fn a_payload_the_edge_already_read_is_taken_as_read() {
     // The edge validated the data part; the send path does not decode it again.
     let mut request = SendRequest::new("a", Message::user_text("prose"));
-    request.read_payload = Some(question());
+    request.read_payload = Some(Box::new(question()));
     let handoff = Handoff::prepare(&mut request).expect("valid");
     assert_eq!(handoff.payload_type, Some(PayloadType::Question));
     assert!(

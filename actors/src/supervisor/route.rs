@@ -635,7 +635,11 @@ impl Supervisor {
             TaskStatus::new(TaskState::Submitted),
         );
         let message = shared_message(request);
-        task.history = Some(vec![Arc::clone(&message)]);
+        // Room for the agent's reply too: most turns add one, and growing the vector
+        // for it would be an allocation more per send.
+        let mut history = Vec::with_capacity(2);
+        history.push(Arc::clone(&message));
+        task.history = Some(history);
         let owner = TaskOwner::new(
             Arc::clone(&key.agent),
             request.principal.as_deref().map(Arc::from),
