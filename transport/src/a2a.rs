@@ -18,6 +18,7 @@ mod result;
 mod security;
 pub(crate) mod tagged;
 mod task;
+mod timestamp;
 pub mod v1;
 
 pub use agent_card::{
@@ -46,6 +47,7 @@ pub use security::{
 pub use task::{
     Artifact, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus, TaskStatusUpdateEvent,
 };
+pub use timestamp::Timestamp;
 
 /// Free-form metadata (`metadata` on messages, tasks, parts, ...): any JSON
 /// object, keyed by extension.

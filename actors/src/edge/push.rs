@@ -68,7 +68,7 @@ use std::time::Duration;
 use agentyard_transport::TaskId;
 use agentyard_transport::a2a::v1::{self, ProtocolVersion};
 use agentyard_transport::a2a::{
-    PushNotificationConfig, Task, TaskPushNotificationConfig, TaskStatus,
+    PushNotificationConfig, Task, TaskPushNotificationConfig, TaskStatus, Timestamp,
 };
 use agentyard_transport::trace::{self, TRACEPARENT, Traceparent};
 use dashmap::DashMap;
@@ -117,7 +117,7 @@ struct TaskWebhooks {
     /// `StreamResponse` body, the others the 0.3 task.
     v1_ids: std::collections::HashSet<String>,
     /// The status last queued for notification, to skip repeats after a resync.
-    last: Option<(agentyard_transport::a2a::TaskState, Option<String>)>,
+    last: Option<(agentyard_transport::a2a::TaskState, Option<Timestamp>)>,
     /// When the task was seen to end; the webhooks are forgotten `retention` later.
     ended_at: Option<Instant>,
     /// The task's latest status event: whom a failed delivery's event is about (its

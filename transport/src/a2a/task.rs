@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use super::tagged::tagged;
-use super::{Message, Metadata, Part};
+use super::{Message, Metadata, Part, Timestamp};
 use crate::ids::{ContextId, TaskId};
 
 /// Where a task is in its lifecycle.
@@ -124,23 +124,20 @@ pub struct TaskStatus {
     /// log and the events it publishes, and copying a task copies no message.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<Arc<Message>>,
-    /// When the status was recorded, as an ISO 8601 string. Kept as a string
-    /// so whatever a peer sent round-trips unchanged.
+    /// When the status was recorded, as an ISO 8601 string. Kept as text so
+    /// whatever a peer sent round-trips unchanged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timestamp: Option<String>,
+    pub timestamp: Option<Timestamp>,
 }
 
 impl TaskStatus {
     /// A status in `state`, stamped with the current UTC time (RFC 3339).
     #[must_use]
     pub fn new(state: TaskState) -> Self {
-        let timestamp = time::OffsetDateTime::now_utc()
-            .format(&time::format_description::well_known::Rfc3339)
-            .ok();
         Self {
             state,
             message: None,
-            timestamp,
+            timestamp: Some(Timestamp::now()),
         }
     }
 

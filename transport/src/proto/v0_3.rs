@@ -342,7 +342,8 @@ impl TryFrom<pb::TaskStatus> for a2a::TaskStatus {
             .update
             .map(|message| a2a::Message::try_from(message).map(Arc::new))
             .transpose()?;
-        model.timestamp = from_timestamp_opt("TaskStatus.timestamp", status.timestamp.as_ref())?;
+        model.timestamp = from_timestamp_opt("TaskStatus.timestamp", status.timestamp.as_ref())?
+            .map(a2a::Timestamp::from);
         Ok(model)
     }
 }

@@ -194,7 +194,8 @@ impl TryFrom<pb::TaskStatus> for m::TaskStatus {
         Ok(Self {
             state: state_from("TaskStatus.state", status.state)?,
             message: status.message.map(m::Message::try_from).transpose()?,
-            timestamp: from_timestamp_opt("TaskStatus.timestamp", status.timestamp.as_ref())?,
+            timestamp: from_timestamp_opt("TaskStatus.timestamp", status.timestamp.as_ref())?
+                .map(a2a::Timestamp::from),
         })
     }
 }

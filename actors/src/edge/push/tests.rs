@@ -391,7 +391,7 @@ fn slow_retries(workers: usize) -> PushConfig {
 /// apart in the body.
 fn status(second: u32) -> TaskStatus {
     let mut status = TaskStatus::new(agentyard_transport::a2a::TaskState::Working);
-    status.timestamp = Some(stamp(second));
+    status.timestamp = Some(stamp(second).into());
     status
 }
 

@@ -78,7 +78,7 @@ pub struct TaskStatus {
     pub message: Option<Message>,
     /// When the status was recorded, RFC 3339; passed through unchecked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub timestamp: Option<String>,
+    pub timestamp: Option<a2a::Timestamp>,
 }
 
 impl From<a2a::TaskStatus> for TaskStatus {

@@ -47,7 +47,7 @@ fn v1_status() -> TaskStatus {
             role: Role::Agent,
             ..v1_message()
         }),
-        timestamp: Some("2026-01-02T03:04:05.678Z".to_owned()),
+        timestamp: Some("2026-01-02T03:04:05.678Z".into()),
     }
 }
 
@@ -599,7 +599,7 @@ fn internal_task() -> a2a::Task {
         status: a2a::TaskStatus {
             state: a2a::TaskState::Unknown,
             message: Some(internal_message().into()),
-            timestamp: Some("2026-01-02T03:04:05Z".to_owned()),
+            timestamp: Some("2026-01-02T03:04:05Z".into()),
         },
         history: Some(vec![internal_message().into()]),
         artifacts: Some(vec![

@@ -36,7 +36,7 @@ fn message() -> a2a::Message {
 fn task() -> a2a::Task {
     let mut status = a2a::TaskStatus::new(TaskState::Canceled)
         .with_message(a2a::Message::agent_text("stopped").with_context_id("ctx-1"));
-    status.timestamp = Some("2025-01-02T03:04:05Z".to_owned());
+    status.timestamp = Some("2025-01-02T03:04:05Z".into());
     let mut task = a2a::Task::new(TaskId::new("task-1"), ContextId::new("ctx-1"), status);
     task.history = Some(vec![message().into()]);
     task.artifacts = Some(vec![

@@ -38,7 +38,7 @@ fn task() -> a2a::Task {
     let status = a2a::TaskStatus::new(TaskState::InputRequired)
         .with_message(a2a::Message::agent_text("which one?"));
     let mut status = status;
-    status.timestamp = Some("2025-01-02T03:04:05Z".to_owned());
+    status.timestamp = Some("2025-01-02T03:04:05Z".into());
     let mut task = a2a::Task::new(TaskId::new("task-1"), ContextId::new("ctx-1"), status);
     task.history = Some(vec![message().into()]);
     task.artifacts = Some(vec![
