@@ -66,8 +66,15 @@ pub(crate) struct Work {
 impl Work {
     /// Runs the agent on the message and settles the task. Runs off the session's
     /// mailbox, in a task the supervisor tracks for graceful shutdown.
-    pub(crate) async fn run(mut self, agent: Arc<dyn DynAgent>) {
-        self.started = true;
+    ///
+    /// Not an `async fn`: one would keep room for the work twice beside the inner
+    /// future that holds it (its argument and the local it moves into, 720 bytes
+    /// each; 4.7 KiB in all), and a caller that runs the turn itself boxes that
+    /// future on every send. The future returned is the inner one alone.
+    pub(crate) fn run(
+        mut self,
+        agent: Arc<dyn DynAgent>,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
         let port = Arc::clone(&self.port);
         let span = self.cause.in_scope(|| {
             tracing::info_span!(
@@ -81,6 +88,9 @@ impl Work {
         self.cause.adopt_by(&span);
         let cause = std::mem::take(&mut self.cause);
         let work = async move {
+            // Set on the first poll, as it always was: a work dropped before it ran
+            // fails its task in `Drop`.
+            self.started = true;
             if self.cancel.is_cancelled() {
                 return;
             }
@@ -108,8 +118,9 @@ impl Work {
             futures::future::join(working, turn).await;
         }
         .instrument(span);
-        cause.within(work).await;
-        // Permits drop with `self` here, letting the next message of the session in.
+        // Permits drop with `self` at the end of `work`, letting the next message of
+        // the session in.
+        cause.within(work)
     }
 
     /// The handler's part of a turn: runs it, then records its reply and settles the

@@ -1,5 +1,6 @@
 use std::time::Duration;
 
+use agentyard_transport::TaskId;
 use agentyard_transport::a2a::Task;
 use tokio_util::task::TaskTracker;
 
@@ -98,9 +99,31 @@ async fn work_dropped_before_it_ran_fails_its_task_visibly() {
     let task_id = opened.events.task_id.clone();
     let tracker = TaskTracker::new();
     drop(opened.work(&port, &tracker));
+    expect_failed_to_be_sent_again(&port, &task_id).await;
+}
+
+/// The future `run` returns holds the work until its first poll: dropped before it
+/// (a caller that stopped waiting first, a runtime shutting down), the task fails
+/// as if the work had been dropped.
+#[tokio::test]
+async fn a_turn_dropped_before_its_first_poll_fails_its_task_visibly() {
+    let port = TestPort::new();
+    let opened = port.open("hi").await;
+    let task_id = opened.events.task_id.clone();
+    let tracker = TaskTracker::new();
+    drop(
+        opened
+            .work(&port, &tracker)
+            .run(Arc::new(Replies) as Arc<dyn DynAgent>),
+    );
+    expect_failed_to_be_sent_again(&port, &task_id).await;
+}
+
+/// Polls the store until the task has failed asking to be sent again.
+async fn expect_failed_to_be_sent_again(port: &TestPort, task_id: &TaskId) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     loop {
-        let task = port.store.get(&task_id, None).await.expect("store");
+        let task = port.store.get(task_id, None).await.expect("store");
         if let Some(task) = task.filter(|t| t.status.state == TaskState::Failed) {
             assert!(status_text(&task).contains("send it again"));
             break;
