@@ -293,10 +293,12 @@ mod tests {
     #[test]
     fn text_round_trips_unchanged_short_or_long() {
         let short = "2025-01-02T03:04:05Z";
-        let longest_inline = "2025-01-02T03:04:05.123456789+05:30:0";
-        assert_eq!(longest_inline.len(), INLINE - 1);
+        let longest_inline = "2025-01-02T03:04:05.123456789+05:30:00";
+        assert_eq!(longest_inline.len(), INLINE);
+        let shortest_shared = "2025-01-02T03:04:05.123456789+05:30:000";
+        assert_eq!(shortest_shared.len(), INLINE + 1);
         let long = "2025-01-02T03:04:05.123456789123456789123456789+05:30";
-        for text in [short, longest_inline, long, ""] {
+        for text in [short, longest_inline, shortest_shared, long, ""] {
             let stamp = Timestamp::from(text);
             assert_eq!(stamp.as_str(), text);
             assert_eq!(Timestamp::from(text.to_owned()), stamp);
@@ -306,6 +308,14 @@ mod tests {
             assert_eq!(back, stamp);
         }
         assert!(matches!(Timestamp::from(long).0, Repr::Shared(_)));
+        assert!(matches!(
+            Timestamp::from(shortest_shared).0,
+            Repr::Shared(_)
+        ));
+        assert!(matches!(
+            Timestamp::from(shortest_shared.to_owned()).0,
+            Repr::Shared(_)
+        ));
         assert!(matches!(
             Timestamp::from(longest_inline).0,
             Repr::Inline { .. }
