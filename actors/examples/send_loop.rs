@@ -46,6 +46,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map_err(|e| format!("the number of sends, `{n}`: {e}"))?,
         None => 16_000,
     };
+    // As the benchmark and `agentyard serve` run: with a subscriber, whose level
+    // (warnings, the benchmark's) leaves the send path's spans off. Without one,
+    // `tracing` would hand every span to `log` and count work no server does.
+    tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::WARN)
+        .with_writer(std::io::stderr)
+        .init();
     let supervisor = Supervisor::start(
         SupervisorConfig::default(),
         vec![Registration::new(AgentDescriptor::new("echo"), |_| Echo)],
