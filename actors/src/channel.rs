@@ -116,15 +116,58 @@ impl TaskChannel {
 }
 
 /// Publishes a task's updates: store first, then the task's stream, then the bus.
+///
+/// Shared, not copied: the live table, the turn and its context each hold one, and a
+/// copy of the ids and the send's envelope would be about ten reference counts to
+/// raise and lower, and two hundred bytes to move, every time.
 #[derive(Debug, Clone)]
-pub(crate) struct TaskEvents {
+pub(crate) struct TaskEvents(Arc<Publisher>);
+
+/// What [`TaskEvents`] shares: the task, its channel, and the envelope of the send
+/// whose turn publishes (a continued task gets a new one, on the same channel).
+#[derive(Debug)]
+pub(crate) struct Publisher {
     pub(crate) task_id: TaskId,
     pub(crate) context_id: ContextId,
     pub(crate) channel: Arc<TaskChannel>,
     pub(crate) envelope: Envelope,
 }
 
+impl std::ops::Deref for TaskEvents {
+    type Target = Publisher;
+
+    fn deref(&self) -> &Publisher {
+        &self.0
+    }
+}
+
 impl TaskEvents {
+    /// The publisher of task `task_id`'s updates on `channel`, for the send of
+    /// `envelope`.
+    pub(crate) fn new(
+        task_id: TaskId,
+        context_id: ContextId,
+        channel: Arc<TaskChannel>,
+        envelope: Envelope,
+    ) -> Self {
+        Self(Arc::new(Publisher {
+            task_id,
+            context_id,
+            channel,
+            envelope,
+        }))
+    }
+
+    /// The same task and channel, published for another send's turn.
+    pub(crate) fn for_send(&self, envelope: Envelope) -> Self {
+        Self::new(
+            self.task_id.clone(),
+            self.context_id.clone(),
+            Arc::clone(&self.channel),
+            envelope,
+        )
+    }
+
     /// The update that announces `status`, as the event log and streams carry it.
     pub(crate) fn update(&self, status: TaskStatus, finality: Finality) -> TaskStatusUpdateEvent {
         TaskStatusUpdateEvent::new(

@@ -77,7 +77,8 @@ pub struct TaskContext {
     pub(crate) sender: Option<Arc<str>>,
     pub(crate) entry_point: EntryPoint,
     pub(crate) hops: u32,
-    pub(crate) chain: Arc<[SessionKey]>,
+    /// The sessions waiting on this task's sender; a waiting send adds this one.
+    pub(crate) waiting: Arc<[SessionKey]>,
     /// Loaded on first use: most agents never read it, and copying it out of the
     /// store for every message was a large part of a send's cost.
     pub(crate) history: tokio::sync::OnceCell<Vec<Arc<Message>>>,
@@ -437,7 +438,15 @@ impl TaskContext {
     pub async fn send_request_and_wait(&self, request: SendRequest) -> Result<Settled> {
         self.stored.wait().await;
         let mut request = self.stamped(request);
-        request.chain = Arc::clone(&self.chain);
+        request.chain = self
+            .waiting
+            .iter()
+            .cloned()
+            .chain([SessionKey {
+                agent: Arc::clone(&self.agent),
+                context_id: self.context_id.clone(),
+            }])
+            .collect();
         self.port.send_and_wait(request).await
     }
 
@@ -463,7 +472,7 @@ impl TaskContext {
         request.entry_point = EntryPoint::Agent;
         request.principal = None;
         request.hops = request.hops.max(self.hops.saturating_add(1));
-        request.chain = Arc::new([]);
+        request.chain = Arc::default();
         crate::remote::carry(self.request_metadata.as_ref(), &mut request.metadata);
         request
     }

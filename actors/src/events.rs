@@ -268,11 +268,15 @@ pub(crate) struct Envelope {
 
 impl Envelope {
     /// Counts the send's closing `outcome` under its agent (nothing when metrics are
-    /// off or the agent does not exist); a send that settled a turn also records how
-    /// long it took since it was accepted.
-    pub(crate) fn count(&self, outcome: crate::metrics::Outcome, settled: bool) {
+    /// off or the agent does not exist); a send whose turn settled, at `settled`,
+    /// also records how long it took since it was accepted.
+    pub(crate) fn count(
+        &self,
+        outcome: crate::metrics::Outcome,
+        settled: Option<std::time::Instant>,
+    ) {
         if let Some(metrics) = &self.metrics {
-            let took = settled.then(|| self.accepted.elapsed());
+            let took = settled.map(|at| at.saturating_duration_since(self.accepted));
             metrics.send(self.entry_point, outcome, took);
         }
     }

@@ -117,7 +117,15 @@ pub(crate) fn scope(to: &str, caller: Caller<'_>, key: &str) -> String {
         Caller::Sender(name) => ('s', name),
         Caller::Anonymous => ('-', ""),
     };
-    format!("{to}\u{1f}{kind}{name}\u{1f}{key}")
+    // Written out rather than by `format!`, which guesses the length and grows.
+    let mut scoped = String::with_capacity(to.len() + name.len() + key.len() + 3);
+    scoped.push_str(to);
+    scoped.push('\u{1f}');
+    scoped.push(kind);
+    scoped.push_str(name);
+    scoped.push('\u{1f}');
+    scoped.push_str(key);
+    scoped
 }
 
 /// Who presents a key.

@@ -43,6 +43,9 @@ pub(crate) struct Ended {
     pub(crate) events: TaskEvents,
     pub(crate) key: SessionKey,
     pub(crate) session: Arc<SessionShared>,
+    /// When it ended, if its metrics asked the clock (the send's duration is counted
+    /// to the same instant: a clock read costs as much as a map lookup).
+    pub(crate) at: Option<std::time::Instant>,
 }
 
 /// The live tasks by id.
@@ -87,7 +90,7 @@ impl LiveTasks {
         session: &Arc<SessionShared>,
     ) -> Option<(TaskEvents, CancellationToken)> {
         let mut live = self.tasks.get_mut(task_id)?;
-        live.events.envelope = envelope.clone();
+        live.events = live.events.for_send(envelope.clone());
         if !Arc::ptr_eq(&live.pin.session(), session) {
             live.pin = TaskPin::new(session);
         }
@@ -106,12 +109,12 @@ impl LiveTasks {
     ) -> (TaskEvents, CancellationToken) {
         let mut envelope = envelope.clone();
         envelope.task_id = Some(task.id.clone());
-        let events = TaskEvents {
-            task_id: task.id.clone(),
-            context_id: task.context_id.clone(),
-            channel: TaskChannel::new(task.status.state, stream_capacity),
+        let events = TaskEvents::new(
+            task.id.clone(),
+            task.context_id.clone(),
+            TaskChannel::new(task.status.state, stream_capacity),
             envelope,
-        };
+        );
         let cancel = CancellationToken::new();
         self.create(Arc::clone(agent), events.clone(), cancel.clone(), session);
         (events, cancel)
@@ -139,6 +142,7 @@ impl LiveTasks {
             events,
             key,
             session,
+            at,
         } = self.end(task_id)?;
         let reason = format!("the task store did not keep this task's outcome: {error}");
         let message = agentyard_transport::a2a::Message::new(
@@ -146,7 +150,7 @@ impl LiveTasks {
             vec![agentyard_transport::a2a::Part::text(reason.clone())],
         );
         let status = crate::channel::status(TaskState::Failed, Some(message.into()));
-        events.envelope.count(crate::metrics::Outcome::Failed, true);
+        events.envelope.count(crate::metrics::Outcome::Failed, at);
         events.publish(bus, status, Finality::Final, None, || {
             bus.emit(|| {
                 events
@@ -168,9 +172,11 @@ impl LiveTasks {
             created,
             ..
         } = live;
-        if let Some(metrics) = &events.envelope.metrics {
-            metrics.task_ended(created.elapsed());
-        }
+        let at = events.envelope.metrics.as_ref().map(|metrics| {
+            let now = std::time::Instant::now();
+            metrics.task_ended(now.saturating_duration_since(created));
+            now
+        });
         let session = pin.session();
         drop(pin);
         let key = SessionKey {
@@ -181,6 +187,7 @@ impl LiveTasks {
             events,
             key,
             session,
+            at,
         })
     }
 
@@ -210,21 +217,27 @@ impl LiveTasks {
             None => (store.set_status(task_id, status.clone()).await?, None),
         };
         let state = status.state;
-        let (events, ended) = if state.is_terminal() {
+        let (events, ended, at) = if state.is_terminal() {
             let Some(Ended {
                 events,
                 key,
                 session,
+                at,
             }) = self.end(task_id)
             else {
                 return Ok(None);
             };
-            (events, Some((key, session)))
+            (events, Some((key, session)), at)
         } else {
             let Some(events) = self.publisher(task_id) else {
                 return Ok(None);
             };
-            (events, None)
+            let at = events
+                .envelope
+                .metrics
+                .is_some()
+                .then(std::time::Instant::now);
+            (events, None, at)
         };
         let (kind, detail) = match state {
             TaskState::Completed | TaskState::InputRequired | TaskState::AuthRequired => {
@@ -246,7 +259,7 @@ impl LiveTasks {
             } else {
                 crate::metrics::Outcome::Failed
             },
-            true,
+            at,
         );
         // The agent's answer (`a2a.response`), built now while the status is at hand,
         // and only if anyone listens.

@@ -79,7 +79,8 @@ impl SendRequest {
             payload: None,
             metadata: None,
             extensions: Vec::new(),
-            chain: Arc::new([]),
+            // Shared, not allocated: an empty `Arc<[_]>` is a static.
+            chain: Arc::default(),
             read_payload: None,
         }
     }

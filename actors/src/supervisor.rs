@@ -109,6 +109,8 @@ struct Registered {
     descriptor: AgentDescriptor,
     factory: Factory,
     limiter: Limiter,
+    /// The agent's counters, found once at start rather than by name per send.
+    metrics: Option<Arc<crate::metrics::AgentMetrics>>,
 }
 
 impl fmt::Debug for Registered {

@@ -41,8 +41,9 @@ pub(crate) struct Work {
     pub(crate) extensions: Vec<String>,
     pub(crate) sender: Option<Arc<str>>,
     pub(crate) hops: u32,
-    /// The sessions waiting on this work, this one last.
-    pub(crate) chain: Arc<[SessionKey]>,
+    /// The sessions waiting on this work's sender (its own session, `key`, is added
+    /// only when the work itself sends and waits: most turns never do).
+    pub(crate) waiting: Arc<[SessionKey]>,
     pub(crate) cancel: CancellationToken,
     pub(crate) events: TaskEvents,
     /// Held while the work exists: dropping them admits the next send.
@@ -139,7 +140,7 @@ impl Work {
             sender: self.sender.clone(),
             entry_point: self.events.envelope.entry_point,
             hops: self.hops,
-            chain: Arc::clone(&self.chain),
+            waiting: Arc::clone(&self.waiting),
             history: tokio::sync::OnceCell::new(),
             cancel: self.cancel.clone(),
             events: self.events.clone(),

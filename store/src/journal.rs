@@ -294,12 +294,12 @@ impl Op {
                 .insert_at(task, owner.map(Into::into), at)
                 .map(|()| Done::Nothing),
             Self::Status { id, status, at } => tables
-                .change_status(&id, status, None, at)
+                .change_status(&id, status, None, || at)
                 .map(|(previous, seq)| Done::Previous(previous, seq)),
             Self::StatusLogged { id, update, at } => {
                 let status = update.status.clone();
                 tables
-                    .change_status(&id, status, Some(StreamEvent::StatusUpdate(update)), at)
+                    .change_status(&id, status, Some(StreamEvent::StatusUpdate(update)), || at)
                     .map(|(previous, seq)| Done::Previous(previous, seq))
             }
             Self::History { id, message } => {

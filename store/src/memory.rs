@@ -240,14 +240,15 @@ impl InMemoryTaskStore {
     }
 
     /// Puts `status` on a live task, numbered as its latest change, and logs `event`
-    /// with it if there is one: one lookup. Retires the task if it ended, as of `at`.
+    /// with it if there is one: one lookup. Retires the task if it ended, as of `at`
+    /// (asked only then: a clock read costs as much as the rest of a change).
     /// Returns the previous state and the event's number.
     pub(crate) fn change_status(
         &self,
         id: &TaskId,
         status: TaskStatus,
         event: Option<StreamEvent>,
-        at: SystemTime,
+        at: impl FnOnce() -> SystemTime,
     ) -> Result<(TaskState, Option<u64>), StoreError> {
         let ends = status.state.is_terminal();
         let answer = self.with_live_entry(id, |stored| {
@@ -258,7 +259,7 @@ impl InMemoryTaskStore {
             (previous, event.map(|event| stored.log(event)))
         })?;
         if ends {
-            self.retire(id, at);
+            self.retire(id, at());
         }
         Ok(answer)
     }
@@ -678,7 +679,7 @@ impl TaskStore for InMemoryTaskStore {
     }
 
     async fn set_status(&self, id: &TaskId, status: TaskStatus) -> Result<TaskState, StoreError> {
-        Ok(self.change_status(id, status, None, SystemTime::now())?.0)
+        Ok(self.change_status(id, status, None, SystemTime::now)?.0)
     }
 
     async fn set_status_logged(
@@ -691,7 +692,7 @@ impl TaskStore for InMemoryTaskStore {
             id,
             status,
             Some(StreamEvent::StatusUpdate(update)),
-            SystemTime::now(),
+            SystemTime::now,
         )
     }
 

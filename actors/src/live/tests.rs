@@ -31,12 +31,12 @@ fn envelope(from: &str) -> Envelope {
 /// Opens task `t` in `session` and returns the table.
 fn open(session: &Arc<SessionShared>) -> LiveTasks {
     let live = LiveTasks::default();
-    let events = TaskEvents {
-        task_id: TaskId::new("t"),
-        context_id: ContextId::new("c"),
-        channel: TaskChannel::new(TaskState::Submitted, 4),
-        envelope: envelope("first"),
-    };
+    let events = TaskEvents::new(
+        TaskId::new("t"),
+        ContextId::new("c"),
+        TaskChannel::new(TaskState::Submitted, 4),
+        envelope("first"),
+    );
     live.create(Arc::from("echo"), events, CancellationToken::new(), session);
     live
 }

@@ -71,11 +71,11 @@ impl TestPort {
             .insert_owned(task, TaskOwner::new("echo", None))
             .await
             .expect("stored");
-        let events = TaskEvents {
+        let events = TaskEvents::new(
             task_id,
-            context_id: context_id.clone(),
-            channel: TaskChannel::new(TaskState::Submitted, 8),
-            envelope: Envelope {
+            context_id.clone(),
+            TaskChannel::new(TaskState::Submitted, 8),
+            Envelope {
                 entry_point: EntryPoint::Api,
                 from: None,
                 to: Arc::from("echo"),
@@ -88,7 +88,7 @@ impl TestPort {
                 accepted: std::time::Instant::now(),
                 metrics: None,
             },
-        };
+        );
         let session = Arc::new(SessionShared::new(
             Limiter::new(LimitScope::Session, 1, 4),
             0,
@@ -135,7 +135,7 @@ impl Opened {
             sender: None,
             entry_point: EntryPoint::Api,
             hops,
-            chain: Arc::new([self.key.clone()]),
+            waiting: Arc::default(),
             history: tokio::sync::OnceCell::new(),
             cancel: self.cancel.clone(),
             events: self.events.clone(),
@@ -156,7 +156,7 @@ impl Opened {
             extensions: Vec::new(),
             sender: None,
             hops: 0,
-            chain: Arc::new([self.key.clone()]),
+            waiting: Arc::default(),
             cancel: self.cancel,
             events: self.events,
             _permits: None,

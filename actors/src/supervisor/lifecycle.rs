@@ -37,7 +37,7 @@ impl Supervisor {
         policy: Arc<dyn Policy>,
         store: Arc<dyn TaskStore>,
     ) -> Result<Self> {
-        let agents = registrations
+        let mut agents = registrations
             .into_iter()
             .map(|r| {
                 let limiter = Limiter::new(
@@ -52,6 +52,7 @@ impl Supervisor {
                         descriptor: r.descriptor,
                         factory: r.factory,
                         limiter,
+                        metrics: None,
                     },
                 )
             })
@@ -59,6 +60,11 @@ impl Supervisor {
         let metrics = config
             .metrics
             .then(|| Arc::new(Metrics::new(agents.keys())));
+        if let Some(metrics) = &metrics {
+            for (name, registered) in &mut agents {
+                registered.metrics = metrics.agent(name).cloned();
+            }
+        }
         let core = Arc::new_cyclic(|me| Core {
             me: me.clone(),
             global: Limiter::new(LimitScope::Global, config.global_limit, config.global_queue),

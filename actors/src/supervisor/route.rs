@@ -44,7 +44,7 @@ impl Core {
         key: &SessionKey,
         registered: &Registered,
     ) -> Result<(Slot, bool)> {
-        if let Some(live) = self.sessions.touch(key) {
+        if let Some(live) = self.sessions.touch(key, Instant::now()) {
             return Ok((live, false));
         }
         // Make the agent outside any lock: the factory is user code and may be slow or
@@ -113,10 +113,16 @@ impl Supervisor {
         }
         let prepared_ok = prepared.as_ref().ok();
         let payload_type = prepared_ok.and_then(|h| h.payload_type);
+        // The one lookup of the target: its name is shared from the registry, not
+        // copied, and its counters come with it.
+        let target = core.agents.get_key_value(request.to.as_str());
         let mut envelope = Envelope {
             entry_point: request.entry_point,
             from: request.from.as_deref().map(Arc::from),
-            to: Arc::from(request.to.as_str()),
+            to: target.map_or_else(
+                || Arc::from(request.to.as_str()),
+                |(name, _)| Arc::clone(name),
+            ),
             context_id: request.message.context_id.clone(),
             task_id: request.message.task_id.clone(),
             payload_type,
@@ -128,11 +134,7 @@ impl Supervisor {
                 .or_else(|| prepared_ok.and_then(Handoff::natural_key))
                 .map(Arc::from),
             accepted: std::time::Instant::now(),
-            metrics: core
-                .metrics
-                .as_ref()
-                .and_then(|metrics| metrics.agent(&request.to))
-                .cloned(),
+            metrics: target.and_then(|(_, registered)| registered.metrics.clone()),
         };
         let span = tracing::info_span!(
             "a2a.send",
@@ -155,7 +157,7 @@ impl Supervisor {
                     core.events
                         .emit(|| envelope.fallback(&fallback.text, fallback.problems.clone()));
                 }
-                self.route(&mut request, handoff, &mut envelope, subscribe)
+                self.route(&mut request, target, handoff, &mut envelope, subscribe)
                     .instrument(span.clone())
                     .await
             }
@@ -163,7 +165,7 @@ impl Supervisor {
         if let Some(metrics) = &core.metrics {
             match &result {
                 Ok((submitted, ..)) if submitted.deduplicated => {
-                    envelope.count(Outcome::Deduplicated, false);
+                    envelope.count(Outcome::Deduplicated, None);
                 }
                 // Counted when its turn settles.
                 Ok(_) => {}
@@ -177,7 +179,7 @@ impl Supervisor {
                             Error::Busy { .. } => Outcome::Busy,
                             _ => Outcome::Failed,
                         },
-                        false,
+                        None,
                     );
                 }
             }
@@ -228,15 +230,22 @@ impl Supervisor {
     async fn route(
         &self,
         request: &mut SendRequest,
+        target: Option<(&Arc<str>, &Registered)>,
         handoff: Handoff,
         envelope: &mut Envelope,
         follow: Follow,
     ) -> Result<Admitted> {
         let core = &self.core;
-        let (agent, registered) = core.agent(&request.to)?;
+        let (agent, registered) = target.ok_or_else(|| Error::UnknownAgent(request.to.clone()))?;
         let agent = Arc::clone(agent);
-        self.check_policy_of(request, &handoff)?;
-        let guard = match self.claim_key(request, &agent, envelope, follow).await? {
+        // The time of the send's steps, read once: a clock read costs about as much
+        // as a map lookup, and the steps happen within microseconds of each other.
+        let now = Instant::now();
+        self.check_policy_of(request, &handoff, now)?;
+        let guard = match self
+            .claim_key(request, &agent, envelope, follow, now)
+            .await?
+        {
             KeyClaim::Repeat(answer) => {
                 let (submitted, rx) = *answer;
                 return Ok((submitted, rx, None));
@@ -246,7 +255,9 @@ impl Supervisor {
 
         let admitted = async {
             let (continued, key) = self.pick_session(request, &agent, envelope).await?;
-            let seat = self.take_place(key, registered, Pace::of(follow)).await?;
+            let seat = self
+                .take_place(key, registered, Pace::of(follow), now)
+                .await?;
             let opened = self
                 .open_or_continue(
                     request,
@@ -299,7 +310,7 @@ impl Supervisor {
             extensions: std::mem::take(&mut request.extensions),
             sender: envelope.from.clone(),
             hops: request.hops,
-            chain: request.chain.iter().cloned().chain([key.clone()]).collect(),
+            waiting: Arc::clone(&request.chain),
             cancel,
             events,
             _permits: None,
@@ -366,12 +377,18 @@ impl Supervisor {
     }
 
     /// Step: the policy (allow/deny rules, rate limits, hop limit).
-    fn check_policy_of(&self, request: &SendRequest, handoff: &Handoff) -> Result<()> {
+    fn check_policy_of(
+        &self,
+        request: &SendRequest,
+        handoff: &Handoff,
+        now: Instant,
+    ) -> Result<()> {
         let payload_type = handoff.payload_type.map(|t| t.as_str());
-        match self.core.policy.check(
-            &policy_request(request, payload_type),
-            Instant::now().into_std(),
-        ) {
+        match self
+            .core
+            .policy
+            .check(&policy_request(request, payload_type), now.into_std())
+        {
             Decision::Deny(rejection) => Err(Error::PolicyRejected {
                 reason: rejection.to_string(),
                 rejection,
@@ -390,6 +407,7 @@ impl Supervisor {
         agent: &Arc<str>,
         envelope: &mut Envelope,
         follow: Follow,
+        now: Instant,
     ) -> Result<KeyClaim<'_>> {
         let core = &self.core;
         let Some(key) = &envelope.idempotency_key else {
@@ -398,7 +416,7 @@ impl Supervisor {
         // Keys are scoped by target agent and caller: two agents' keys never collide,
         // nor do two callers'.
         let scoped = idempotency::scope(&envelope.to, caller(request), key);
-        match core.idempotency.claim(&scoped, Instant::now()).await {
+        match core.idempotency.claim(&scoped, now).await {
             Claim::First(guard) => Ok(KeyClaim::Claimed(Some(guard))),
             Claim::DuplicateFailed(failure) => Err(failure.into_error(key)),
             Claim::Duplicate(task_id) => {
@@ -485,26 +503,31 @@ impl Supervisor {
         key: SessionKey,
         registered: &Registered,
         pace: Pace,
+        now: Instant,
     ) -> std::result::Result<Seat<'_>, Refusal> {
         let core = &self.core;
+        // The session as it stands, if there is one: found once, and used by the
+        // first pass of the loop below.
+        let mut found = core.sessions.touch(&key, now);
+        // Whatever happens to this send from here, its session is offered to the warm
+        // set when the send lets go of it (a no-op while it is busy): taken out of it
+        // above, a session this send is refused at goes back.
+        let mut settle = Settle {
+            core,
+            session: found.as_ref().map(|slot| Arc::clone(&slot.session)),
+            key,
+        };
         // A new conversation that the agent or global limit would refuse anyway is
         // refused before a session is spawned for it: cheaper, and it leaves nothing.
         // A send that will wait off the caller's path is checked the same way whatever
         // its conversation, so that it is refused while it still has no task.
-        if (pace == Pace::Queue || !core.sessions.contains(&key))
+        if (pace == Pace::Queue || found.is_none())
             && let Some(full) = [&registered.limiter, &core.global]
                 .into_iter()
                 .find(|limiter| limiter.is_saturated())
         {
             return Err(Refusal::shared(full.busy()));
         }
-        // Whatever happens to this send from here, its session is offered to the warm
-        // set when the send lets go of it (a no-op while it is busy).
-        let mut settle = Settle {
-            core,
-            key,
-            session: None,
-        };
         loop {
             let (
                 Slot {
@@ -513,7 +536,10 @@ impl Supervisor {
                     agent,
                 },
                 created,
-            ) = core.session(&settle.key, registered)?;
+            ) = match found.take() {
+                Some(slot) => (slot, false),
+                None => core.session(&settle.key, registered)?,
+            };
             settle.session = Some(Arc::clone(&session));
             let ticket = if pace == Pace::Queue {
                 take_place(&session, registered, core)
@@ -674,12 +700,7 @@ impl Supervisor {
             );
             envelope.event(EventKind::TaskStatus, EventDetail::Status { update })
         });
-        let events = TaskEvents {
-            task_id,
-            context_id: context_id.clone(),
-            channel,
-            envelope: envelope.clone(),
-        };
+        let events = TaskEvents::new(task_id, context_id.clone(), channel, envelope.clone());
         core.live.create(
             Arc::clone(&key.agent),
             events.clone(),

@@ -120,7 +120,12 @@ impl Sessions {
     }
 
     fn elapsed_ms(&self) -> u64 {
-        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+        self.ms_at(Instant::now())
+    }
+
+    /// `now` as milliseconds since the registry started.
+    fn ms_at(&self, now: Instant) -> u64 {
+        u64::try_from(now.saturating_duration_since(self.started).as_millis()).unwrap_or(u64::MAX)
     }
 
     /// The number of live sessions.
@@ -140,16 +145,18 @@ impl Sessions {
     }
 
     /// Whether a session is live under `key`.
+    #[cfg(test)]
     pub(crate) fn contains(&self, key: &SessionKey) -> bool {
         self.slots.contains_key(key)
     }
 
-    /// The live session under `key`, marked used now and taken out of the warm set.
-    pub(crate) fn touch(&self, key: &SessionKey) -> Option<Slot> {
+    /// The live session under `key`, marked used at `now` and taken out of the warm
+    /// set.
+    pub(crate) fn touch(&self, key: &SessionKey, now: Instant) -> Option<Slot> {
         let slot = self.slots.get(key)?;
         slot.session
             .last_used
-            .store(self.elapsed_ms(), Ordering::Relaxed);
+            .store(self.ms_at(now), Ordering::Relaxed);
         // In use again: out of the warm set until it settles.
         self.warm.take(&slot.session);
         Some(slot.clone())

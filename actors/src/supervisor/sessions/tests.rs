@@ -69,9 +69,9 @@ async fn a_session_is_spawned_once_and_found_after() {
     assert!(!created, "a second lookup registers nothing");
     assert_eq!(first.get_id(), again.get_id());
     assert!(Arc::ptr_eq(&shared, &same));
-    let touched = sessions.touch(&key("c")).expect("live");
+    let touched = sessions.touch(&key("c"), Instant::now()).expect("live");
     assert_eq!(touched.actor.get_id(), first.get_id());
-    assert!(sessions.touch(&key("other")).is_none());
+    assert!(sessions.touch(&key("other"), Instant::now()).is_none());
     assert_eq!(sessions.len(), 1);
 }
 
@@ -97,7 +97,10 @@ async fn a_session_in_use_again_leaves_the_warm_set() {
         sessions.settled(&key(context), &shared);
     }
     // "a" is used again: it is no longer the oldest warm session, nor warm at all.
-    let a = sessions.touch(&key("a")).expect("live").session;
+    let a = sessions
+        .touch(&key("a"), Instant::now())
+        .expect("live")
+        .session;
     let (_, c, _) = open(&sessions, "c");
     sessions.settled(&key("c"), &c);
     assert!(
