@@ -133,6 +133,21 @@ fn callers_never_share_a_scope() {
     assert_eq!(k(Caller::Principal("alice")), k(Caller::Principal("alice")));
 }
 
+#[test]
+fn a_scoped_key_is_spelled_as_the_stores_remember_it() {
+    // Durable stores keep scoped keys across restarts and upgrades: the spelling
+    // may not change, however it is written.
+    assert_eq!(
+        scope("echo", Caller::Principal("alice"), "k-1"),
+        "echo\u{1f}palice\u{1f}k-1"
+    );
+    assert_eq!(
+        scope("echo", Caller::Sender("a"), "k"),
+        "echo\u{1f}sa\u{1f}k"
+    );
+    assert_eq!(scope("echo", Caller::Anonymous, "k"), "echo\u{1f}-\u{1f}k");
+}
+
 async fn ended(store: &InMemoryTaskStore, id: &str) {
     let task = Task::new(
         TaskId::new(id),
