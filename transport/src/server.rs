@@ -98,7 +98,8 @@
 //!
 //! A call passes tower layers before its handler, outermost first: `resolve` (which
 //! agent and card: 404; on the way out it echoes the activated extensions and names
-//! the call for the log line, whichever layer answered), `authenticate` (401), an
+//! the call for the log line, whichever layer answered), `authenticate` (401; a
+//! caller it refuses never waits for the cap below), an
 //! optional cap on calls let in at once ([`ServerConfig::max_calls`]; the rest wait),
 //! and `read_whole_body` (415, 413, 408). The handler decodes the call and hands it
 //! to the service within the request timeout: that deadline stays in the handler, as
@@ -295,10 +296,7 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
             state.clone(),
             rpc::resolve::<S>,
         ))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            rpc::authenticate::<S>,
-        ))
+        .layer(rpc::AuthenticateLayer(state.clone()))
         .option_layer(calls.map(tower::limit::GlobalConcurrencyLimitLayer::new))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
@@ -311,10 +309,7 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
             state.clone(),
             rest::resolve::<S>,
         ))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            rpc::authenticate::<S>,
-        ))
+        .layer(rpc::AuthenticateLayer(state.clone()))
         .option_layer(calls.map(tower::limit::GlobalConcurrencyLimitLayer::new))
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),

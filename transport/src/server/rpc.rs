@@ -181,25 +181,91 @@ pub(super) async fn resolve<S: A2aService>(
 ///
 /// Layer 2: authentication against the agent's card and the server's credentials;
 /// 401 with the card's challenges when the caller is not let in.
-pub(super) async fn authenticate<S: A2aService>(
-    State(state): State<AppState<S>>,
-    Extension(resolved): Extension<Arc<Resolved>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    match auth::authenticate(&resolved.card, state.config.auth(), request.headers()) {
-        Ok(principal) => {
-            request.extensions_mut().insert(Authenticated(principal));
-            next.run(request).await
+///
+/// A tower layer of its own rather than an axum `from_fn` middleware: it decides
+/// before the call and adds nothing after it, so it passes the inner service's
+/// future through as it is, where `from_fn` boxes the inner service, its future and
+/// its own on every request.
+pub(super) struct AuthenticateLayer<S>(pub(super) AppState<S>);
+
+impl<S> Clone for AuthenticateLayer<S> {
+    fn clone(&self) -> Self {
+        Self(self.0.clone())
+    }
+}
+
+impl<S, I> tower::Layer<I> for AuthenticateLayer<S> {
+    type Service = Authenticate<S, I>;
+
+    fn layer(&self, inner: I) -> Self::Service {
+        Authenticate {
+            state: self.0.clone(),
+            inner,
         }
-        Err(rejected) => {
-            tracing::debug!(bad_credential = rejected.bad_credential, "unauthenticated");
-            reply::unauthorized(
-                resolved.binding,
-                &resolved.agent,
-                RequestId::Null,
-                &rejected,
+    }
+}
+
+/// The service of [`AuthenticateLayer`].
+pub(super) struct Authenticate<S, I> {
+    state: AppState<S>,
+    inner: I,
+}
+
+impl<S, I: Clone> Clone for Authenticate<S, I> {
+    fn clone(&self) -> Self {
+        Self {
+            state: self.state.clone(),
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<S, I> tower::Service<Request> for Authenticate<S, I>
+where
+    S: A2aService,
+    I: tower::Service<Request, Response = Response, Error = Infallible> + Clone,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = futures::future::Either<
+        std::future::Ready<Result<Response, Infallible>>,
+        tower::util::Oneshot<I, Request>,
+    >;
+
+    /// Always ready: the inner layers' readiness (a place under the cap on calls)
+    /// is asked for only once the caller is let in, so a caller refused here never
+    /// waits for one.
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Infallible>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, mut request: Request) -> Self::Future {
+        use futures::future::Either;
+        // `resolve`, outside, put it there; a route without it is a bug here.
+        let Some(resolved) = request.extensions().get::<Arc<Resolved>>().cloned() else {
+            return Either::Left(std::future::ready(Ok((
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "the call was not resolved to an agent",
             )
+                .into_response())));
+        };
+        match auth::authenticate(&resolved.card, self.state.config.auth(), request.headers()) {
+            Ok(principal) => {
+                request.extensions_mut().insert(Authenticated(principal));
+                Either::Right(tower::ServiceExt::oneshot(self.inner.clone(), request))
+            }
+            Err(rejected) => {
+                tracing::debug!(bad_credential = rejected.bad_credential, "unauthenticated");
+                Either::Left(std::future::ready(Ok(reply::unauthorized(
+                    resolved.binding,
+                    &resolved.agent,
+                    RequestId::Null,
+                    &rejected,
+                ))))
+            }
         }
     }
 }

@@ -160,12 +160,18 @@ mod layers {
 
     impl A2aService for Held {
         fn card(&self, agent: &str) -> Option<std::sync::Arc<AgentCard>> {
-            Some(std::sync::Arc::new(AgentCard::new(
-                agent,
-                "held",
-                "http://127.0.0.1/",
-                "1",
-            )))
+            let mut card = AgentCard::new(agent, "held", "http://127.0.0.1/", "1");
+            // `guarded` asks for a bearer token; `held` lets anyone in.
+            if agent == "guarded" {
+                let scheme = crate::a2a::SecurityScheme::Http(crate::a2a::HttpAuthSecurityScheme {
+                    scheme: "bearer".to_owned(),
+                    bearer_format: None,
+                    description: None,
+                });
+                card.security_schemes = Some([("bearer".to_owned(), scheme)].into());
+                card.security = Some(vec![[("bearer".to_owned(), Vec::new())].into()]);
+            }
+            Some(std::sync::Arc::new(card))
         }
         fn default_agent(&self) -> Option<String> {
             Some(String::from("held"))
@@ -220,6 +226,41 @@ mod layers {
             assert_eq!(response.status(), 200);
         }
         assert_eq!(held.most.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn a_caller_refused_at_authentication_never_waits_for_the_cap() {
+        let held = Arc::new(Held {
+            inside: AtomicUsize::new(0),
+            most: AtomicUsize::new(0),
+            release: Semaphore::new(0),
+        });
+        let router = app(
+            Arc::clone(&held),
+            ServerConfig::builder().max_calls(1).build(),
+        );
+        let inside = tokio::spawn(router.clone().oneshot(get_task()));
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(held.inside.load(Ordering::SeqCst), 1, "the cap is full");
+        let unauthenticated = Request::post("/agents/guarded")
+            .header("content-type", "application/json")
+            .body(Body::from(
+                r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t"}}"#,
+            ))
+            .expect("a request");
+        // Answered while the one place under the cap is still taken.
+        let refused = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            router.oneshot(unauthenticated),
+        )
+        .await
+        .expect("refused at once, not after the call inside")
+        .expect("answered");
+        assert_eq!(refused.status(), 401);
+        held.release.add_permits(1);
+        inside.await.expect("joined").expect("answered");
     }
 
     #[tokio::test]
