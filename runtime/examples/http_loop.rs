@@ -1,0 +1,107 @@
+//! The work of one blocking JSON-RPC `message/send` over HTTP, without the noise of a
+//! shared machine: N calls, one after another on one kept-alive connection, to an
+//! echo agent served on 127.0.0.1 (the in-memory store, a warnings-level log, as the
+//! benchmark runs). Counted by an instruction counter, two runs give a request's
+//! instructions, which do not vary from run to run as times do:
+//!
+//! ```sh
+//! cargo build --release -p agentyard --example http_loop
+//! for n in 2000 6000; do
+//!   valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null \
+//!     target/release/examples/http_loop $n 2>&1 | grep 'I *refs'
+//! done
+//! # (refs at 6000 - refs at 2000) / 4000 = instructions per request
+//! ```
+//!
+//! The count is the server's (hyper, the edge's layers, the JSON-RPC codec, the send
+//! path) and the client's, which is kept small: the request is written by hand on a
+//! blocking socket and the answer read by its `Content-Length`. Valgrind counts each
+//! byte a `rep movsb` copies as an instruction, so a large `memcpy` (a future boxed
+//! whole) weighs more in the count than in time.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+
+use agentyard::{Agent, AgentDescriptor, AgentError, HttpConfig, Runtime, TaskContext};
+
+/// Replies with the text it was sent.
+struct Echo;
+
+impl Agent for Echo {
+    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
+        let text = ctx.message().text();
+        ctx.reply_text(text);
+        Ok(())
+    }
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let calls: u64 = match std::env::args().nth(1) {
+        Some(n) => n
+            .parse()
+            .map_err(|e| format!("the number of calls, `{n}`: {e}"))?,
+        None => 6_000,
+    };
+    tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::WARN)
+        .with_writer(std::io::stderr)
+        .init();
+    let runtime = Runtime::builder()
+        .agent(AgentDescriptor::new("echo").expose(), |_session| Echo)
+        .build()
+        .await?;
+    let server = runtime.serve(HttpConfig::default()).await?;
+    let address = server.local_addr();
+    // The client blocks: on a thread of its own, so the server's runtime runs on.
+    let answered = tokio::task::spawn_blocking(move || call(address, calls))
+        .await?
+        .map_err(|error| error.to_string())?;
+    println!("{answered} calls answered");
+    Ok(())
+}
+
+/// Makes `calls` blocking sends on one connection; the number answered with a
+/// result.
+fn call(address: SocketAddr, calls: u64) -> Result<u64, Box<dyn std::error::Error + Send + Sync>> {
+    let stream = TcpStream::connect(address)?;
+    stream.set_nodelay(true)?;
+    let mut writer = stream.try_clone()?;
+    let mut reader = BufReader::new(stream);
+    let mut answered = 0;
+    let mut line = String::new();
+    let mut body = Vec::new();
+    for n in 0..calls {
+        let request = format!(
+            r#"{{"jsonrpc":"2.0","id":{n},"method":"message/send","params":{{"message":{{"kind":"message","messageId":"m-{n}","role":"user","contextId":"loop","parts":[{{"kind":"text","text":"ping"}}]}},"configuration":{{"blocking":true}}}}}}"#
+        );
+        write!(
+            writer,
+            "POST /agents/echo HTTP/1.1\r\nHost: {address}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{request}",
+            request.len()
+        )?;
+        let mut length = None;
+        loop {
+            line.clear();
+            if reader.read_line(&mut line)? == 0 {
+                return Err("the server closed the connection".into());
+            }
+            let header = line.trim_end();
+            if header.is_empty() {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = Some(value.trim().parse::<usize>()?);
+            }
+        }
+        let length = length.ok_or("an answer without a content-length")?;
+        body.resize(length, 0);
+        reader.read_exact(&mut body)?;
+        if body.windows(9).any(|window| window == b"\"result\":") {
+            answered += 1;
+        }
+    }
+    Ok(answered)
+}
