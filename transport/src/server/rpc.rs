@@ -19,15 +19,18 @@ use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use serde_json::{Value, json};
 use tracing::{Instrument as _, Span, field};
 
+use self::fast::decode_send;
 use super::reply::{self, Binding, invalid_request};
 use super::{AppState, EXTENSIONS_HEADER, ShutdownSignal, V1_EXTENSIONS_HEADER, auth, extensions};
 use crate::a2a::v1::{self, ProtocolVersion, RpcCode, UnsupportedVersion, VERSION_HEADER};
 use crate::a2a::{AgentCard, StreamEvent};
 use crate::jsonrpc::{
-    A2aCall, A2aRequest, JsonRpcError, JsonRpcRequest, JsonRpcResponse, JsonRpcVersion,
-    RequestError, RequestId, method,
+    A2aCall, A2aRequest, JsonRpcError, JsonRpcRequest, JsonRpcResponse, RequestError, RequestId,
+    method,
 };
 use crate::service::{A2aResult, A2aService, CallContext, NumberedEventStream, Principal, Reply};
+
+mod fast;
 
 /// What the outermost layer resolved about a call, for the layers inside it and the
 /// handler: the agent, its card, the extensions the request activates, the form
@@ -859,60 +862,6 @@ fn decode_v1(value: Value) -> Result<A2aCall, RequestError> {
         Ok(request) => Ok(A2aCall::new(id, request)),
         Err(error) => Err(RequestError { id, error }),
     }
-}
-
-/// `message/send`, `message/stream` (0.3) and `SendMessage`, `SendStreamingMessage`
-/// (1.0) typed straight from the bytes, without first building the whole body as a
-/// `serde_json::Value`: the version they are in, the method and the call. `None`
-/// for anything else, and for a body that is not a plain, valid call of one of
-/// them (a wrong `jsonrpc`, a missing or `null` id, params that are not an object
-/// or do not type, a duplicate member): [`Call::decode`] then answers it, with
-/// the error it names.
-fn decode_send(body: &[u8]) -> Option<(ProtocolVersion, Option<&'static str>, A2aCall)> {
-    #[derive(serde::Deserialize)]
-    struct Envelope<'a> {
-        // Refuses anything but "2.0" itself; nothing else to read from it.
-        #[serde(rename = "jsonrpc")]
-        _jsonrpc: JsonRpcVersion,
-        id: RequestId,
-        method: &'a str,
-        #[serde(borrow)]
-        params: &'a serde_json::value::RawValue,
-    }
-    let envelope: Envelope<'_> = serde_json::from_slice(body).ok()?;
-    // serde types a struct from a JSON array too; the full decoder wants an object.
-    if matches!(envelope.id, RequestId::Null) || !envelope.params.get().starts_with('{') {
-        return None;
-    }
-    let params = envelope.params.get();
-    let (version, named, request) = match envelope.method {
-        method::SEND_MESSAGE => (
-            ProtocolVersion::V0_3,
-            method::SEND_MESSAGE,
-            A2aRequest::SendMessage(serde_json::from_str(params).ok()?),
-        ),
-        method::SEND_STREAMING_MESSAGE => (
-            ProtocolVersion::V0_3,
-            method::SEND_STREAMING_MESSAGE,
-            A2aRequest::SendStreamingMessage(serde_json::from_str(params).ok()?),
-        ),
-        v1::method::SEND_MESSAGE => (
-            ProtocolVersion::V1_0,
-            v1::method::SEND_MESSAGE,
-            A2aRequest::try_from(v1::Request::SendMessage(serde_json::from_str(params).ok()?))
-                .ok()?,
-        ),
-        v1::method::SEND_STREAMING_MESSAGE => (
-            ProtocolVersion::V1_0,
-            v1::method::SEND_STREAMING_MESSAGE,
-            A2aRequest::try_from(v1::Request::SendStreamingMessage(
-                serde_json::from_str(params).ok()?,
-            ))
-            .ok()?,
-        ),
-        _ => return None,
-    };
-    Some((version, Some(named), A2aCall::new(envelope.id, request)))
 }
 
 /// A result in the wire form of `version`, as a JSON-RPC response.

@@ -96,3 +96,30 @@ fn anything_but_a_plain_valid_send_is_left_to_the_full_decoder() {
     assert!(decode_send(twice).is_none());
     assert!(decode_send(b"{not json").is_none());
 }
+
+#[test]
+fn params_before_the_method_are_typed_once_the_method_is_known() {
+    let first = br#"{"params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"hi"}]}},"id":3,"jsonrpc":"2.0","method":"message/send"}"#;
+    let last = br#"{"jsonrpc":"2.0","id":3,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"hi"}]}}}"#;
+    let (version, named, call) = decode_send(first).expect("the fast path takes it");
+    assert_eq!(
+        (version, named),
+        (ProtocolVersion::V0_3, Some("message/send"))
+    );
+    assert_eq!(Some(call), decode_send(last).map(|(_, _, call)| call));
+    let value: Value = serde_json::from_slice(first).expect("json");
+    assert_eq!(
+        decode_send(first).map(|(_, _, call)| call),
+        Some(decoded_in_full(&value))
+    );
+    // An array, an escaped method name and trailing text are left to the full decoder
+    // whichever member comes first.
+    for declined in [
+        &br#"{"params":[{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"hi"}]}}],"id":3,"jsonrpc":"2.0","method":"message/send"}"#[..],
+        br#"{"jsonrpc":"2.0","id":3,"method":"message\/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"hi"}]}}}"#,
+        br#"{"jsonrpc":"2.0","id":3,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"hi"}]}}} x"#,
+        br#"{"jsonrpc":"2.0","id":3,"params":{"message":{"kind":"message","role":"user","messageId":"m","parts":[{"kind":"text","text":"hi"}]}},"params":{}, "method":"message/send"}"#,
+    ] {
+        assert!(decode_send(declined).is_none(), "{}", String::from_utf8_lossy(declined));
+    }
+}
