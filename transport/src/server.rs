@@ -298,10 +298,7 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
         ))
         .layer(rpc::AuthenticateLayer(state.clone()))
         .option_layer(calls.map(tower::limit::GlobalConcurrencyLimitLayer::new))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            rpc::read_whole_body::<S>,
-        ));
+        .layer(rpc::ReadWholeBodyLayer(state.clone()));
     // The HTTP+JSON routes: the same layers behind their own outermost one, which
     // reads the path instead of a route's parameters.
     let rest_layers = tower::ServiceBuilder::new()
@@ -311,10 +308,7 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
         ))
         .layer(rpc::AuthenticateLayer(state.clone()))
         .option_layer(calls.map(tower::limit::GlobalConcurrencyLimitLayer::new))
-        .layer(axum::middleware::from_fn_with_state(
-            state.clone(),
-            rpc::read_whole_body::<S>,
-        ));
+        .layer(rpc::ReadWholeBodyLayer(state.clone()));
     let mut router = Router::new();
     if let Some(prefix) = strict {
         router = router

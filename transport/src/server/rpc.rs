@@ -139,6 +139,7 @@ struct Answered {
 /// default one) and its card — 404 when there is none — and, on the way out, echoes
 /// the activated extensions and names the call for the log line, whichever layer
 /// answered.
+///
 pub(super) async fn resolve<S: A2aService>(
     State(state): State<AppState<S>>,
     named: Option<Path<String>>,
@@ -249,11 +250,7 @@ where
         use futures::future::Either;
         // `resolve`, outside, put it there; a route without it is a bug here.
         let Some(resolved) = request.extensions().get::<Arc<Resolved>>().cloned() else {
-            return Either::Left(std::future::ready(Ok((
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "the call was not resolved to an agent",
-            )
-                .into_response())));
+            return Either::Left(std::future::ready(Ok(unresolved())));
         };
         match auth::authenticate(&resolved.card, self.state.config.auth(), request.headers()) {
             Ok(principal) => {
@@ -277,12 +274,93 @@ where
 /// the body limit, and arrive within the request timeout; it reaches the handler
 /// read whole. On HTTP+JSON a request without a body (a `GET`, a `DELETE`, a
 /// `POST` with neither `Content-Type` nor a body) needs no content type.
-pub(super) async fn read_whole_body<S: A2aService>(
-    State(state): State<AppState<S>>,
-    Extension(resolved): Extension<Arc<Resolved>>,
+///
+/// A tower layer of its own, as [`AuthenticateLayer`] is: one boxed future a call,
+/// where an axum `from_fn` middleware boxes the inner service and two futures.
+pub(super) struct ReadWholeBodyLayer<S>(pub(super) AppState<S>);
+
+impl<S> Clone for ReadWholeBodyLayer<S> {
+    fn clone(&self) -> Self {
+        Self(self.0.clone())
+    }
+}
+
+impl<S, I> tower::Layer<I> for ReadWholeBodyLayer<S> {
+    type Service = ReadWholeBody<S, I>;
+
+    fn layer(&self, inner: I) -> Self::Service {
+        ReadWholeBody {
+            state: self.0.clone(),
+            inner,
+        }
+    }
+}
+
+/// The service of [`ReadWholeBodyLayer`].
+pub(super) struct ReadWholeBody<S, I> {
+    state: AppState<S>,
+    inner: I,
+}
+
+impl<S, I: Clone> Clone for ReadWholeBody<S, I> {
+    fn clone(&self) -> Self {
+        Self {
+            state: self.state.clone(),
+            inner: self.inner.clone(),
+        }
+    }
+}
+
+impl<S, I> tower::Service<Request> for ReadWholeBody<S, I>
+where
+    S: A2aService,
+    I: tower::Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    I::Future: Send,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = futures::future::BoxFuture<'static, Result<Response, Infallible>>;
+
+    /// Always ready: the inner service is asked once the body is in.
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Infallible>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let state = self.state.clone();
+        let inner = self.inner.clone();
+        Box::pin(async move {
+            let Some(resolved) = request.extensions().get::<Arc<Resolved>>().cloned() else {
+                return Ok(unresolved());
+            };
+            let response = match read_whole_body(&state, &resolved, request).await {
+                Ok(request) => tower::ServiceExt::oneshot(inner, request).await?,
+                Err(refused) => refused,
+            };
+            Ok(response)
+        })
+    }
+}
+
+/// The answer to a call that reached a layer inside `resolve` without its mark: a
+/// route that lacks the layer, a bug here.
+fn unresolved() -> Response {
+    (
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "the call was not resolved to an agent",
+    )
+        .into_response()
+}
+
+/// The request with its body read whole, or the refusal.
+async fn read_whole_body<S: A2aService>(
+    state: &AppState<S>,
+    resolved: &Resolved,
     request: Request,
-    next: Next,
-) -> Response {
+) -> Result<Request, Response> {
     let bodiless = resolved.binding != Binding::JsonRpc
         && !request.headers().contains_key(CONTENT_TYPE)
         && request
@@ -290,14 +368,18 @@ pub(super) async fn read_whole_body<S: A2aService>(
             .get(CONTENT_LENGTH)
             .is_none_or(|length| length.as_bytes() == b"0");
     if !bodiless && let Err(detail) = check_content_type(request.headers(), resolved.binding) {
-        return unsupported_media_type(&detail, resolved.binding, &resolved.header_form());
+        return Err(unsupported_media_type(
+            &detail,
+            resolved.binding,
+            &resolved.header_form(),
+        ));
     }
     let config = &state.config;
     let (limit, timeout) = (config.body_limit(), config.request_timeout());
     let (parts, body) = request.into_parts();
     match read_body(body, &parts.headers, limit, timeout).await {
-        Ok(body) => next.run(Request::from_parts(parts, Body::from(body))).await,
-        Err(error) => error.into_response(resolved.binding, limit, timeout),
+        Ok(body) => Ok(Request::from_parts(parts, Body::from(body))),
+        Err(error) => Err(error.into_response(resolved.binding, limit, timeout)),
     }
 }
 
