@@ -139,7 +139,6 @@ struct Answered {
 /// default one) and its card — 404 when there is none — and, on the way out, echoes
 /// the activated extensions and names the call for the log line, whichever layer
 /// answered.
-///
 pub(super) async fn resolve<S: A2aService>(
     State(state): State<AppState<S>>,
     named: Option<Path<String>>,
