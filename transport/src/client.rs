@@ -215,9 +215,10 @@ impl ClientOptions {
     }
 
     /// The most bytes an answer, or one event of a stream, may hold over JSON-RPC and
-    /// HTTP+JSON (default [`DEFAULT_RESPONSE_LIMIT`], 16 MiB); a larger one fails the
-    /// call (or ends the stream) with [`ClientError::TooLarge`] before more of it is
-    /// read. gRPC has its own message limit, 4 MiB.
+    /// HTTP+JSON, and the agent card the client is made from (default
+    /// [`DEFAULT_RESPONSE_LIMIT`], 16 MiB); a larger one fails the call (or ends the
+    /// stream, or fails [`A2aClient::connect`]) with [`ClientError::TooLarge`] before
+    /// more of it is read. gRPC has its own message limit, 4 MiB.
     #[must_use]
     pub const fn response_limit(mut self, bytes: usize) -> Self {
         self.response_limit = Some(bytes);
@@ -453,7 +454,7 @@ impl A2aClient {
     /// [`ClientError::InvalidUrl`] for a bad URL; the error of the last attempt
     /// otherwise (HTTP status, transport or decode).
     pub async fn resolve_card(base_url: &str) -> Result<AgentCard, ClientError> {
-        let (url, value) = fetch_card(&shared_http(), base_url).await?;
+        let (url, value) = fetch_card(&shared_http(), base_url, DEFAULT_RESPONSE_LIMIT).await?;
         card_from_value(value, &url)
     }
 
@@ -480,7 +481,8 @@ impl A2aClient {
     pub async fn connect(url: &str, options: ClientOptions) -> Result<Self, ClientError> {
         let http = options.http();
         if is_card_url(url) {
-            let (card_url, value) = fetch_card_retrying(&http, url, options.retry).await?;
+            let limit = options.response_limit_or_default();
+            let (card_url, value) = fetch_card_retrying(&http, url, options.retry, limit).await?;
             Self::with_card_value(http, value, &card_url, options)
         } else {
             let version = options.version.unwrap_or(ProtocolVersion::V0_3);
@@ -1238,10 +1240,11 @@ async fn fetch_card_retrying(
     http: &reqwest::Client,
     url: &str,
     policy: RetryPolicy,
+    limit: usize,
 ) -> Result<(String, Value), ClientError> {
     let mut tries = 1;
     loop {
-        match fetch_card(http, url).await {
+        match fetch_card(http, url, limit).await {
             Ok(found) => return Ok(found),
             Err(error) => {
                 let Some(wait) = policy.delay(tries, &error) else {
@@ -1268,17 +1271,22 @@ fn parse_url(url: &str) -> Result<reqwest::Url, ClientError> {
 }
 
 /// Fetches a card (its URL and its JSON) from a card URL, or from the well-known
-/// paths under a base URL.
-async fn fetch_card(http: &reqwest::Client, url: &str) -> Result<(String, Value), ClientError> {
+/// paths under a base URL, reading at most `limit` bytes of it (the client's
+/// response limit: a card is another party's answer like any other).
+async fn fetch_card(
+    http: &reqwest::Client,
+    url: &str,
+    limit: usize,
+) -> Result<(String, Value), ClientError> {
     if is_card_url(url) {
-        let value = get_card(http, parse_url(url)?).await?;
+        let value = get_card(http, parse_url(url)?, limit).await?;
         return Ok((url.to_owned(), value));
     }
     let base = url.trim_end_matches('/');
     let mut last = None;
     for path in CARD_PATHS {
         let card_url = format!("{base}{path}");
-        match get_card(http, parse_url(&card_url)?).await {
+        match get_card(http, parse_url(&card_url)?, limit).await {
             Ok(card) => return Ok((card_url, card)),
             // Only a missing card means "try the older path"; anything else would
             // fail the same way there.
@@ -1289,8 +1297,12 @@ async fn fetch_card(http: &reqwest::Client, url: &str) -> Result<(String, Value)
     Err(last.unwrap_or_else(|| ClientError::Protocol("no card path to try".to_owned())))
 }
 
-/// A card's JSON, whatever its shape.
-async fn get_card(http: &reqwest::Client, url: reqwest::Url) -> Result<Value, ClientError> {
+/// A card's JSON, whatever its shape, at most `limit` bytes of it.
+async fn get_card(
+    http: &reqwest::Client,
+    url: reqwest::Url,
+    limit: usize,
+) -> Result<Value, ClientError> {
     let response = checked(
         http.get(url.clone())
             .header(ACCEPT, "application/json")
@@ -1298,7 +1310,7 @@ async fn get_card(http: &reqwest::Client, url: reqwest::Url) -> Result<Value, Cl
             .await?,
     )
     .await?;
-    let bytes = limit::read(response, DEFAULT_RESPONSE_LIMIT).await?;
+    let bytes = limit::read(response, limit).await?;
     serde_json::from_slice(&bytes).map_err(|source| ClientError::Decode {
         what: format!("agent card at {url}"),
         source,

@@ -41,10 +41,26 @@ fn endless(chunk: &'static str) -> Body {
 /// - `small`: a task well within the limit;
 /// - `endless`: a body that never ends;
 /// - `error`: a 500 whose body never ends;
-/// - `stream`: an SSE stream whose second event never ends.
+/// - `stream`: an SSE stream whose second event never ends;
+///
+/// and `GET /big.json`: a card padded past [`LIMIT`], whose endpoint is `small`.
 async fn server() -> String {
-    let app =
-        axum::Router::new().route(
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a port");
+    let url = format!("http://{}", listener.local_addr().expect("an address"));
+    let card = json!({
+        "name": "big", "description": "x".repeat(LIMIT), "url": format!("{url}/small"),
+        "version": "1", "protocolVersion": "0.3.0", "capabilities": {},
+        "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
+        "skills": []
+    });
+    let app = axum::Router::new()
+        .route(
+            "/big.json",
+            axum::routing::get(move || async move { axum::Json(card) }),
+        )
+        .route(
             "/{case}",
             axum::routing::post(
                 |axum::extract::Path(case): axum::extract::Path<String>,
@@ -100,10 +116,6 @@ async fn server() -> String {
                 },
             ),
         );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a port");
-    let url = format!("http://{}", listener.local_addr().expect("an address"));
     tokio::spawn(async move { axum::serve(listener, app).await });
     url
 }
@@ -144,6 +156,29 @@ async fn an_answer_past_the_limit_is_refused_whether_its_length_is_declared_or_n
     }
     let small = client(&base, "small", ClientOptions::new().response_limit(LIMIT)).await;
     assert_eq!(get_task(&small).await.expect("small").id.as_str(), "t-1");
+}
+
+#[tokio::test]
+async fn a_card_past_the_limit_is_refused_too() {
+    let base = server().await;
+    let card = format!("{base}/big.json");
+    let limited = ClientOptions::new().response_limit(LIMIT);
+    let error = tokio::time::timeout(PATIENCE, A2aClient::connect(&card, limited))
+        .await
+        .expect("the fetch ends")
+        .expect_err("too large");
+    match &error {
+        ClientError::TooLarge { url, limit } => {
+            assert_eq!(*limit, LIMIT);
+            assert!(url.ends_with("/big.json"), "{url}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Within the default limit the card is read, and its endpoint answers.
+    let client = A2aClient::connect(&card, ClientOptions::new())
+        .await
+        .expect("a client from the card");
+    assert_eq!(get_task(&client).await.expect("small").id.as_str(), "t-1");
 }
 
 #[tokio::test]
