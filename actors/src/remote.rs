@@ -438,7 +438,7 @@ impl RemotePeer {
                     }
                     every
                 } else {
-                    retry = (retry * 2).min(Duration::from_secs(30));
+                    retry = retry.saturating_mul(2).min(Duration::from_secs(30));
                     retry
                 };
                 tokio::time::sleep(wait).await;
@@ -882,7 +882,8 @@ impl Mirror<'_> {
                 )));
             }
             resubscribed += 1;
-            tokio::time::sleep(self.peer.options.poll_interval * resubscribed).await;
+            // Saturating: the interval is the operator's, and may be large.
+            tokio::time::sleep(self.peer.options.poll_interval.saturating_mul(resubscribed)).await;
             // The task may have settled while the stream was down.
             if let Ok(task) = self
                 .client
@@ -933,7 +934,7 @@ impl Mirror<'_> {
                 return Ok(Outcome::Settled(task));
             }
             tokio::time::sleep(wait).await;
-            wait = (wait * 2).min(Duration::from_secs(2));
+            wait = wait.saturating_mul(2).min(Duration::from_secs(2));
             task = self
                 .client
                 .get_task(TaskQueryParams::new(task.id.clone()))
