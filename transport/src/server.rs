@@ -296,9 +296,9 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
             state.clone(),
             rpc::resolve::<S>,
         ))
-        .layer(rpc::AuthenticateLayer(state.clone()))
+        .layer(rpc::StateLayer::<_, rpc::Authenticate>::new(state.clone()))
         .option_layer(calls.map(tower::limit::GlobalConcurrencyLimitLayer::new))
-        .layer(rpc::ReadWholeBodyLayer(state.clone()));
+        .layer(rpc::StateLayer::<_, rpc::ReadWholeBody>::new(state.clone()));
     // The HTTP+JSON routes: the same layers behind their own outermost one, which
     // reads the path instead of a route's parameters.
     let rest_layers = tower::ServiceBuilder::new()
@@ -306,9 +306,9 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
             state.clone(),
             rest::resolve::<S>,
         ))
-        .layer(rpc::AuthenticateLayer(state.clone()))
+        .layer(rpc::StateLayer::<_, rpc::Authenticate>::new(state.clone()))
         .option_layer(calls.map(tower::limit::GlobalConcurrencyLimitLayer::new))
-        .layer(rpc::ReadWholeBodyLayer(state.clone()));
+        .layer(rpc::StateLayer::<_, rpc::ReadWholeBody>::new(state.clone()));
     let mut router = Router::new();
     if let Some(prefix) = strict {
         router = router

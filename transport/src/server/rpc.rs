@@ -2,6 +2,7 @@
 //! or as an SSE stream.
 
 use std::convert::Infallible;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -180,50 +181,71 @@ pub(super) async fn resolve<S: A2aService>(
     resolved.finish(response, version, method)
 }
 
-/// (The layers inside `resolve` run in the call's span: it instruments them.)
-///
-/// Layer 2: authentication against the agent's card and the server's credentials;
-/// 401 with the card's challenges when the caller is not let in.
-///
-/// A tower layer of its own rather than an axum `from_fn` middleware: it decides
-/// before the call and adds nothing after it, so it passes the inner service's
-/// future through as it is, where `from_fn` boxes the inner service, its future and
-/// its own on every request.
-pub(super) struct AuthenticateLayer<S>(pub(super) AppState<S>);
-
-impl<S> Clone for AuthenticateLayer<S> {
-    fn clone(&self) -> Self {
-        Self(self.0.clone())
-    }
+/// A layer of the JSON-RPC routes that needs the server's state: the service it
+/// makes wraps the inner one with the state, and `K` says which layer it is
+/// ([`Authenticate`] or [`ReadWholeBody`]). A tower layer rather than an axum
+/// `from_fn` middleware, which clones the inner service, boxes it into the `Next`
+/// it hands the middleware, and boxes the middleware's future and the inner one's,
+/// on every call.
+pub(super) struct StateLayer<S, K> {
+    state: AppState<S>,
+    kind: PhantomData<fn() -> K>,
 }
 
-impl<S, I> tower::Layer<I> for AuthenticateLayer<S> {
-    type Service = Authenticate<S, I>;
-
-    fn layer(&self, inner: I) -> Self::Service {
-        Authenticate {
-            state: self.0.clone(),
-            inner,
+impl<S, K> StateLayer<S, K> {
+    /// The layer `K`, with `state`.
+    pub(super) fn new(state: AppState<S>) -> Self {
+        Self {
+            state,
+            kind: PhantomData,
         }
     }
 }
 
-/// The service of [`AuthenticateLayer`].
-pub(super) struct Authenticate<S, I> {
-    state: AppState<S>,
-    inner: I,
+impl<S, K> Clone for StateLayer<S, K> {
+    fn clone(&self) -> Self {
+        Self::new(self.state.clone())
+    }
 }
 
-impl<S, I: Clone> Clone for Authenticate<S, I> {
+impl<S, K, I> tower::Layer<I> for StateLayer<S, K> {
+    type Service = WithState<S, K, I>;
+
+    fn layer(&self, inner: I) -> Self::Service {
+        WithState {
+            state: self.state.clone(),
+            inner,
+            kind: PhantomData,
+        }
+    }
+}
+
+/// The service of a [`StateLayer`]: the inner service, with the state.
+pub(super) struct WithState<S, K, I> {
+    state: AppState<S>,
+    inner: I,
+    kind: PhantomData<fn() -> K>,
+}
+
+impl<S, K, I: Clone> Clone for WithState<S, K, I> {
     fn clone(&self) -> Self {
         Self {
             state: self.state.clone(),
             inner: self.inner.clone(),
+            kind: PhantomData,
         }
     }
 }
 
-impl<S, I> tower::Service<Request> for Authenticate<S, I>
+/// (The layers inside `resolve` run in the call's span: it instruments them.)
+///
+/// Layer 2: authentication against the agent's card and the server's credentials;
+/// 401 with the card's challenges when the caller is not let in. It decides before
+/// the call and adds nothing after it, so it passes the inner service's future
+/// through as it is.
+pub(super) enum Authenticate {}
+
+impl<S, I> tower::Service<Request> for WithState<S, Authenticate, I>
 where
     S: A2aService,
     I: tower::Service<Request, Response = Response, Error = Infallible> + Clone,
@@ -272,45 +294,11 @@ where
 /// Layer 4 (after the optional concurrency limit): the body must be JSON, at most
 /// the body limit, and arrive within the request timeout; it reaches the handler
 /// read whole. On HTTP+JSON a request without a body (a `GET`, a `DELETE`, a
-/// `POST` with neither `Content-Type` nor a body) needs no content type.
-///
-/// A tower layer of its own, as [`AuthenticateLayer`] is: one boxed future a call,
-/// where an axum `from_fn` middleware boxes the inner service and two futures.
-pub(super) struct ReadWholeBodyLayer<S>(pub(super) AppState<S>);
+/// `POST` with neither `Content-Type` nor a body) needs no content type. One boxed
+/// future a call: it awaits the body before the call.
+pub(super) enum ReadWholeBody {}
 
-impl<S> Clone for ReadWholeBodyLayer<S> {
-    fn clone(&self) -> Self {
-        Self(self.0.clone())
-    }
-}
-
-impl<S, I> tower::Layer<I> for ReadWholeBodyLayer<S> {
-    type Service = ReadWholeBody<S, I>;
-
-    fn layer(&self, inner: I) -> Self::Service {
-        ReadWholeBody {
-            state: self.0.clone(),
-            inner,
-        }
-    }
-}
-
-/// The service of [`ReadWholeBodyLayer`].
-pub(super) struct ReadWholeBody<S, I> {
-    state: AppState<S>,
-    inner: I,
-}
-
-impl<S, I: Clone> Clone for ReadWholeBody<S, I> {
-    fn clone(&self) -> Self {
-        Self {
-            state: self.state.clone(),
-            inner: self.inner.clone(),
-        }
-    }
-}
-
-impl<S, I> tower::Service<Request> for ReadWholeBody<S, I>
+impl<S, I> tower::Service<Request> for WithState<S, ReadWholeBody, I>
 where
     S: A2aService,
     I: tower::Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,

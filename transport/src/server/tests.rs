@@ -136,6 +136,17 @@ fn the_strict_card_prefix_takes_only_plain_path_segments() {
     assert_eq!(prefix(None), None);
 }
 
+/// Makes `card` ask for a bearer token, under the scheme named `bearer`.
+pub(super) fn require_bearer(card: &mut crate::a2a::AgentCard) {
+    let scheme = crate::a2a::SecurityScheme::Http(crate::a2a::HttpAuthSecurityScheme {
+        scheme: "bearer".to_owned(),
+        bearer_format: None,
+        description: None,
+    });
+    card.security_schemes = Some([("bearer".to_owned(), scheme)].into());
+    card.security = Some(vec![[("bearer".to_owned(), Vec::new())].into()]);
+}
+
 /// The JSON-RPC routes as tower layers: the optional cap on calls let in at once.
 mod layers {
     use std::sync::Arc;
@@ -163,13 +174,7 @@ mod layers {
             let mut card = AgentCard::new(agent, "held", "http://127.0.0.1/", "1");
             // `guarded` asks for a bearer token; `held` lets anyone in.
             if agent == "guarded" {
-                let scheme = crate::a2a::SecurityScheme::Http(crate::a2a::HttpAuthSecurityScheme {
-                    scheme: "bearer".to_owned(),
-                    bearer_format: None,
-                    description: None,
-                });
-                card.security_schemes = Some([("bearer".to_owned(), scheme)].into());
-                card.security = Some(vec![[("bearer".to_owned(), Vec::new())].into()]);
+                super::require_bearer(&mut card);
             }
             Some(std::sync::Arc::new(card))
         }
@@ -192,6 +197,15 @@ mod layers {
         }
     }
 
+    /// A service holding every call, none inside yet.
+    fn held() -> Arc<Held> {
+        Arc::new(Held {
+            inside: AtomicUsize::new(0),
+            most: AtomicUsize::new(0),
+            release: Semaphore::new(0),
+        })
+    }
+
     fn get_task() -> Request<Body> {
         Request::post("/")
             .header("content-type", "application/json")
@@ -203,11 +217,7 @@ mod layers {
 
     #[tokio::test]
     async fn past_max_calls_a_call_waits_for_its_turn() {
-        let held = Arc::new(Held {
-            inside: AtomicUsize::new(0),
-            most: AtomicUsize::new(0),
-            release: Semaphore::new(0),
-        });
+        let held = held();
         let router = app(
             Arc::clone(&held),
             ServerConfig::builder().max_calls(1).build(),
@@ -230,11 +240,7 @@ mod layers {
 
     #[tokio::test]
     async fn a_caller_refused_at_authentication_never_waits_for_the_cap() {
-        let held = Arc::new(Held {
-            inside: AtomicUsize::new(0),
-            most: AtomicUsize::new(0),
-            release: Semaphore::new(0),
-        });
+        let held = held();
         let router = app(
             Arc::clone(&held),
             ServerConfig::builder().max_calls(1).build(),
@@ -265,11 +271,7 @@ mod layers {
 
     #[tokio::test]
     async fn without_a_cap_calls_run_side_by_side() {
-        let held = Arc::new(Held {
-            inside: AtomicUsize::new(0),
-            most: AtomicUsize::new(0),
-            release: Semaphore::new(0),
-        });
+        let held = held();
         let router = app(Arc::clone(&held), ServerConfig::default());
         let calls: Vec<_> = (0..3)
             .map(|_| tokio::spawn(router.clone().oneshot(get_task())))

@@ -43,13 +43,7 @@ impl A2aService for Recorder {
             params: None,
         }]);
         if self.secured {
-            let scheme = crate::a2a::SecurityScheme::Http(crate::a2a::HttpAuthSecurityScheme {
-                scheme: "bearer".to_owned(),
-                bearer_format: None,
-                description: None,
-            });
-            card.security_schemes = Some([("bearer".to_owned(), scheme)].into());
-            card.security = Some(vec![[("bearer".to_owned(), Vec::new())].into()]);
+            crate::server::tests::require_bearer(&mut card);
         }
         Some(std::sync::Arc::new(card))
     }
