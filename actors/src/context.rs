@@ -70,7 +70,7 @@ pub struct TaskContext {
     pub(crate) task_id: TaskId,
     pub(crate) context_id: ContextId,
     pub(crate) message: Arc<Message>,
-    pub(crate) payload: Option<HandoffPayload>,
+    pub(crate) payload: Option<Box<HandoffPayload>>,
     pub(crate) intent: Option<Intent>,
     pub(crate) request_metadata: Option<Metadata>,
     pub(crate) extensions: Vec<String>,
@@ -142,7 +142,7 @@ impl TaskContext {
     /// The typed handoff payload the message carries, if any.
     #[must_use]
     pub fn payload(&self) -> Option<&HandoffPayload> {
-        self.payload.as_ref()
+        self.payload.as_deref()
     }
 
     /// What the sender means: the payload type's intent when the message carries a

@@ -29,10 +29,13 @@ use crate::send::SendRequest;
 mod tests;
 
 /// What the supervisor learned about a send's payload.
+///
+/// Its rare parts are boxed: a send's futures and its work hold it (some twice), and
+/// every byte of them is copied as each future is moved into the one awaiting it.
 #[derive(Debug, Default)]
 pub(crate) struct Handoff {
     /// The typed payload, for the agent.
-    pub(crate) payload: Option<HandoffPayload>,
+    pub(crate) payload: Option<Box<HandoffPayload>>,
     /// Its type, for policy and events (kept after `payload` is handed over).
     pub(crate) payload_type: Option<PayloadType>,
     /// The payload as received, for events (`payloadJson`).
@@ -42,7 +45,7 @@ pub(crate) struct Handoff {
     /// Its natural idempotency key (taskId / questionId).
     key: Option<String>,
     /// What was wrong with a text part that looked like a payload, and that text.
-    pub(crate) fallback: Option<Fallback>,
+    pub(crate) fallback: Option<Box<Fallback>>,
 }
 
 /// A text part that claimed to be a payload and was not a valid one.
@@ -55,7 +58,7 @@ pub(crate) struct Fallback {
 }
 
 impl Handoff {
-    fn typed(payload: HandoffPayload, payload_json: Option<Arc<str>>) -> Self {
+    fn typed(payload: Box<HandoffPayload>, payload_json: Option<Arc<str>>) -> Self {
         Self {
             payload_type: Some(payload.payload_type()),
             intent: Some(payload.intent()),
@@ -83,11 +86,11 @@ impl Handoff {
         if let Some(payload) = request.payload.take() {
             handoff::attach_to_message(&mut request.message, &payload);
             let json = serde_json::to_string(&payload).ok().map(Arc::from);
-            return Ok(Self::typed(payload, json));
+            return Ok(Self::typed(Box::new(payload), json));
         }
         let read = match request.read_payload.take() {
-            Some(payload) => Some(Ok(*payload)),
-            None => handoff::payload_from_message(&request.message),
+            Some(payload) => Some(Ok(payload)),
+            None => handoff::payload_from_message(&request.message).map(|read| read.map(Box::new)),
         };
         match read {
             Some(Ok(payload)) => {
@@ -104,10 +107,10 @@ impl Handoff {
     /// Reads the payload without validating or changing anything (for dry runs).
     pub(crate) fn inspect(message: &Message, payload: Option<&HandoffPayload>) -> Self {
         if let Some(payload) = payload {
-            return Self::typed(payload.clone(), None);
+            return Self::typed(Box::new(payload.clone()), None);
         }
         match handoff::payload_from_message(message) {
-            Some(Ok(payload)) => Self::typed(payload, None),
+            Some(Ok(payload)) => Self::typed(Box::new(payload), None),
             Some(Err(_)) => Self::default(),
             None => Self::from_text(message),
         }
@@ -124,7 +127,7 @@ impl Handoff {
         }
         match handoff::parse_payload_json(&text.text) {
             ParsedPayload::Structured(payload) => {
-                Self::typed(payload, Some(Arc::from(text.text.as_str())))
+                Self::typed(Box::new(payload), Some(Arc::from(text.text.as_str())))
             }
             fallback => {
                 let problems = fallback.problems();
@@ -132,14 +135,14 @@ impl Handoff {
                     Self::default()
                 } else {
                     Self {
-                        fallback: Some(Fallback {
+                        fallback: Some(Box::new(Fallback {
                             text: Arc::from(text.text.as_str()),
                             problems: problems
                                 .iter()
                                 .map(ToString::to_string)
                                 .collect::<Vec<_>>()
                                 .join("; "),
-                        }),
+                        })),
                         ..Self::default()
                     }
                 }

@@ -387,25 +387,44 @@ impl Supervisor {
     /// [`Error::UnknownAgent`], [`Error::PolicyRejected`],
     /// [`Error::TaskNotFound`] / [`Error::TaskTerminal`] / [`Error::TaskMismatch`] for a
     /// bad `taskId`, [`Error::InvalidMessage`], [`Error::ShuttingDown`].
-    pub async fn send(&self, request: SendRequest) -> Result<Submitted> {
-        let (submitted, ..) = self.submit(request, Follow::Nothing).await?;
-        Ok(submitted)
+    // Not an `async fn`, here and in the other sends: an `async fn` keeps its
+    // argument in its future and a second copy of it once its body starts, and a
+    // send's future is moved whole into each future that awaits it. The request
+    // (over 500 bytes) is held once, here, and lent to the steps below.
+    #[expect(clippy::manual_async_fn, reason = "holds the request once")]
+    pub fn send(
+        &self,
+        mut request: SendRequest,
+    ) -> impl Future<Output = Result<Submitted>> + Send + '_ {
+        async move {
+            let (submitted, ..) = self.submit(&mut request, Follow::Nothing).await?;
+            Ok(submitted)
+        }
     }
 
     /// Sends a message and waits until its task completes, ends, or asks for input.
     ///
     /// # Errors
     /// As [`Supervisor::send`].
-    pub async fn send_and_wait(&self, request: SendRequest) -> Result<Settled> {
-        let (submitted, watcher, run) = self.submit(request, Follow::State).await?;
-        let mut task = self.run_and_settle(&submitted, watcher, run).await?;
-        if submitted.deduplicated {
-            mark_deduplicated(&mut task);
+    #[expect(
+        clippy::manual_async_fn,
+        reason = "holds the request once (see `send`)"
+    )]
+    pub fn send_and_wait(
+        &self,
+        mut request: SendRequest,
+    ) -> impl Future<Output = Result<Settled>> + Send + '_ {
+        async move {
+            let (submitted, watcher, run) = self.submit(&mut request, Follow::State).await?;
+            let mut task = self.run_and_settle(&submitted, watcher, run).await?;
+            if submitted.deduplicated {
+                mark_deduplicated(&mut task);
+            }
+            Ok(Settled {
+                task,
+                deduplicated: submitted.deduplicated,
+            })
         }
-        Ok(Settled {
-            task,
-            deduplicated: submitted.deduplicated,
-        })
     }
 
     /// Like [`Supervisor::send_and_wait`], but waits at most `wait`: past it, returns
@@ -415,24 +434,30 @@ impl Supervisor {
     ///
     /// # Errors
     /// As [`Supervisor::send`].
-    pub async fn send_and_wait_for(
+    #[expect(
+        clippy::manual_async_fn,
+        reason = "holds the request once (see `send`)"
+    )]
+    pub fn send_and_wait_for(
         &self,
-        request: SendRequest,
+        mut request: SendRequest,
         wait: Duration,
-    ) -> Result<Submitted> {
-        let (submitted, watcher, run) = self.submit(request, Follow::State).await?;
-        let settled = self.run_and_settle(&submitted, watcher, run);
-        let mut task = match tokio::time::timeout(wait, settled).await {
-            Ok(settled) => settled?,
-            Err(_) => self.get_task(&submitted.task.id, None).await?,
-        };
-        if submitted.deduplicated {
-            mark_deduplicated(&mut task);
+    ) -> impl Future<Output = Result<Submitted>> + Send + '_ {
+        async move {
+            let (submitted, watcher, run) = self.submit(&mut request, Follow::State).await?;
+            let settled = self.run_and_settle(&submitted, watcher, run);
+            let mut task = match tokio::time::timeout(wait, settled).await {
+                Ok(settled) => settled?,
+                Err(_) => self.get_task(&submitted.task.id, None).await?,
+            };
+            if submitted.deduplicated {
+                mark_deduplicated(&mut task);
+            }
+            Ok(Submitted {
+                task,
+                deduplicated: submitted.deduplicated,
+            })
         }
-        Ok(Submitted {
-            task,
-            deduplicated: submitted.deduplicated,
-        })
     }
 
     /// Sends a message and streams its task: first the task as submitted, then every
@@ -440,12 +465,19 @@ impl Supervisor {
     ///
     /// # Errors
     /// As [`Supervisor::send`].
-    pub async fn stream(
+    #[expect(
+        clippy::manual_async_fn,
+        reason = "holds the request once (see `send`)"
+    )]
+    pub fn stream(
         &self,
-        request: SendRequest,
-    ) -> Result<impl Stream<Item = StreamEvent> + Send + 'static> {
-        let events = self.stream_numbered(request).await?;
-        Ok(futures::StreamExt::map(events, |(_, event)| event))
+        mut request: SendRequest,
+    ) -> impl Future<Output = Result<impl Stream<Item = StreamEvent> + Send + 'static>> + Send + '_
+    {
+        async move {
+            let events = self.stream_lent(&mut request).await?;
+            Ok(futures::StreamExt::map(events, |(_, event)| event))
+        }
     }
 
     /// Streams a task from now on (A2A `tasks/resubscribe`): the task as it stands,

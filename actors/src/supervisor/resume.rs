@@ -32,10 +32,23 @@ impl Supervisor {
     ///
     /// # Errors
     /// As [`Supervisor::send`].
-    pub async fn stream_numbered(
+    #[expect(
+        clippy::manual_async_fn,
+        reason = "holds the request once (see `Supervisor::send`)"
+    )]
+    pub fn stream_numbered(
         &self,
-        request: SendRequest,
-    ) -> Result<impl Stream<Item = NumberedEvent> + Send + 'static> {
+        mut request: SendRequest,
+    ) -> impl Future<Output = Result<impl Stream<Item = NumberedEvent> + Send + 'static>> + Send + '_
+    {
+        async move { self.stream_lent(&mut request).await }
+    }
+
+    /// [`Supervisor::stream_numbered`] of a request its caller holds.
+    pub(super) async fn stream_lent(
+        &self,
+        request: &mut SendRequest,
+    ) -> Result<impl Stream<Item = NumberedEvent> + Send + 'static + use<>> {
         let (submitted, watcher, run) = self.submit(request, Follow::Updates).await?;
         if let Some(run) = run {
             run.run_until_it_waits().await;

@@ -96,20 +96,20 @@ impl Supervisor {
     /// The heart of every send: steps 1–5 of the module docs.
     pub(super) async fn submit(
         &self,
-        mut request: SendRequest,
+        request: &mut SendRequest,
         subscribe: Follow,
     ) -> Result<Admitted> {
         let core = &self.core;
         // A send refused before it is routed (shut down, no parts, an invalid payload)
         // is still announced and closed like every other refusal, so whoever watches
         // the events sees every send.
-        let mut prepared = Handoff::prepare(&mut request);
+        let mut prepared = Handoff::prepare(request);
         if let Ok(handoff) = &mut prepared
             && handoff.is_free_text()
             && !core.shutting_down.load(Ordering::Acquire)
             && let Some(classifier) = &core.config.intent_classifier
         {
-            handoff.intent = classifier.classify(&request).await;
+            handoff.intent = classifier.classify(request).await;
         }
         let prepared_ok = prepared.as_ref().ok();
         let payload_type = prepared_ok.and_then(|h| h.payload_type);
@@ -157,7 +157,7 @@ impl Supervisor {
                     core.events
                         .emit(|| envelope.fallback(&fallback.text, fallback.problems.clone()));
                 }
-                self.route(&mut request, target, handoff, &mut envelope, subscribe)
+                self.route(request, target, handoff, &mut envelope, subscribe)
                     .instrument(span.clone())
                     .await
             }
