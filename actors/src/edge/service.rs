@@ -209,137 +209,143 @@ impl SupervisorService {
             .ok_or_else(rpc_error::push_disabled)
     }
 
-    async fn dispatch(
+    // Not an `async fn`: it would hold its arguments twice (as it was called, and
+    // once its body starts), and this future is boxed and moved whole per call.
+    #[expect(clippy::manual_async_fn, reason = "holds the call once")]
+    fn dispatch(
         &self,
         context: CallContext,
         request: A2aRequest,
-    ) -> Result<Reply, JsonRpcError> {
-        let agent = self.exposed(&context.agent)?;
-        let activated = Handoffs::of(&context);
-        tracing::debug!(
-            agent = %agent.name,
-            method = request.method(),
-            rpc_id = %context.request_id,
-            principal = context.principal.as_ref().map(|p| p.name.as_str()),
-            "a2a call"
-        );
-        match request {
-            A2aRequest::SendMessage(params) => self
-                .send_message(agent, &context, params)
-                .await
-                .inspect_err(|error| log_refused(agent, &context, "message/send", error))
-                .map(|result| Reply::Result(result.into())),
-            A2aRequest::SendStreamingMessage(params) => self
-                .stream_message(agent, &context, params)
-                .await
-                .inspect_err(|error| log_refused(agent, &context, "message/stream", error))
-                .map(Reply::NumberedStream),
-            A2aRequest::GetTask(params) => {
-                self.check_owner(&context, &params.id).await?;
-                let mut task = self.task(&params.id).await?;
-                decorate_task(&mut task, activated);
-                trim_history(&mut task, params.history_length);
-                Ok(Reply::Result(task.into()))
-            }
-            A2aRequest::CancelTask(params) => {
-                self.check_owner(&context, &params.id).await?;
-                let mut task = self
-                    .inner
-                    .supervisor
-                    .cancel_task(&params.id)
+    ) -> impl Future<Output = Result<Reply, JsonRpcError>> + Send + '_ {
+        async move {
+            let agent = self.exposed(&context.agent)?;
+            let activated = Handoffs::of(&context);
+            tracing::debug!(
+                agent = %agent.name,
+                method = request.method(),
+                rpc_id = %context.request_id,
+                principal = context.principal.as_ref().map(|p| p.name.as_str()),
+                "a2a call"
+            );
+            match request {
+                A2aRequest::SendMessage(params) => self
+                    .send_message(agent, &context, params)
                     .await
-                    .map_err(JsonRpcError::from)?;
-                decorate_task(&mut task, activated);
-                Ok(Reply::Result(task.into()))
-            }
-            A2aRequest::TaskResubscription(params) => {
-                self.check_owner(&context, &params.id).await?;
-                if let Some(after) = context.last_event_id {
-                    // A client that reconnects: the rest of the log, then live updates,
-                    // even for a task that ended meanwhile (it replays to its end).
+                    .inspect_err(|error| log_refused(agent, &context, "message/send", error))
+                    .map(|result| Reply::Result(result.into())),
+                A2aRequest::SendStreamingMessage(params) => self
+                    .stream_message(agent, &context, params)
+                    .await
+                    .inspect_err(|error| log_refused(agent, &context, "message/stream", error))
+                    .map(Reply::NumberedStream),
+                A2aRequest::GetTask(params) => {
+                    self.check_owner(&context, &params.id).await?;
+                    let mut task = self.task(&params.id).await?;
+                    decorate_task(&mut task, activated);
+                    trim_history(&mut task, params.history_length);
+                    Ok(Reply::Result(task.into()))
+                }
+                A2aRequest::CancelTask(params) => {
+                    self.check_owner(&context, &params.id).await?;
+                    let mut task = self
+                        .inner
+                        .supervisor
+                        .cancel_task(&params.id)
+                        .await
+                        .map_err(JsonRpcError::from)?;
+                    decorate_task(&mut task, activated);
+                    Ok(Reply::Result(task.into()))
+                }
+                A2aRequest::TaskResubscription(params) => {
+                    self.check_owner(&context, &params.id).await?;
+                    if let Some(after) = context.last_event_id {
+                        // A client that reconnects: the rest of the log, then live updates,
+                        // even for a task that ended meanwhile (it replays to its end).
+                        let updates = self
+                            .inner
+                            .supervisor
+                            .resubscribe_after(&params.id, Some(after))
+                            .await
+                            .map_err(|e| rpc_error::from_runtime(&e))?;
+                        return Ok(Reply::NumberedStream(wire_updates(Box::pin(updates), None)));
+                    }
                     let updates = self
                         .inner
                         .supervisor
-                        .resubscribe_after(&params.id, Some(after))
+                        .resubscribe_after(&params.id, None)
                         .await
-                        .map_err(|e| rpc_error::from_runtime(&e))?;
-                    return Ok(Reply::NumberedStream(wire_updates(Box::pin(updates), None)));
-                }
-                let updates = self
-                    .inner
-                    .supervisor
-                    .resubscribe_after(&params.id, None)
-                    .await
-                    .map_err(JsonRpcError::from)?;
-                let mut updates = Box::pin(updates);
-                let Some((seq, a2a::StreamEvent::Task(task))) = updates.next().await else {
-                    // The runtime always starts a task stream with the task.
-                    return Err(rpc_error::stream_without_task(Some(&params.id)));
-                };
-                // 0.3 streams an ended task as itself; 1.0 refuses to subscribe to one
-                // (the proto's `SubscribeToTask`: UnsupportedOperationError).
-                if context.version == ProtocolVersion::V1_0 && task.status.state.is_terminal() {
-                    return Err(rpc_error::ended_task_not_subscribable(
-                        &params.id,
-                        task.status.state,
-                    ));
-                }
-                let started = Started { task, seq, updates };
-                Ok(Reply::NumberedStream(wire_stream(started, None, activated)))
-            }
-            A2aRequest::SetTaskPushNotificationConfig(config) => {
-                let push = self.push_or_unsupported()?;
-                self.check_owner(&context, &config.task_id).await?;
-                let task = self.task_summary(&config.task_id).await?;
-                let stored = push
-                    .set_traced(
-                        config,
-                        task.status.state.is_terminal(),
-                        context.version,
-                        request_trace(&context),
-                    )
-                    .await
-                    .map_err(JsonRpcError::from)?;
-                Ok(Reply::Result(stored.into()))
-            }
-            A2aRequest::GetTaskPushNotificationConfig(params) => {
-                let push = self.push_or_unsupported()?;
-                self.check_owner(&context, &params.id).await?;
-                self.task_summary(&params.id).await?;
-                let config = push
-                    .get(&params.id, params.push_notification_config_id.as_deref())
-                    .map_err(JsonRpcError::from)?;
-                Ok(Reply::Result(config.into()))
-            }
-            A2aRequest::ListTaskPushNotificationConfig(params) => {
-                let push = self.push_or_unsupported()?;
-                self.check_owner(&context, &params.id).await?;
-                self.task_summary(&params.id).await?;
-                Ok(Reply::Result(push.list(&params.id).into()))
-            }
-            A2aRequest::DeleteTaskPushNotificationConfig(params) => {
-                let push = self.push_or_unsupported()?;
-                self.check_owner(&context, &params.id).await?;
-                self.task_summary(&params.id).await?;
-                // Deleting a webhook that is not there is not an error: the result the
-                // client wants (no such webhook) holds either way.
-                push.delete(&params.id, &params.push_notification_config_id);
-                Ok(Reply::Result(A2aResult::Deleted))
-            }
-            A2aRequest::ListTasks(params) => self
-                .list_tasks(&context, params, activated)
-                .await
-                .map(|list| Reply::Result(A2aResult::TaskList(list))),
-            A2aRequest::GetAuthenticatedExtendedCard => {
-                let card = match &context.principal {
-                    Some(principal) => self.extended_card(&agent.name, principal),
-                    None => {
-                        return Err(no_extended_card(&agent.name, NoExtendedCard::Anonymous));
+                        .map_err(JsonRpcError::from)?;
+                    let mut updates = Box::pin(updates);
+                    let Some((seq, a2a::StreamEvent::Task(task))) = updates.next().await else {
+                        // The runtime always starts a task stream with the task.
+                        return Err(rpc_error::stream_without_task(Some(&params.id)));
+                    };
+                    // 0.3 streams an ended task as itself; 1.0 refuses to subscribe to one
+                    // (the proto's `SubscribeToTask`: UnsupportedOperationError).
+                    if context.version == ProtocolVersion::V1_0 && task.status.state.is_terminal() {
+                        return Err(rpc_error::ended_task_not_subscribable(
+                            &params.id,
+                            task.status.state,
+                        ));
                     }
-                };
-                let card = card
-                    .ok_or_else(|| no_extended_card(&agent.name, NoExtendedCard::NotConfigured))?;
-                Ok(Reply::Result(card.into()))
+                    let started = Started { task, seq, updates };
+                    Ok(Reply::NumberedStream(wire_stream(started, None, activated)))
+                }
+                A2aRequest::SetTaskPushNotificationConfig(config) => {
+                    let push = self.push_or_unsupported()?;
+                    self.check_owner(&context, &config.task_id).await?;
+                    let task = self.task_summary(&config.task_id).await?;
+                    let stored = push
+                        .set_traced(
+                            config,
+                            task.status.state.is_terminal(),
+                            context.version,
+                            request_trace(&context),
+                        )
+                        .await
+                        .map_err(JsonRpcError::from)?;
+                    Ok(Reply::Result(stored.into()))
+                }
+                A2aRequest::GetTaskPushNotificationConfig(params) => {
+                    let push = self.push_or_unsupported()?;
+                    self.check_owner(&context, &params.id).await?;
+                    self.task_summary(&params.id).await?;
+                    let config = push
+                        .get(&params.id, params.push_notification_config_id.as_deref())
+                        .map_err(JsonRpcError::from)?;
+                    Ok(Reply::Result(config.into()))
+                }
+                A2aRequest::ListTaskPushNotificationConfig(params) => {
+                    let push = self.push_or_unsupported()?;
+                    self.check_owner(&context, &params.id).await?;
+                    self.task_summary(&params.id).await?;
+                    Ok(Reply::Result(push.list(&params.id).into()))
+                }
+                A2aRequest::DeleteTaskPushNotificationConfig(params) => {
+                    let push = self.push_or_unsupported()?;
+                    self.check_owner(&context, &params.id).await?;
+                    self.task_summary(&params.id).await?;
+                    // Deleting a webhook that is not there is not an error: the result the
+                    // client wants (no such webhook) holds either way.
+                    push.delete(&params.id, &params.push_notification_config_id);
+                    Ok(Reply::Result(A2aResult::Deleted))
+                }
+                A2aRequest::ListTasks(params) => self
+                    .list_tasks(&context, params, activated)
+                    .await
+                    .map(|list| Reply::Result(A2aResult::TaskList(list))),
+                A2aRequest::GetAuthenticatedExtendedCard => {
+                    let card = match &context.principal {
+                        Some(principal) => self.extended_card(&agent.name, principal),
+                        None => {
+                            return Err(no_extended_card(&agent.name, NoExtendedCard::Anonymous));
+                        }
+                    };
+                    let card = card.ok_or_else(|| {
+                        no_extended_card(&agent.name, NoExtendedCard::NotConfigured)
+                    })?;
+                    Ok(Reply::Result(card.into()))
+                }
             }
         }
     }
@@ -616,92 +622,100 @@ impl SupervisorService {
         Ok(())
     }
 
-    async fn send_message(
-        &self,
-        agent: &Exposed,
-        context: &CallContext,
+    #[expect(clippy::manual_async_fn, reason = "holds the params once")]
+    fn send_message<'a>(
+        &'a self,
+        agent: &'a Exposed,
+        context: &'a CallContext,
         params: MessageSendParams,
-    ) -> Result<SendMessageResult, JsonRpcError> {
-        let blocking = params.is_blocking();
-        let history_length = params.history_length();
-        let activated = Handoffs::of(context);
-        let (request, webhook) = self.prepare(agent, context, params).await?;
-        let wait = self.inner.blocking_wait;
-        let mut task = if blocking && webhook.is_none() {
-            // The common case, and the cheap one: wait on the task's state alone, at most
-            // until just before the request timeout, then answer the task as it stands.
-            let task = self
-                .inner
-                .supervisor
-                .send_and_wait_for(request, wait)
-                .await
-                .map_err(JsonRpcError::from)?
-                .task;
-            if !task.status.state.is_terminal() && !task.status.state.is_interrupted() {
-                tracing::info!(
-                    agent = %agent.name,
-                    task_id = %task.id,
-                    ?wait,
-                    "blocking message/send answered before its task settled; the task goes on"
-                );
+    ) -> impl Future<Output = Result<SendMessageResult, JsonRpcError>> + Send + 'a {
+        async move {
+            let blocking = params.is_blocking();
+            let history_length = params.history_length();
+            let activated = Handoffs::of(context);
+            let (request, webhook) = self.prepare(agent, context, params).await?;
+            let wait = self.inner.blocking_wait;
+            let mut task = if blocking && webhook.is_none() {
+                // The common case, and the cheap one: wait on the task's state alone, at most
+                // until just before the request timeout, then answer the task as it stands.
+                let task = self
+                    .inner
+                    .supervisor
+                    .send_and_wait_for(request, wait)
+                    .await
+                    .map_err(JsonRpcError::from)?
+                    .task;
+                if !task.status.state.is_terminal() && !task.status.state.is_interrupted() {
+                    tracing::info!(
+                        agent = %agent.name,
+                        task_id = %task.id,
+                        ?wait,
+                        "blocking message/send answered before its task settled; the task goes on"
+                    );
+                }
+                task
+            } else if blocking {
+                // A webhook must be stored as soon as the task exists, before it settles:
+                // follow the task's stream to register it in between.
+                // Boxed: this rare path would otherwise size every call's future.
+                let Started {
+                    task, mut updates, ..
+                } = Box::pin(self.start(request, webhook)).await?;
+                // Drained to the end: the stream ends after the update marked final (the
+                // task ended or stopped for input).
+                let drained =
+                    tokio::time::timeout(wait, async { while updates.next().await.is_some() {} })
+                        .await;
+                if drained.is_err() {
+                    tracing::info!(
+                        agent = %agent.name,
+                        task_id = %task.id,
+                        ?wait,
+                        "blocking message/send answered before its task settled; the task goes on"
+                    );
+                }
+                let mut settled = self.task(&task.id).await?;
+                carry_deduplicated(&task, &mut settled);
+                settled
+            } else {
+                let submitted = self
+                    .inner
+                    .supervisor
+                    .send(request)
+                    .await
+                    .map_err(JsonRpcError::from)?;
+                if let Some(webhook) = webhook {
+                    self.register(&submitted.task, webhook).await?;
+                }
+                submitted.task
+            };
+            if blocking
+                && agent.answer_with_message
+                && task.status.state == TaskState::Completed
+                && let Some(reply) = task.status.message.take()
+            {
+                return Ok(SendMessageResult::Message(Arc::unwrap_or_clone(reply)));
             }
-            task
-        } else if blocking {
-            // A webhook must be stored as soon as the task exists, before it settles:
-            // follow the task's stream to register it in between.
-            let Started {
-                task, mut updates, ..
-            } = self.start(request, webhook).await?;
-            // Drained to the end: the stream ends after the update marked final (the
-            // task ended or stopped for input).
-            let drained =
-                tokio::time::timeout(wait, async { while updates.next().await.is_some() {} }).await;
-            if drained.is_err() {
-                tracing::info!(
-                    agent = %agent.name,
-                    task_id = %task.id,
-                    ?wait,
-                    "blocking message/send answered before its task settled; the task goes on"
-                );
-            }
-            let mut settled = self.task(&task.id).await?;
-            carry_deduplicated(&task, &mut settled);
-            settled
-        } else {
-            let submitted = self
-                .inner
-                .supervisor
-                .send(request)
-                .await
-                .map_err(JsonRpcError::from)?;
-            if let Some(webhook) = webhook {
-                self.register(&submitted.task, webhook).await?;
-            }
-            submitted.task
-        };
-        if blocking
-            && agent.answer_with_message
-            && task.status.state == TaskState::Completed
-            && let Some(reply) = task.status.message.take()
-        {
-            return Ok(SendMessageResult::Message(Arc::unwrap_or_clone(reply)));
+            decorate_task(&mut task, activated);
+            trim_history(&mut task, history_length);
+            Ok(SendMessageResult::Task(task))
         }
-        decorate_task(&mut task, activated);
-        trim_history(&mut task, history_length);
-        Ok(SendMessageResult::Task(task))
     }
 
-    async fn stream_message(
-        &self,
-        agent: &Exposed,
-        context: &CallContext,
+    #[expect(clippy::manual_async_fn, reason = "holds the params once")]
+    fn stream_message<'a>(
+        &'a self,
+        agent: &'a Exposed,
+        context: &'a CallContext,
         params: MessageSendParams,
-    ) -> Result<NumberedEventStream, JsonRpcError> {
-        let history_length = params.history_length();
-        let activated = Handoffs::of(context);
-        let (request, webhook) = self.prepare(agent, context, params).await?;
-        let started = self.start(request, webhook).await?;
-        Ok(wire_stream(started, history_length, activated))
+    ) -> impl Future<Output = Result<NumberedEventStream, JsonRpcError>> + Send + 'a {
+        async move {
+            let history_length = params.history_length();
+            let activated = Handoffs::of(context);
+            let (request, webhook) = self.prepare(agent, context, params).await?;
+            let started = self.start(request, webhook).await?;
+            Ok(wire_stream(started, history_length, activated))
+        }
     }
 }
 
@@ -750,8 +764,12 @@ impl A2aService for SupervisorService {
         self.inner.agents.get(agent)?.extended.clone()
     }
 
-    async fn call(&self, context: CallContext, request: A2aRequest) -> Result<Reply, JsonRpcError> {
-        self.dispatch(context, request).await
+    fn call(
+        &self,
+        context: CallContext,
+        request: A2aRequest,
+    ) -> impl Future<Output = Result<Reply, JsonRpcError>> + Send {
+        self.dispatch(context, request)
     }
 }
 

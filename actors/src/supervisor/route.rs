@@ -157,9 +157,15 @@ impl Supervisor {
                     core.events
                         .emit(|| envelope.fallback(&fallback.text, fallback.problems.clone()));
                 }
-                self.route(request, target, handoff, &mut envelope, subscribe)
-                    .instrument(span.clone())
-                    .await
+                // Boxed: the steps' future is most of a send's (~1.8 KiB), and every
+                // future that awaits a send holds it inline and is moved whole, once
+                // per level (the sends, the edge's layers), so one allocation here
+                // costs less than the copies it saves.
+                Box::pin(
+                    self.route(request, target, handoff, &mut envelope, subscribe)
+                        .instrument(span.clone()),
+                )
+                .await
             }
         };
         if let Some(metrics) = &core.metrics {
