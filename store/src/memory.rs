@@ -147,12 +147,13 @@ impl InMemoryTaskStore {
         let Some((_, stored)) = self.tasks.remove(id) else {
             return;
         };
-        let context_id = &stored.task.context_id;
-        if let Some(mut conversation) = self.contexts.get_mut(context_id) {
-            conversation.remove(id, stored.joined);
-        }
+        // One lookup of the conversation: its member goes, and the conversation too
+        // once it has none left.
         self.contexts
-            .remove_if(context_id, |_, conversation| conversation.is_empty());
+            .remove_if_mut(&stored.task.context_id, |_, conversation| {
+                conversation.remove(id, stored.joined);
+                conversation.is_empty()
+            });
     }
 
     /// Stores a new task, with its owner when it has one, as of `at` (when it ended,
@@ -930,9 +931,10 @@ struct Conversation {
 
 /// A task of a conversation, under its number among created tasks. The task being
 /// forgotten is usually one the conversation already let go of (a busy conversation
-/// keeps only its newest tasks, the store forgets its oldest ended ones), and a scan
-/// of every member to find that out was about a seventh of what forgetting a task
-/// cost; by number it is a binary search.
+/// keeps only its newest tasks, the store forgets its oldest ended ones) or its
+/// oldest, and a scan of every member to find that out was about a seventh of what
+/// forgetting a task cost; by number it is a look at the oldest, or else a binary
+/// search.
 #[derive(Debug)]
 struct Member {
     joined: u64,
@@ -961,11 +963,20 @@ impl Conversation {
 
     /// Removes the task `id`, numbered `joined`, if the conversation still has it.
     fn remove(&mut self, id: &TaskId, joined: u64) {
-        let Ok(at) = self
-            .tasks
-            .binary_search_by_key(&joined, |member| member.joined)
-        else {
-            return;
+        // The store forgets its oldest ended tasks first: the task is nearly always
+        // older than every member (let go of already) or the oldest, and either is
+        // known from the first member without a search through cold memory.
+        let at = match self.tasks.front() {
+            None => return,
+            Some(oldest) if joined < oldest.joined => return,
+            Some(oldest) if joined == oldest.joined => 0,
+            Some(_) => match self
+                .tasks
+                .binary_search_by_key(&joined, |member| member.joined)
+            {
+                Ok(at) => at,
+                Err(_) => return,
+            },
         };
         if self.tasks[at].id != *id {
             return;
