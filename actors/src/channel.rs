@@ -207,7 +207,7 @@ impl TaskEvents {
         then: impl FnOnce(),
     ) {
         let update = self.update(status, finality);
-        bus.emit(|| {
+        bus.emit_status(&self.task_id, || {
             self.envelope.event(
                 EventKind::TaskStatus,
                 EventDetail::Status {

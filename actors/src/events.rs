@@ -338,10 +338,48 @@ impl Envelope {
 #[derive(Debug, Clone)]
 pub(crate) struct EventBus {
     tx: broadcast::Sender<Arc<Event>>,
-    /// The live subscriptions. Counted apart from the channel: every send asks
-    /// whether anyone listens several times, and the channel's own count takes its
-    /// tail's lock, one shared by every sender on every core.
+    /// The live subscriptions to every event. Counted apart from the channel: every
+    /// send asks whether anyone listens several times, and the channel's own count
+    /// takes its tail's lock, one shared by every sender on every core.
     watchers: Arc<AtomicUsize>,
+    /// The subscriptions to the status changes of some tasks only.
+    statuses: Arc<StatusWatchers>,
+}
+
+/// Which tasks' `a2a.task.status` events a status subscription wants.
+pub(crate) type WantsStatus = Arc<dyn Fn(&TaskId) -> bool + Send + Sync>;
+
+/// The filters of the live status subscriptions ([`EventBus::subscribe_statuses`]).
+/// The push notifier is one, on by default: subscribed to every event, it had each
+/// send build and broadcast half a dozen events (and woke up for each) to find the
+/// rare task that has a webhook; ~9% of an HTTP send's instructions.
+#[derive(Default)]
+struct StatusWatchers {
+    /// How many filters there are, read without the lock on every status change.
+    count: AtomicUsize,
+    filters: std::sync::RwLock<Vec<(u64, WantsStatus)>>,
+    next_id: std::sync::atomic::AtomicU64,
+}
+
+impl std::fmt::Debug for StatusWatchers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StatusWatchers")
+            .field("count", &self.count.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl StatusWatchers {
+    fn wants(&self, task_id: &TaskId) -> bool {
+        if self.count.load(Ordering::Acquire) == 0 {
+            return false;
+        }
+        self.filters
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .any(|(_, wants)| wants(task_id))
+    }
 }
 
 impl EventBus {
@@ -352,6 +390,7 @@ impl EventBus {
         Self {
             tx,
             watchers: Arc::default(),
+            statuses: Arc::default(),
         }
     }
 
@@ -377,30 +416,86 @@ impl EventBus {
         }
     }
 
+    /// Emits the `a2a.task.status` event of `task_id` that `make` builds, building it
+    /// only if anyone listens to every event or a status subscription wants it.
+    pub(crate) fn emit_status(&self, task_id: &TaskId, make: impl FnOnce() -> Event) {
+        if self.is_watched() || self.statuses.wants(task_id) {
+            let event = make();
+            tracing::debug!(
+                event = event.kind.name(),
+                entry_point = %event.entry_point,
+                to = %event.to,
+                task_id = event.task_id.as_ref().map(TaskId::as_str),
+                "event"
+            );
+            let _ = self.tx.send(Arc::new(event));
+        }
+    }
+
     pub(crate) fn subscribe(&self) -> Subscription {
         // Counted before the receiver exists, so an event sent after `subscribe`
         // returns is never skipped as unwatched.
-        let watching = Watching::new(&self.watchers);
+        let watching = Watching::All {
+            _place: Counted::new(&self.watchers),
+        };
         Subscription {
             rx: self.tx.subscribe(),
             _watching: watching,
         }
     }
+
+    /// A subscription that has the bus build the status changes of the tasks `wants`
+    /// names (and no other event) for it. It receives whatever the bus sends, which
+    /// is every event while anyone subscribes to them all: its reader filters too.
+    pub(crate) fn subscribe_statuses(&self, wants: WantsStatus) -> Subscription {
+        let id = self.statuses.next_id.fetch_add(1, Ordering::Relaxed);
+        self.statuses
+            .filters
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push((id, wants));
+        // As in `subscribe`: in place before the receiver exists.
+        self.statuses.count.fetch_add(1, Ordering::AcqRel);
+        Subscription {
+            rx: self.tx.subscribe(),
+            _watching: Watching::Statuses(Arc::clone(&self.statuses), id),
+        }
+    }
 }
 
-/// A subscription's place in [`EventBus::watchers`], taken when made and given up
-/// when it drops.
+/// What a subscription holds of the bus while it lives: its place among the
+/// subscribers to every event, or its status filter.
 #[derive(Debug)]
-struct Watching(Arc<AtomicUsize>);
+enum Watching {
+    All { _place: Counted },
+    Statuses(Arc<StatusWatchers>, u64),
+}
 
-impl Watching {
+impl Drop for Watching {
+    fn drop(&mut self) {
+        if let Self::Statuses(statuses, id) = self {
+            statuses.count.fetch_sub(1, Ordering::AcqRel);
+            statuses
+                .filters
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .retain(|(other, _)| other != id);
+        }
+    }
+}
+
+/// A place in [`EventBus::watchers`], taken when made and given up when it drops.
+#[derive(Debug)]
+struct Counted(Arc<AtomicUsize>);
+
+impl Counted {
     fn new(watchers: &Arc<AtomicUsize>) -> Self {
         watchers.fetch_add(1, Ordering::AcqRel);
         Self(Arc::clone(watchers))
     }
 }
 
-impl Drop for Watching {
+impl Drop for Counted {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
     }
@@ -443,7 +538,12 @@ impl Subscription {
 
 #[cfg(test)]
 mod tests {
-    use super::{EventBus, EventKind};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use agentyard_transport::TaskId;
+
+    use super::{EntryPoint, Event, EventBus, EventDetail, EventKind};
 
     #[test]
     fn a_capacity_past_the_most_is_taken_as_the_most() {
@@ -469,6 +569,73 @@ mod tests {
         );
         drop(stream);
         assert!(!bus.is_watched());
+    }
+
+    fn status_of(task: &str) -> Event {
+        let mut event = Event::new(
+            EventKind::TaskStatus,
+            EntryPoint::Api,
+            None,
+            "agent",
+            EventDetail::None,
+        );
+        event.task_id = Some(TaskId::new(task));
+        event
+    }
+
+    #[test]
+    fn a_status_subscription_has_only_the_statuses_it_wants_built() {
+        let bus = EventBus::new(8);
+        let wanted = TaskId::new("wanted");
+        let mut statuses = bus.subscribe_statuses(Arc::new(move |task: &TaskId| *task == wanted));
+        assert!(!bus.is_watched(), "it is no subscriber to every event");
+        let built = AtomicUsize::new(0);
+        let count = || {
+            built.fetch_add(1, Ordering::Relaxed);
+        };
+        bus.emit(|| {
+            count();
+            Event::new(
+                EventKind::SendInitiated,
+                EntryPoint::Api,
+                None,
+                "agent",
+                EventDetail::None,
+            )
+        });
+        bus.emit_status(&TaskId::new("other"), || {
+            count();
+            status_of("other")
+        });
+        bus.emit_status(&TaskId::new("wanted"), || {
+            count();
+            status_of("wanted")
+        });
+        assert_eq!(
+            built.load(Ordering::Relaxed),
+            1,
+            "only the wanted status is built"
+        );
+        let event = statuses.rx.try_recv().expect("the wanted status is sent");
+        assert_eq!(event.task_id.as_ref().map(TaskId::as_str), Some("wanted"));
+        assert!(statuses.rx.try_recv().is_err(), "and nothing else");
+
+        // Gone with its subscription: a wanted task's status is built for nobody.
+        drop(statuses);
+        bus.emit_status(&TaskId::new("wanted"), || {
+            count();
+            status_of("wanted")
+        });
+        assert_eq!(built.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn a_subscriber_to_every_event_has_every_status_built() {
+        let bus = EventBus::new(8);
+        let _statuses = bus.subscribe_statuses(Arc::new(|_: &TaskId| false));
+        let mut all = bus.subscribe();
+        bus.emit_status(&TaskId::new("any"), || status_of("any"));
+        assert!(all.rx.try_recv().is_ok());
     }
 
     #[test]

@@ -252,6 +252,12 @@ impl Supervisor {
         self.core.events.subscribe()
     }
 
+    /// Subscribes to the `a2a.task.status` events of the tasks `wants` names, from
+    /// now on: only those are built for it (see `EventBus::subscribe_statuses`).
+    pub(crate) fn subscribe_statuses(&self, wants: crate::events::WantsStatus) -> Subscription {
+        self.core.events.subscribe_statuses(wants)
+    }
+
     /// Publishes an event built outside the send path (a workflow runner's node
     /// events) on the runtime's bus; `make` runs only if anyone is subscribed.
     pub fn publish(&self, make: impl FnOnce() -> crate::events::Event) {

@@ -2,8 +2,10 @@
 //!
 //! # How a status change becomes a POST
 //!
-//! The notifier subscribes to the runtime's event bus ([`Supervisor::subscribe`]).
-//! Every `a2a.task.status` event of a task that has webhooks becomes one delivery per
+//! The notifier subscribes to the status changes of the tasks that have webhooks on
+//! the runtime's event bus: the bus builds a status event only when someone wants it,
+//! so a send to a task without webhooks costs the notifier nothing. Every
+//! `a2a.task.status` event of a task that has webhooks becomes one delivery per
 //! webhook, queued on that webhook's lane; the lane reads the task from the store,
 //! sets the status of that event on it, and POSTs the task JSON to the webhook with
 //! `X-A2A-Notification-Token` (when the config has a token) and an `Authorization`
@@ -186,7 +188,9 @@ struct Inner {
     config: PushConfig,
     guard: Arc<WebhookGuard>,
     client: reqwest::Client,
-    webhooks: DashMap<TaskId, TaskWebhooks>,
+    /// Shared with the event bus, which asks it whether a task's status changes are
+    /// wanted before it builds their events.
+    webhooks: Arc<DashMap<TaskId, TaskWebhooks>>,
     /// The deliveries waiting behind the one being sent, of every lane that has a
     /// running sender (a lane is here exactly while its sender runs).
     lanes: DashMap<LaneKey, VecDeque<Delivery>>,
@@ -239,7 +243,7 @@ impl PushNotifier {
             config,
             guard,
             client,
-            webhooks: DashMap::new(),
+            webhooks: Arc::default(),
             lanes: DashMap::new(),
             held: Arc::new(AtomicUsize::new(0)),
             calls,
@@ -247,8 +251,16 @@ impl PushNotifier {
             cancel: CancellationToken::new(),
             tracker: TaskTracker::new(),
         });
-        // Subscribed before returning, so no status change after `start` is missed.
-        let subscription = inner.supervisor.subscribe();
+        // Subscribed before returning, so no status change after `start` is missed:
+        // to the status changes of the tasks that have webhooks, the only events the
+        // notifier reads (every event was built and sent for it on every send).
+        let webhooks = Arc::clone(&inner.webhooks);
+        let subscription =
+            inner
+                .supervisor
+                .subscribe_statuses(Arc::new(move |task_id: &TaskId| {
+                    webhooks.contains_key(task_id)
+                }));
         inner
             .tracker
             .spawn(listen(Arc::clone(&inner), subscription));

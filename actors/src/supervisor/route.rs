@@ -697,7 +697,7 @@ impl Supervisor {
         // Subscribers learn of the task when it exists, not only once its agent
         // starts: `submitted` is a state the store records, so it is an update like
         // the others (not final; the task stream starts with the task itself instead).
-        core.events.emit(|| {
+        core.events.emit_status(&task_id, || {
             let update = TaskStatusUpdateEvent::new(
                 task_id.clone(),
                 context_id.clone(),
