@@ -403,16 +403,7 @@ impl EventBus {
     /// Emits the event `make` builds, building it only if anyone listens.
     pub(crate) fn emit(&self, make: impl FnOnce() -> Event) {
         if self.is_watched() {
-            let event = make();
-            tracing::debug!(
-                event = event.kind.name(),
-                entry_point = %event.entry_point,
-                to = %event.to,
-                task_id = event.task_id.as_ref().map(TaskId::as_str),
-                "event"
-            );
-            // Err only means every subscriber left in the meantime.
-            let _ = self.tx.send(Arc::new(event));
+            self.send(make());
         }
     }
 
@@ -420,16 +411,20 @@ impl EventBus {
     /// only if anyone listens to every event or a status subscription wants it.
     pub(crate) fn emit_status(&self, task_id: &TaskId, make: impl FnOnce() -> Event) {
         if self.is_watched() || self.statuses.wants(task_id) {
-            let event = make();
-            tracing::debug!(
-                event = event.kind.name(),
-                entry_point = %event.entry_point,
-                to = %event.to,
-                task_id = event.task_id.as_ref().map(TaskId::as_str),
-                "event"
-            );
-            let _ = self.tx.send(Arc::new(event));
+            self.send(make());
         }
+    }
+
+    fn send(&self, event: Event) {
+        tracing::debug!(
+            event = event.kind.name(),
+            entry_point = %event.entry_point,
+            to = %event.to,
+            task_id = event.task_id.as_ref().map(TaskId::as_str),
+            "event"
+        );
+        // Err only means every subscriber left in the meantime.
+        let _ = self.tx.send(Arc::new(event));
     }
 
     pub(crate) fn subscribe(&self) -> Subscription {
