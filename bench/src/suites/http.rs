@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agentyard::{Agent, AgentDescriptor, AgentError, Artifact, Part, Runtime, TaskContext};
-use agentyard_actors::edge::{AgentSettings, Edge, EdgeConfig, PushConfig};
+use agentyard_actors::edge::{AgentSettings, Edge, EdgeConfig};
 use agentyard_transport::a2a::MessageSendParams;
 use agentyard_transport::a2a::v1::VERSION_HEADER;
 use agentyard_transport::jsonrpc::{JsonRpcResponse, RequestId, SendMessageResult, StreamEvent};
@@ -383,8 +383,9 @@ impl Servers {
         Self::start_with(EdgeConfig::default()).await
     }
 
-    /// The servers, with the edge configured from `base` (push off and the echo
-    /// agent answering with a message are added).
+    /// The servers, with the edge configured from `base` (the echo agent answering
+    /// with a message is added; push notifications stay on, as `agentyard serve`
+    /// runs).
     pub(crate) async fn start_with(base: EdgeConfig) -> Result<Self> {
         let exposed = |name: &str| AgentDescriptor::new(name).exposed(true);
         let runtime = bench_builder()?
@@ -393,9 +394,7 @@ impl Servers {
             .agent(exposed(STREAMER), |_| Artifacts(3))
             .build()
             .await?;
-        let config = base
-            .agent_settings(ECHO, AgentSettings::default().answer_with_message(true))
-            .push(PushConfig::disabled());
+        let config = base.agent_settings(ECHO, AgentSettings::default().answer_with_message(true));
         let edge = Edge::start(runtime.supervisor().clone(), config)
             .await
             .map_err(|error| Error::Unexpected(format!("the HTTP edge did not start: {error}")))?;
