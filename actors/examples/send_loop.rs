@@ -17,26 +17,11 @@
 //! Both counts are past the 10,000 ended tasks the store keeps, so each send also
 //! forgets the oldest one, as a server's do once it has been up a while.
 
-use std::sync::Arc;
-
-use agentyard_actors::agent::{AgentDescriptor, Registration};
-use agentyard_actors::{
-    Agent, AgentError, InMemoryTaskStore, SendRequest, Supervisor, SupervisorConfig, TaskContext,
-};
-use agentyard_policy::AllowAll;
 use agentyard_transport::ContextId;
-use agentyard_transport::a2a::Message;
 
-/// Replies with the text it was sent.
-struct Echo;
-
-impl Agent for Echo {
-    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
-        let text = ctx.message().text();
-        ctx.reply_text(text);
-        Ok(())
-    }
-}
+// The sends, shared with the allocation budget test.
+#[path = "support/echo_sends.rs"]
+mod echo_sends;
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -53,21 +38,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_max_level(tracing::Level::WARN)
         .with_writer(std::io::stderr)
         .init();
-    let supervisor = Supervisor::start(
-        SupervisorConfig::default(),
-        vec![Registration::new(AgentDescriptor::new("echo"), |_| Echo)],
-        Arc::new(AllowAll),
-        Arc::new(InMemoryTaskStore::new()),
-    )
-    .await?;
+    let supervisor = echo_sends::start().await?;
     let conversation = ContextId::new("send-loop");
     for n in 0..sends {
-        let message = Message::user_text("ping").with_context_id(conversation.clone());
-        let mut request = SendRequest::new("echo", message).from("client");
-        if n % 4 == 0 {
-            request = request.idempotency_key(format!("send-{n}"));
-        }
-        supervisor.send_and_wait(request).await?;
+        supervisor
+            .send_and_wait(echo_sends::request(&conversation, n))
+            .await?;
     }
     Ok(())
 }

@@ -3,19 +3,17 @@
 //! frees of cold memory), and a change that adds some should say so here rather than
 //! go unseen. A test binary of its own, as the counting allocator is global.
 //!
-//! The count is of the whole loop as `examples/send_loop.rs` runs it: the caller's
-//! message and request too, one send in four with an idempotency key, to an echo
-//! agent, with the in-memory store.
+//! The count is of the whole loop as `examples/send_loop.rs` runs it (the sends are
+//! the same code, `examples/support/echo_sends.rs`): the caller's message and request
+//! too, one send in four with an idempotency key, to an echo agent, with the
+//! in-memory store.
 
-use std::sync::Arc;
-
-use agentyard_actors::agent::{AgentDescriptor, Registration};
-use agentyard_actors::{
-    Agent, AgentError, InMemoryTaskStore, SendRequest, Supervisor, SupervisorConfig, TaskContext,
-};
-use agentyard_policy::AllowAll;
 use agentyard_transport::ContextId;
-use agentyard_transport::a2a::{Message, TaskState};
+use agentyard_transport::a2a::TaskState;
+
+// The sends `examples/send_loop.rs` makes, and whose instructions it counts.
+#[path = "../examples/support/echo_sends.rs"]
+mod echo_sends;
 
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
@@ -32,17 +30,6 @@ const WARM_UP: u64 = 300;
 /// Sends counted.
 const COUNTED: u64 = 1_000;
 
-/// Replies with the text it was sent.
-struct Echo;
-
-impl Agent for Echo {
-    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
-        let text = ctx.message().text();
-        ctx.reply_text(text);
-        Ok(())
-    }
-}
-
 #[test]
 fn a_blocking_send_stays_within_its_allocation_budget() {
     let _profiler = dhat::Profiler::builder().testing().build();
@@ -51,23 +38,9 @@ fn a_blocking_send_stays_within_its_allocation_budget() {
         .build()
         .expect("a runtime");
     runtime.block_on(async {
-        let supervisor = Supervisor::start(
-            SupervisorConfig::default(),
-            vec![Registration::new(AgentDescriptor::new("echo"), |_| Echo)],
-            Arc::new(AllowAll),
-            Arc::new(InMemoryTaskStore::new()),
-        )
-        .await
-        .expect("the supervisor starts");
+        let supervisor = echo_sends::start().await.expect("the supervisor starts");
         let conversation = ContextId::new("allocations");
-        let send = |n: u64| {
-            let message = Message::user_text("ping").with_context_id(conversation.clone());
-            let mut request = SendRequest::new("echo", message).from("client");
-            if n.is_multiple_of(4) {
-                request = request.idempotency_key(format!("send-{n}"));
-            }
-            supervisor.send_and_wait(request)
-        };
+        let send = |n: u64| supervisor.send_and_wait(echo_sends::request(&conversation, n));
         for n in 0..WARM_UP {
             send(n).await.expect("a warm-up send");
         }

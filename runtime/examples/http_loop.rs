@@ -1,8 +1,9 @@
 //! The work of one blocking JSON-RPC `message/send` over HTTP, without the noise of a
-//! shared machine: N calls, one after another on one kept-alive connection, to an
-//! echo agent served on 127.0.0.1 (the in-memory store, a warnings-level log, as the
-//! benchmark runs). Counted by an instruction counter, two runs give a request's
-//! instructions, which do not vary from run to run as times do:
+//! shared machine: N calls, one after another on one kept-alive connection, to the
+//! built-in echo agent served on 127.0.0.1 (the in-memory store, a warnings-level
+//! log, as the benchmark runs; push notifications on, as `agentyard serve` runs).
+//! Counted by an instruction counter, two runs give a request's instructions, which
+//! do not vary from run to run as times do:
 //!
 //! ```sh
 //! cargo build --release -p agentyard --example http_loop
@@ -22,18 +23,8 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 
-use agentyard::{Agent, AgentDescriptor, AgentError, HttpConfig, Runtime, TaskContext};
-
-/// Replies with the text it was sent.
-struct Echo;
-
-impl Agent for Echo {
-    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
-        let text = ctx.message().text();
-        ctx.reply_text(text);
-        Ok(())
-    }
-}
+use agentyard::builtin::Echo;
+use agentyard::{HttpConfig, Runtime};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -48,7 +39,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_writer(std::io::stderr)
         .init();
     let runtime = Runtime::builder()
-        .agent(AgentDescriptor::new("echo").expose(), |_session| Echo)
+        .agent(Echo::descriptor().expose(), |_session| Echo)
         .build()
         .await?;
     let server = runtime.serve(HttpConfig::default()).await?;
