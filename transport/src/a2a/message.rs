@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::Metadata;
-use super::tagged::{from_object, tagged, take_tag};
+use super::tagged::{Tag, tagged, wrong_tag};
 use crate::ids::{ContextId, MessageId, TaskId};
 
 /// Who sent a [`Message`].
@@ -137,16 +137,46 @@ impl Part {
     }
 }
 
+// Read through one struct holding the members of every variant rather than by
+// buffering the object (as `take_tag` does): a send reads a part or more, and the
+// buffered object cost a map and a string per member. serde keeps tracking the
+// path (`parts[0].file.bytes`) into a derived struct. Members of another kind are
+// read and dropped.
 impl<'de> Deserialize<'de> for Part {
     fn deserialize<D>(deserializer: D) -> Result<Self, D::Error>
     where
         D: serde::Deserializer<'de>,
     {
-        let (kind, object) = take_tag(deserializer, "kind", &["text", "file", "data"])?;
+        use serde::de::Error as _;
+
+        #[derive(Deserialize)]
+        #[serde(expecting = "a Part object (TextPart, FilePart or DataPart)")]
+        struct Wire {
+            kind: Option<Tag>,
+            text: Option<String>,
+            file: Option<FileContent>,
+            data: Option<Map<String, Value>>,
+            metadata: Option<Metadata>,
+        }
+
+        const KINDS: [&str; 3] = ["text", "file", "data"];
+        let wire = Wire::deserialize(deserializer)?;
+        let kind = wire.kind.ok_or_else(|| D::Error::missing_field("kind"))?;
+        let metadata = wire.metadata;
         match kind.as_str() {
-            "text" => from_object(object).map(Self::Text),
-            "file" => from_object(object).map(Self::File),
-            _ => from_object(object).map(Self::Data),
+            Some("text") => Ok(Self::Text(TextPart {
+                text: wire.text.ok_or_else(|| D::Error::missing_field("text"))?,
+                metadata,
+            })),
+            Some("file") => Ok(Self::File(FilePart {
+                file: wire.file.ok_or_else(|| D::Error::missing_field("file"))?,
+                metadata,
+            })),
+            Some("data") => Ok(Self::Data(DataPart {
+                data: wire.data.ok_or_else(|| D::Error::missing_field("data"))?,
+                metadata,
+            })),
+            _ => Err(wrong_tag("kind", &kind.shown(), &KINDS)),
         }
     }
 }

@@ -23,6 +23,78 @@ pub(crate) fn wrong_tag<E: serde::de::Error>(field: &str, found: &str, expected:
     ))
 }
 
+/// A tag as read, held inline rather than in a `String`: a message and each of its
+/// parts has one, and a send reads them all. Every tag the protocol defines is
+/// short; a longer one is wrong whatever it says, and is kept cut short, for the
+/// error that names it.
+#[derive(Clone, Copy)]
+pub(crate) struct Tag {
+    bytes: [u8; Tag::CAPACITY],
+    len: u8,
+    cut: bool,
+}
+
+impl Tag {
+    /// The longest tag held whole; the protocol's longest is `artifact-update`.
+    const CAPACITY: usize = 30;
+
+    fn new(read: &str) -> Self {
+        let mut end = read.len().min(Self::CAPACITY);
+        while !read.is_char_boundary(end) {
+            end -= 1;
+        }
+        let mut bytes = [0; Self::CAPACITY];
+        bytes[..end].copy_from_slice(&read.as_bytes()[..end]);
+        Self {
+            bytes,
+            // At most `CAPACITY`, which fits.
+            len: u8::try_from(end).unwrap_or(u8::MAX),
+            cut: end < read.len(),
+        }
+    }
+
+    /// The tag, when it was held whole; a tag cut short matches none.
+    pub(crate) fn as_str(&self) -> Option<&str> {
+        if self.cut {
+            return None;
+        }
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).ok()
+    }
+
+    /// The tag as an error shows it: cut short with `…` when it was.
+    pub(crate) fn shown(&self) -> String {
+        let held = std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default();
+        if self.cut {
+            format!("{held}…")
+        } else {
+            held.to_owned()
+        }
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Tag {
+    fn deserialize<D>(deserializer: D) -> Result<Self, D::Error>
+    where
+        D: serde::Deserializer<'de>,
+    {
+        struct Visitor;
+
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = Tag;
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("a string")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, read: &str) -> Result<Tag, E> {
+                Ok(Tag::new(read))
+            }
+        }
+
+        deserializer.deserialize_str(Visitor)
+    }
+}
+
 /// Reads a JSON object for a union discriminated by `field` and returns the
 /// object with its tag, which must be one of `expected`.
 ///
@@ -77,7 +149,7 @@ where
 /// Declares a struct whose JSON form carries a fixed, required tag field.
 ///
 /// The public struct serializes with `$tag: $value` first; reading goes
-/// through a private twin with the same fields plus the tag as a `String`,
+/// through a private twin with the same fields plus the tag as a [`Tag`],
 /// which is checked against `$value`. Every field must be `pub` and listed
 /// with its serde attributes; both structs use camelCase.
 macro_rules! tagged {
@@ -105,7 +177,7 @@ macro_rules! tagged {
         #[serde(rename_all = "camelCase", expecting = $expecting)]
         struct $wire {
             #[serde(rename = $tag)]
-            tag: String,
+            tag: $crate::a2a::tagged::Tag,
             $(
                 $(#[$fmeta])*
                 $field: $ty,
@@ -118,8 +190,12 @@ macro_rules! tagged {
                 D: serde::Deserializer<'de>,
             {
                 let wire = $wire::deserialize(deserializer)?;
-                if wire.tag != $value {
-                    return Err($crate::a2a::tagged::wrong_tag($tag, &wire.tag, &[$value]));
+                if wire.tag.as_str() != Some($value) {
+                    return Err($crate::a2a::tagged::wrong_tag(
+                        $tag,
+                        &wire.tag.shown(),
+                        &[$value],
+                    ));
                 }
                 Ok(Self { $($field: wire.$field,)* })
             }

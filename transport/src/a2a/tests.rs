@@ -42,6 +42,54 @@ fn part_error_names_the_missing_field_inside_the_variant() {
 }
 
 #[test]
+fn a_part_is_read_from_bytes_as_from_a_value_and_drops_other_kinds_members() {
+    let bytes = br#"{"text":"hi","metadata":{"m":1},"kind":"text","uri":"x"}"#;
+    let read: Part = serde_json::from_slice(bytes).expect("a text part");
+    let Part::Text(text) = &read else {
+        panic!("a text part, read {read:?}")
+    };
+    assert_eq!(text.text, "hi");
+    assert_eq!(
+        text.metadata.as_ref().and_then(|m| m.get("m")),
+        Some(&json!(1))
+    );
+    let from_value: Part =
+        serde_json::from_value(json!({"kind": "data", "data": {"a": [1]}, "text": "ignored"}))
+            .expect("a data part");
+    assert!(matches!(&from_value, Part::Data(data) if data.data["a"] == json!([1])));
+}
+
+#[test]
+fn a_part_error_names_the_member_inside_the_part() {
+    // Read as a request is read, tracking the path: it goes inside the part.
+    let error = serde_path_to_error::deserialize::<_, Part>(json!({
+        "kind": "file", "file": {"bytes": 12}
+    }))
+    .expect_err("bytes must be a string");
+    assert_eq!(error.path().to_string(), "file.bytes");
+    let text = error_text::<Part>(json!({"kind": 7, "text": "x"}));
+    assert!(text.contains("expected a string"), "{text}");
+    let text = error_text::<Part>(json!({"text": "x"}));
+    assert!(text.contains("missing field `kind`"), "{text}");
+}
+
+#[test]
+fn a_tag_too_long_to_hold_matches_nothing_and_is_shown_cut() {
+    let long = format!("text{}", "é".repeat(40));
+    let text = error_text::<Part>(json!({"kind": long, "text": "x"}));
+    assert!(
+        text.contains("`kind`") && text.contains("\"texté"),
+        "{text}"
+    );
+    assert!(text.contains('…'), "{text}");
+    // A tag that starts as a known one but runs on is not that one.
+    let text = error_text::<Message>(json!({
+        "kind": format!("message{}", "x".repeat(40)), "messageId": "m", "role": "user", "parts": []
+    }));
+    assert!(text.contains("`kind`") && text.contains('…'), "{text}");
+}
+
+#[test]
 fn file_content_is_chosen_by_bytes_or_uri() {
     let part: Part = serde_json::from_value(json!({
         "kind": "file", "file": {"uri": "https://example.com/a.pdf", "mimeType": "application/pdf"}
