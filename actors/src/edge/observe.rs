@@ -299,7 +299,13 @@ where
                 .extensions()
                 .get::<agentyard_transport::server::RequestLog>()
                 .and_then(|log| log.method);
-            match (rpc, this.route.as_ref()) {
+            // Routes inside the A2A router name themselves on their answers: this
+            // layer wraps that router whole, so it sees their requests unrouted.
+            let route = this
+                .route
+                .as_ref()
+                .or_else(|| response.extensions().get::<MatchedPath>());
+            match (rpc, route) {
                 (Some(method), _) => this.metrics.http_request(method, code, took),
                 (None, Some(route)) => this.metrics.http_request(
                     &format!("{} {}", this.http_method, route.as_str()),

@@ -366,3 +366,54 @@ async fn serve_reads_the_metrics_section() {
     assert_eq!(gone.status(), StatusCode::NOT_FOUND);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_request_that_is_not_a_call_is_counted_by_its_route() {
+    let runtime = Runtime::builder()
+        .agent(AgentDescriptor::new("echo").expose(), |_| Echo::default())
+        .build()
+        .await
+        .expect("the runtime starts");
+    let server = runtime
+        .serve(HttpConfig::default())
+        .await
+        .expect("the server starts");
+    let http = reqwest::Client::new();
+    let echo = server.agent_url("echo");
+    let card = http
+        .get(format!("{echo}/.well-known/agent-card.json"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(card.status(), StatusCode::OK);
+    let wrong_method = http.get(&echo).send().await.unwrap();
+    assert_eq!(wrong_method.status(), StatusCode::METHOD_NOT_ALLOWED);
+    let nobody = http
+        .post(server.agent_url("nobody"))
+        .header("content-type", "application/json")
+        .body(r#"{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"t"}}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(nobody.status(), StatusCode::NOT_FOUND);
+    let nowhere = http
+        .get(format!("http://{}/nowhere/at/all", server.local_addr()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(nowhere.status(), StatusCode::NOT_FOUND);
+
+    let scraped = scrape(&server.metrics_url()).await;
+    let http = series(&scraped, "agentyard_http_requests_total");
+    for labels in [
+        r#"method="GET /agents/{name}/.well-known/agent-card.json",code="200""#,
+        r#"method="GET /agents/{name}",code="405""#,
+        r#"method="POST /agents/{name}",code="404""#,
+        // Every path is the HTTP+JSON binding's to read.
+        r#"method="GET /{*resource}",code="404""#,
+    ] {
+        assert_eq!(http.get(labels).copied(), Some(1.0), "{labels} in {http:?}");
+    }
+    server.stop().await;
+    runtime.shutdown(PATIENCE).await;
+}

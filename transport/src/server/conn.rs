@@ -40,7 +40,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tower::Service as _;
 
-use super::ServerConfig;
+use super::{ServerConfig, ShutdownSignal};
 
 #[cfg(test)]
 mod tests;
@@ -217,11 +217,14 @@ async fn serve_connection(
     let activity = Arc::new(Activity::new(limits));
     let service = {
         let activity = Arc::clone(&activity);
+        let signal = ShutdownSignal(stop.clone());
         hyper::service::service_fn(move |request: Request<Incoming>| {
             let guard = activity.begin_request();
             let mut router = router.clone();
+            let mut request = request.map(Body::new);
+            request.extensions_mut().insert(signal.clone());
             async move {
-                let response = router.call(request.map(Body::new)).await?;
+                let response = router.call(request).await?;
                 // The request counts as in flight until its body is dropped: written
                 // to the end, or the client gone. An SSE stream is in flight for as
                 // long as it runs.

@@ -6,13 +6,11 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Extension;
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, Request, State};
+use axum::extract::{MatchedPath, Path, Request};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
-use axum::middleware::Next;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt as _;
@@ -139,13 +137,61 @@ struct Answered {
 /// Layer 1 (outermost) of the JSON-RPC routes: resolves the agent (`/` serves the
 /// default one) and its card — 404 when there is none — and, on the way out, echoes
 /// the activated extensions and names the call for the log line, whichever layer
-/// answered.
-pub(super) async fn resolve<S: A2aService>(
-    State(state): State<AppState<S>>,
-    named: Option<Path<String>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
+/// answered. One boxed future a call.
+pub(super) enum Resolve {}
+
+impl<S, I> tower::Service<Request> for WithState<S, Resolve, I>
+where
+    S: A2aService,
+    I: tower::Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    I::Future: Send,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = futures::future::BoxFuture<'static, Result<Response, Infallible>>;
+
+    /// Always ready: the inner layers are asked once the call is resolved.
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Infallible>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let state = self.state.clone();
+        let inner = self.inner.clone();
+        let route = request.extensions().get::<MatchedPath>().cloned();
+        Box::pin(async move {
+            let mut response = resolve(state, request, inner).await;
+            // A call's answer names its method; any other names its route, as the
+            // card routes' answers do (`stamp_route`).
+            let named = response
+                .extensions()
+                .get::<RequestLog>()
+                .is_some_and(|log| log.method.is_some());
+            if !named && let Some(route) = route {
+                response.extensions_mut().insert(route);
+            }
+            Ok(response)
+        })
+    }
+}
+
+/// The work of [`Resolve`]: the call resolved, handed to `inner` in its span, and
+/// its answer finished.
+async fn resolve<S, I>(state: AppState<S>, request: Request, inner: I) -> Response
+where
+    S: A2aService,
+    I: tower::Service<Request, Response = Response, Error = Infallible>,
+{
+    use axum::extract::FromRequestParts as _;
+    let (mut parts, body) = request.into_parts();
+    let named = match Option::<Path<String>>::from_request_parts(&mut parts, &state).await {
+        Ok(named) => named,
+        Err(rejection) => return rejection.into_response(),
+    };
+    let mut request = Request::from_parts(parts, body);
     let agent = match named {
         Some(Path(agent)) => agent,
         None => match state.service.default_agent() {
@@ -175,7 +221,13 @@ pub(super) async fn resolve<S: A2aService>(
     // Shared, not copied: the layers and the handler inside each extract it.
     let resolved = Arc::new(resolved);
     request.extensions_mut().insert(Arc::clone(&resolved));
-    let response = next.run(request).instrument(span).await;
+    let response = match tower::ServiceExt::oneshot(inner, request)
+        .instrument(span)
+        .await
+    {
+        Ok(response) => response,
+        Err(never) => match never {},
+    };
     let answered = response.extensions().get::<Answered>().copied();
     let (method, version) = answered.map_or((None, header_form), |a| (a.method, a.version));
     resolved.finish(response, version, method)
@@ -183,10 +235,10 @@ pub(super) async fn resolve<S: A2aService>(
 
 /// A layer of the JSON-RPC routes that needs the server's state: the service it
 /// makes wraps the inner one with the state, and `K` says which layer it is
-/// ([`Authenticate`] or [`ReadWholeBody`]). A tower layer rather than an axum
-/// `from_fn` middleware, which clones the inner service, boxes it into the `Next`
-/// it hands the middleware, and boxes the middleware's future and the inner one's,
-/// on every call.
+/// ([`Resolve`], [`Authenticate`] or [`ReadWholeBody`]). A tower layer rather than
+/// an axum `from_fn` middleware, which clones the inner service, boxes it into the
+/// `Next` it hands the middleware, and boxes the middleware's future and the inner
+/// one's, on every call.
 pub(super) struct StateLayer<S, K> {
     state: AppState<S>,
     kind: PhantomData<fn() -> K>,
@@ -371,14 +423,51 @@ async fn read_whole_body<S: A2aService>(
 }
 
 /// The JSON-RPC handler, inside the layers: decodes the call, checks what the card
-/// demands, and hands it to the service.
-pub(super) async fn call<S: A2aService>(
-    State(state): State<AppState<S>>,
-    Extension(resolved): Extension<Arc<Resolved>>,
-    Extension(Authenticated(principal)): Extension<Authenticated>,
-    request: Request,
-) -> Response {
+/// demands, and hands it to the service. A service of its own, not an axum handler,
+/// so that the layers above clone a shared count rather than a boxed route.
+pub(super) struct Handler<S>(AppState<S>);
+
+impl<S> Handler<S> {
+    /// The handler, with the server's state.
+    pub(super) fn new(state: AppState<S>) -> Self {
+        Self(state)
+    }
+}
+
+impl<S> Clone for Handler<S> {
+    fn clone(&self) -> Self {
+        Self(self.0.clone())
+    }
+}
+
+impl<S: A2aService> tower::Service<Request> for Handler<S> {
+    type Response = Response;
+    type Error = Infallible;
+    type Future = futures::future::BoxFuture<'static, Result<Response, Infallible>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Infallible>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let state = self.0.clone();
+        Box::pin(async move { Ok(call(state, request).await) })
+    }
+}
+
+/// The work of [`Handler`].
+async fn call<S: A2aService>(state: AppState<S>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
+    // Both put there by the layers outside; a route without them is a bug here.
+    let (Some(resolved), Some(Authenticated(principal))) = (
+        parts.extensions.get::<Arc<Resolved>>().cloned(),
+        parts.extensions.get::<Authenticated>().cloned(),
+    ) else {
+        return unresolved();
+    };
     // Read whole by the body layer already: this only takes the buffer.
     let body = axum::body::to_bytes(body, usize::MAX)
         .await
