@@ -149,9 +149,7 @@ pub(super) async fn call<S: A2aService>(
 ) -> Response {
     let (parts, body) = request.into_parts();
     // Read whole by the body layer already: this only takes the buffer.
-    let body = axum::body::to_bytes(body, usize::MAX)
-        .await
-        .unwrap_or_default();
+    let body = super::rpc::whole(body).await.unwrap_or_default();
     let version = resolved.header_form();
     let asked = resolved.asked.clone();
     let call = Call::new(state, &resolved, &parts);

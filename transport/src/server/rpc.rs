@@ -469,9 +469,7 @@ async fn call<S: A2aService>(state: AppState<S>, request: Request) -> Response {
         return unresolved();
     };
     // Read whole by the body layer already: this only takes the buffer.
-    let body = axum::body::to_bytes(body, usize::MAX)
-        .await
-        .unwrap_or_default();
+    let body = whole(body).await.unwrap_or_default();
     let span = resolved.span.clone();
     let asked = resolved.asked.clone();
     let call = Call::new(state, &resolved, &parts);
@@ -1228,14 +1226,41 @@ async fn read_body(
     if declared.is_some_and(|length| length > limit as u64) {
         return Err(BodyError::TooLarge);
     }
-    match tokio::time::timeout(timeout, Limited::new(body, limit).collect()).await {
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+    match tokio::time::timeout(timeout, whole(Limited::new(body, limit))).await {
+        Ok(Ok(bytes)) => Ok(bytes),
         Ok(Err(error)) if error.downcast_ref::<LengthLimitError>().is_some() => {
             Err(BodyError::TooLarge)
         }
         Ok(Err(error)) => Err(BodyError::Read(error)),
         Err(_elapsed) => Err(BodyError::TooSlow),
     }
+}
+
+/// `body` read to its end. Most bodies arrive in one frame, which is kept as it came;
+/// `collect` would have listed it in an allocation of its own first.
+pub(super) async fn whole<B>(body: B) -> Result<Bytes, B::Error>
+where
+    B: axum::body::HttpBody<Data = Bytes>,
+{
+    let mut body = std::pin::pin!(body);
+    let mut first: Option<Bytes> = None;
+    let mut joined: Vec<u8> = Vec::new();
+    while let Some(frame) = body.frame().await {
+        // Trailers carry nothing a call reads.
+        let Ok(data) = frame?.into_data() else {
+            continue;
+        };
+        match first.take() {
+            None if joined.is_empty() => first = Some(data),
+            None => joined.extend_from_slice(&data),
+            Some(before) => {
+                joined.reserve(before.len() + data.len());
+                joined.extend_from_slice(&before);
+                joined.extend_from_slice(&data);
+            }
+        }
+    }
+    Ok(first.unwrap_or_else(|| Bytes::from(joined)))
 }
 
 /// Frames a service's event stream as SSE, each item written by `write` (a whole

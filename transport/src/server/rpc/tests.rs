@@ -123,3 +123,33 @@ fn params_before_the_method_are_typed_once_the_method_is_known() {
         assert!(decode_send(declined).is_none(), "{}", String::from_utf8_lossy(declined));
     }
 }
+
+#[tokio::test]
+async fn a_body_is_read_whole_whatever_its_frames() {
+    use axum::body::Bytes;
+    use hyper::body::Frame;
+
+    let frames = |chunks: Vec<Frame<Bytes>>| {
+        http_body_util::StreamBody::new(futures::stream::iter(
+            chunks.into_iter().map(Ok::<_, std::convert::Infallible>),
+        ))
+    };
+    let one = Bytes::from_static(b"{\"id\":1}");
+    let read = super::whole(frames(vec![Frame::data(one.clone())]))
+        .await
+        .expect("read");
+    // One frame is the buffer it came in, not a copy.
+    assert_eq!(read.as_ptr(), one.as_ptr());
+    let read = super::whole(frames(vec![
+        Frame::data(Bytes::new()),
+        Frame::data(Bytes::from_static(b"{\"id\"")),
+        Frame::trailers(axum::http::HeaderMap::new()),
+        Frame::data(Bytes::from_static(b":1")),
+        Frame::data(Bytes::from_static(b"}")),
+    ]))
+    .await
+    .expect("read");
+    assert_eq!(read, Bytes::from_static(b"{\"id\":1}"));
+    let read = super::whole(frames(Vec::new())).await.expect("read");
+    assert!(read.is_empty());
+}
