@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::events::{Envelope, EventBus, EventDetail, EventKind};
 use crate::send::{Follow, Published, Watcher};
 use crate::signal;
-use crate::store::TaskStore;
+use crate::store::{TaskStore, at_once};
 
 #[cfg(test)]
 mod tests;
@@ -185,12 +185,12 @@ impl TaskEvents {
         bus: &EventBus,
         status: TaskStatus,
     ) -> Result<()> {
-        let (_, seq) = store
-            .set_status_logged(
-                &self.task_id,
-                self.update(status.clone(), Finality::Progress),
-            )
-            .await?;
+        let (_, seq) = at_once::set_status_logged(
+            store,
+            &self.task_id,
+            self.update(status.clone(), Finality::Progress),
+        )
+        .await?;
         self.publish(bus, status, Finality::Progress, seq, || {});
         Ok(())
     }
@@ -239,14 +239,14 @@ impl TaskEvents {
         update.append = append.then_some(true);
         update.last_chunk = Some(chunk.is_last());
         // The update is logged with the artifact, in one write.
-        let (_, seq) = store
-            .put_artifact_logged(
-                &self.task_id,
-                artifact,
-                append,
-                &StreamEvent::ArtifactUpdate(update.clone()),
-            )
-            .await?;
+        let (_, seq) = at_once::put_artifact_logged(
+            store,
+            &self.task_id,
+            artifact,
+            append,
+            &StreamEvent::ArtifactUpdate(update.clone()),
+        )
+        .await?;
         self.channel.publish(
             seq.unwrap_or(0),
             StreamEvent::ArtifactUpdate(update.clone()),

@@ -14,7 +14,7 @@ use crate::channel::{Finality, TaskChannel, TaskEvents};
 use crate::events::{Envelope, EventBus, EventDetail, EventKind};
 use crate::occupancy::{SessionShared, TaskPin};
 use crate::send::{Follow, Published, SessionKey, Watcher};
-use crate::store::{StoreError, TaskStore};
+use crate::store::{StoreError, TaskStore, at_once};
 
 #[cfg(test)]
 mod tests;
@@ -212,9 +212,12 @@ impl LiveTasks {
         let (_, seq) = match self.publisher(task_id) {
             Some(events) => {
                 let update = events.update(status.clone(), Finality::Final);
-                store.set_status_logged(task_id, update).await?
+                at_once::set_status_logged(store, task_id, update).await?
             }
-            None => (store.set_status(task_id, status.clone()).await?, None),
+            None => (
+                at_once::set_status(store, task_id, status.clone()).await?,
+                None,
+            ),
         };
         let state = status.state;
         let (events, ended, at) = if state.is_terminal() {

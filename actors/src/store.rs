@@ -6,3 +6,104 @@ pub use agentyard_store::{
     InMemoryTaskStore, JournalTaskStore, Record, Retention, SqlTaskStore, StoreError,
     StoreLocation, TaskFilter, TaskOwner, TaskPage, TaskStore,
 };
+
+/// The runtime's most frequent store calls, each made on the in-memory store at once
+/// ([`TaskStore::in_memory`]) and on any other store through its async call. A call
+/// through a `dyn TaskStore` boxes its future; a send makes six or more of these.
+pub(crate) mod at_once {
+    use std::sync::Arc;
+
+    use agentyard_transport::a2a::{
+        Artifact, Message, StreamEvent, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
+    };
+    use agentyard_transport::{ContextId, TaskId};
+
+    use super::{StoreError, TaskOwner, TaskStore};
+
+    /// [`TaskStore::insert_owned`], or its `_unanswered` form when `answered` is not.
+    pub(crate) async fn insert_owned(
+        store: &dyn TaskStore,
+        task: Task,
+        owner: TaskOwner,
+        answered: bool,
+    ) -> Result<(), StoreError> {
+        match store.in_memory() {
+            Some(memory) => memory.insert_owned_now(task, owner),
+            None if answered => store.insert_owned(task, owner).await,
+            None => store.insert_owned_unanswered(task, owner).await,
+        }
+    }
+
+    /// [`TaskStore::context_principal`].
+    pub(crate) async fn context_principal(
+        store: &dyn TaskStore,
+        context_id: &ContextId,
+    ) -> Result<Option<Arc<str>>, StoreError> {
+        match store.in_memory() {
+            Some(memory) => Ok(memory.context_principal_now(context_id)),
+            None => store.context_principal(context_id).await,
+        }
+    }
+
+    /// [`TaskStore::get`].
+    pub(crate) async fn get(
+        store: &dyn TaskStore,
+        id: &TaskId,
+        history_length: Option<usize>,
+    ) -> Result<Option<Task>, StoreError> {
+        match store.in_memory() {
+            Some(memory) => Ok(memory.get_now(id, history_length)),
+            None => store.get(id, history_length).await,
+        }
+    }
+
+    /// [`TaskStore::set_status`].
+    pub(crate) async fn set_status(
+        store: &dyn TaskStore,
+        id: &TaskId,
+        status: TaskStatus,
+    ) -> Result<TaskState, StoreError> {
+        match store.in_memory() {
+            Some(memory) => memory.set_status_now(id, status),
+            None => store.set_status(id, status).await,
+        }
+    }
+
+    /// [`TaskStore::set_status_logged`].
+    pub(crate) async fn set_status_logged(
+        store: &dyn TaskStore,
+        id: &TaskId,
+        update: TaskStatusUpdateEvent,
+    ) -> Result<(TaskState, Option<u64>), StoreError> {
+        match store.in_memory() {
+            Some(memory) => memory.set_status_logged_now(id, update),
+            None => store.set_status_logged(id, update).await,
+        }
+    }
+
+    /// [`TaskStore::append_history_unanswered`].
+    pub(crate) async fn append_history_unanswered(
+        store: &dyn TaskStore,
+        id: &TaskId,
+        message: Arc<Message>,
+    ) -> Result<(), StoreError> {
+        match store.in_memory() {
+            Some(memory) => memory.append_history_now(id, message),
+            None => store.append_history_unanswered(id, message).await,
+        }
+    }
+
+    /// [`TaskStore::put_artifact_logged`].
+    pub(crate) async fn put_artifact_logged(
+        store: &dyn TaskStore,
+        id: &TaskId,
+        artifact: Arc<Artifact>,
+        append: bool,
+        event: &StreamEvent,
+    ) -> Result<(Arc<Artifact>, Option<u64>), StoreError> {
+        match store.in_memory() {
+            Some(memory) => memory.put_artifact_logged_now(id, artifact, append, event),
+            None => store.put_artifact_logged(id, artifact, append, event).await,
+        }
+    }
+}

@@ -85,7 +85,7 @@ use crate::port::{BoxFuture, Port, finish_task};
 pub(crate) use crate::send::SessionKey;
 pub use crate::send::{DEDUPLICATED_METADATA_KEY, SendRequest, Settled, Submitted};
 use crate::send::{Follow, mark_deduplicated, policy_request};
-use crate::store::{StoreError, TaskFilter, TaskOwner, TaskPage, TaskStore};
+use crate::store::{StoreError, TaskFilter, TaskOwner, TaskPage, TaskStore, at_once};
 
 mod actor;
 mod config;
@@ -527,7 +527,7 @@ impl Supervisor {
     /// # Errors
     /// Only store failures.
     pub async fn context_principal(&self, context_id: &ContextId) -> Result<Option<Arc<str>>> {
-        Ok(self.core.store.context_principal(context_id).await?)
+        Ok(at_once::context_principal(&*self.core.store, context_id).await?)
     }
 
     /// Returns a task with at most `history_length` of its most recent messages.
@@ -535,9 +535,7 @@ impl Supervisor {
     /// # Errors
     /// [`Error::TaskNotFound`].
     pub async fn get_task(&self, task_id: &TaskId, history_length: Option<usize>) -> Result<Task> {
-        self.core
-            .store
-            .get(task_id, history_length)
+        at_once::get(&*self.core.store, task_id, history_length)
             .await?
             .ok_or_else(|| Error::TaskNotFound(task_id.clone()))
     }

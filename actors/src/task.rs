@@ -21,6 +21,7 @@ use crate::limits::Permits;
 use crate::occupancy::SessionShared;
 use crate::port::{Port, finish_task};
 use crate::send::SessionKey;
+use crate::store::at_once;
 
 #[cfg(test)]
 mod tests;
@@ -208,10 +209,7 @@ impl Work {
                 // Ignored if the task ended meanwhile (a cancel won the race). Nobody
                 // is answered on it before the final status, whose durable write
                 // commits it too.
-                let _ = port
-                    .store()
-                    .append_history_unanswered(task_id, message)
-                    .await;
+                let _ = at_once::append_history_unanswered(port.store(), task_id, message).await;
             }
         };
         // The final status does not wait for the reply's answer: `join` polls the

@@ -143,6 +143,15 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
         self.insert_owned(task, owner).await
     }
 
+    /// This store as the in-memory store, when it is one. Every call on that store is
+    /// done at once, so the runtime makes its most frequent calls on it directly
+    /// (`InMemoryTaskStore::set_status_logged_now` and the like), without the boxed
+    /// future of each call through a `dyn TaskStore`. `None`, the default, for any
+    /// other store, one that wraps an in-memory store included: its calls are its own.
+    fn in_memory(&self) -> Option<&crate::InMemoryTaskStore> {
+        None
+    }
+
     /// The owner of a task, or `None` if there is no such task or it was stored
     /// without one ([`TaskStore::insert`]).
     ///

@@ -604,6 +604,89 @@ struct Kept {
     overdue: bool,
 }
 
+/// The runtime's most frequent calls, done at once. The [`TaskStore`] calls on this
+/// store do the same through a boxed future each, as every call through a
+/// `dyn TaskStore` is; a caller holding a `dyn TaskStore` reaches these through
+/// [`TaskStore::in_memory`].
+impl InMemoryTaskStore {
+    /// [`TaskStore::insert_owned`] (and its `_unanswered` form), done at once.
+    ///
+    /// # Errors
+    /// As [`TaskStore::insert_owned`].
+    pub fn insert_owned_now(&self, task: Task, owner: TaskOwner) -> Result<(), StoreError> {
+        self.insert_at(task, Some(owner), SystemTime::now())
+    }
+
+    /// [`TaskStore::context_principal`], done at once.
+    #[must_use]
+    pub fn context_principal_now(&self, context_id: &ContextId) -> Option<Arc<str>> {
+        self.contexts
+            .get(context_id)
+            .and_then(|conversation| conversation.principal())
+    }
+
+    /// [`TaskStore::get`], done at once.
+    #[must_use]
+    pub fn get_now(&self, id: &TaskId, history_length: Option<usize>) -> Option<Task> {
+        // Clone under the shard lock, trim outside it.
+        let mut task = self.tasks.get(id).map(|stored| stored.task.clone())?;
+        if let Some(n) = history_length {
+            trim_history(&mut task, n);
+        }
+        Some(task)
+    }
+
+    /// [`TaskStore::set_status`], done at once.
+    ///
+    /// # Errors
+    /// As [`TaskStore::set_status`].
+    pub fn set_status_now(&self, id: &TaskId, status: TaskStatus) -> Result<TaskState, StoreError> {
+        Ok(self.change_status(id, status, None, SystemTime::now)?.0)
+    }
+
+    /// [`TaskStore::set_status_logged`], done at once.
+    ///
+    /// # Errors
+    /// As [`TaskStore::set_status_logged`].
+    pub fn set_status_logged_now(
+        &self,
+        id: &TaskId,
+        update: TaskStatusUpdateEvent,
+    ) -> Result<(TaskState, Option<u64>), StoreError> {
+        let status = update.status.clone();
+        self.change_status(
+            id,
+            status,
+            Some(StreamEvent::StatusUpdate(update)),
+            SystemTime::now,
+        )
+    }
+
+    /// [`TaskStore::append_history`] (and its `_unanswered` form), done at once.
+    ///
+    /// # Errors
+    /// As [`TaskStore::append_history`].
+    pub fn append_history_now(&self, id: &TaskId, message: Arc<Message>) -> Result<(), StoreError> {
+        self.push_history(id, message)
+    }
+
+    /// [`TaskStore::put_artifact_logged`], done at once.
+    ///
+    /// # Errors
+    /// As [`TaskStore::put_artifact_logged`].
+    pub fn put_artifact_logged_now(
+        &self,
+        id: &TaskId,
+        artifact: Arc<Artifact>,
+        append: bool,
+        event: &StreamEvent,
+    ) -> Result<(Arc<Artifact>, Option<u64>), StoreError> {
+        let stored = self.store_artifact(id, artifact, append)?;
+        let seq = self.log_event(id, event.clone())?;
+        Ok((stored, Some(seq)))
+    }
+}
+
 /// Keeps only the `n` most recent messages of a history.
 fn trim_history(task: &mut Task, n: usize) {
     if let Some(history) = task.history.as_mut() {
@@ -619,7 +702,7 @@ impl TaskStore for InMemoryTaskStore {
     }
 
     async fn insert_owned(&self, task: Task, owner: TaskOwner) -> Result<(), StoreError> {
-        self.insert_at(task, Some(owner), SystemTime::now())
+        self.insert_owned_now(task, owner)
     }
 
     // The `_unanswered` writes are the same as the answered ones here, but written
@@ -629,7 +712,7 @@ impl TaskStore for InMemoryTaskStore {
         task: Task,
         owner: TaskOwner,
     ) -> Result<(), StoreError> {
-        self.insert_at(task, Some(owner), SystemTime::now())
+        self.insert_owned_now(task, owner)
     }
 
     async fn owner(&self, id: &TaskId) -> Result<Option<TaskOwner>, StoreError> {
@@ -640,10 +723,7 @@ impl TaskStore for InMemoryTaskStore {
         &self,
         context_id: &ContextId,
     ) -> Result<Option<Arc<str>>, StoreError> {
-        Ok(self
-            .contexts
-            .get(context_id)
-            .and_then(|conversation| conversation.principal()))
+        Ok(self.context_principal_now(context_id))
     }
 
     fn keep(&self, id: &TaskId) {
@@ -669,18 +749,11 @@ impl TaskStore for InMemoryTaskStore {
         id: &TaskId,
         history_length: Option<usize>,
     ) -> Result<Option<Task>, StoreError> {
-        // Clone under the shard lock, trim outside it.
-        let Some(mut task) = self.tasks.get(id).map(|stored| stored.task.clone()) else {
-            return Ok(None);
-        };
-        if let Some(n) = history_length {
-            trim_history(&mut task, n);
-        }
-        Ok(Some(task))
+        Ok(self.get_now(id, history_length))
     }
 
     async fn set_status(&self, id: &TaskId, status: TaskStatus) -> Result<TaskState, StoreError> {
-        Ok(self.change_status(id, status, None, SystemTime::now)?.0)
+        self.set_status_now(id, status)
     }
 
     async fn set_status_logged(
@@ -688,17 +761,11 @@ impl TaskStore for InMemoryTaskStore {
         id: &TaskId,
         update: TaskStatusUpdateEvent,
     ) -> Result<(TaskState, Option<u64>), StoreError> {
-        let status = update.status.clone();
-        self.change_status(
-            id,
-            status,
-            Some(StreamEvent::StatusUpdate(update)),
-            SystemTime::now,
-        )
+        self.set_status_logged_now(id, update)
     }
 
     async fn append_history(&self, id: &TaskId, message: Arc<Message>) -> Result<(), StoreError> {
-        self.push_history(id, message)
+        self.append_history_now(id, message)
     }
 
     async fn append_history_unanswered(
@@ -706,7 +773,7 @@ impl TaskStore for InMemoryTaskStore {
         id: &TaskId,
         message: Arc<Message>,
     ) -> Result<(), StoreError> {
-        self.push_history(id, message)
+        self.append_history_now(id, message)
     }
 
     async fn put_artifact(
@@ -807,6 +874,20 @@ impl TaskStore for InMemoryTaskStore {
         event: &StreamEvent,
     ) -> Result<Option<u64>, StoreError> {
         self.log_event(id, event.clone()).map(Some)
+    }
+
+    async fn put_artifact_logged(
+        &self,
+        id: &TaskId,
+        artifact: Arc<Artifact>,
+        append: bool,
+        event: &StreamEvent,
+    ) -> Result<(Arc<Artifact>, Option<u64>), StoreError> {
+        self.put_artifact_logged_now(id, artifact, append, event)
+    }
+
+    fn in_memory(&self) -> Option<&InMemoryTaskStore> {
+        Some(self)
     }
 
     async fn events_after(

@@ -33,7 +33,7 @@ use crate::send::{
     Follow, SendRequest, SessionKey, Submitted, Watcher, caller, mark_deduplicated, policy_request,
 };
 use crate::session::{Runs, SessionActor, SessionMsg};
-use crate::store::{StoreError, TaskOwner};
+use crate::store::{StoreError, TaskOwner, at_once};
 use crate::task::{CallerRun, Work};
 
 impl Core {
@@ -684,12 +684,10 @@ impl Supervisor {
         // durable write of it (its key, or the status it settles in), which commits
         // the task too: the insert need not wait for its own commit. A caller
         // answered now (the task, or a stream starting with it) needs it durable.
-        let inserted = if matches!(follow, Follow::State) {
-            core.store.insert_owned_unanswered(task, owner).await
-        } else {
-            core.store.insert_owned(task, owner).await
-        };
-        inserted.map_err(Error::from)?;
+        let answered = !matches!(follow, Follow::State);
+        at_once::insert_owned(&*core.store, task, owner, answered)
+            .await
+            .map_err(Error::from)?;
         let task = submitted;
         let channel = TaskChannel::new(TaskState::Submitted, core.config.stream_capacity);
         let cancel = CancellationToken::new();

@@ -1,5 +1,5 @@
 use super::*;
-use agentyard_transport::a2a::{Part, Role};
+use agentyard_transport::a2a::{Part, Role, TaskArtifactUpdateEvent};
 
 fn task(id: &str, context: &str) -> Task {
     Task::new(
@@ -464,4 +464,80 @@ fn a_conversation_keeps_its_tasks_in_creation_order_when_they_join_out_of_it() {
         conversation.remove(&TaskId::new(format!("t{n}")), n);
     }
     assert!(conversation.is_empty());
+}
+
+#[tokio::test]
+async fn the_calls_done_at_once_are_the_store_calls_reached_through_dyn() {
+    let memory = Arc::new(InMemoryTaskStore::new());
+    let store: Arc<dyn TaskStore> = memory.clone();
+    let at_once = store
+        .in_memory()
+        .expect("the in-memory store is done at once");
+    assert!(std::ptr::eq(at_once, &*memory));
+
+    let owner = TaskOwner::new("echo", Some(Arc::from("alice")));
+    at_once
+        .insert_owned_now(task("t1", "c1"), owner)
+        .expect("inserted");
+    let update = TaskStatusUpdateEvent::new(
+        TaskId::new("t1"),
+        ContextId::new("c1"),
+        TaskStatus::new(TaskState::Working),
+        false,
+    );
+    let (previous, seq) = at_once
+        .set_status_logged_now(&TaskId::new("t1"), update)
+        .expect("set");
+    assert_eq!((previous, seq), (TaskState::Submitted, Some(1)));
+    at_once
+        .append_history_now(&TaskId::new("t1"), Arc::new(message("hi")))
+        .expect("appended");
+    let artifact = Arc::new(Artifact::new("a1", vec![Part::text("out")]));
+    let event = StreamEvent::ArtifactUpdate(TaskArtifactUpdateEvent::new(
+        TaskId::new("t1"),
+        ContextId::new("c1"),
+        Arc::clone(&artifact),
+    ));
+    let (_, seq) = at_once
+        .put_artifact_logged_now(&TaskId::new("t1"), artifact, false, &event)
+        .expect("put");
+    assert_eq!(seq, Some(2));
+    let previous = at_once
+        .set_status_now(&TaskId::new("t1"), TaskStatus::new(TaskState::Completed))
+        .expect("set");
+    assert_eq!(previous, TaskState::Working);
+
+    // What was done at once is what the async calls read, and the other way round.
+    let read = store
+        .get(&TaskId::new("t1"), None)
+        .await
+        .expect("read")
+        .expect("there");
+    assert_eq!(
+        Some(read.clone()),
+        at_once.get_now(&TaskId::new("t1"), None)
+    );
+    assert_eq!(read.status.state, TaskState::Completed);
+    assert_eq!(read.history.as_ref().map(Vec::len), Some(1));
+    assert_eq!(read.artifacts.as_ref().map(Vec::len), Some(1));
+    assert_eq!(
+        at_once
+            .context_principal_now(&ContextId::new("c1"))
+            .as_deref(),
+        Some("alice")
+    );
+    let logged = store
+        .events_after(&TaskId::new("t1"), 0)
+        .await
+        .expect("log");
+    assert_eq!(
+        logged.iter().map(|(seq, _)| *seq).collect::<Vec<_>>(),
+        [1, 2]
+    );
+    assert_eq!(
+        at_once
+            .get_now(&TaskId::new("t1"), Some(0))
+            .and_then(|t| t.history),
+        Some(Vec::new())
+    );
 }
