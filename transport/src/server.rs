@@ -307,8 +307,9 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
         .option_layer(calls.map(tower::limit::GlobalConcurrencyLimitLayer::new))
         .layer(rpc::StateLayer::<_, rpc::ReadWholeBody>::new(state.clone()))
         .service(rpc::Handler::new(state.clone()));
-    // The HTTP+JSON routes: the same layers behind their own outermost one, which
-    // reads the path instead of a route's parameters.
+    // The HTTP+JSON routes: the same layers behind their own resolve, which reads
+    // the path instead of a route's parameters; outside it, the route is named on
+    // answers that name no call (see `stamp_route`).
     let rest_layers = tower::ServiceBuilder::new()
         .layer(axum::middleware::from_fn(stamp_route))
         .layer(axum::middleware::from_fn_with_state(
