@@ -1124,14 +1124,25 @@ fn check_content_type(headers: &HeaderMap, binding: Binding) -> Result<(), Strin
     let Some(value) = headers.get(CONTENT_TYPE) else {
         return Err(format!("the request has no Content-Type; {expected}"));
     };
+    // Compared without case and without a lowered copy: every call has one.
     let essence = value
         .to_str()
         .ok()
         .and_then(|value| value.split(';').next())
-        .map(|essence| essence.trim().to_ascii_lowercase())
-        .unwrap_or_default();
-    if essence == "application/json"
-        || (essence.starts_with("application/") && essence.ends_with("+json"))
+        .map_or("", str::trim);
+    let starts = |prefix: &str| {
+        essence
+            .get(..prefix.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
+    };
+    let ends = |suffix: &str| {
+        essence
+            .len()
+            .checked_sub(suffix.len())
+            .and_then(|start| essence.get(start..))
+            .is_some_and(|tail| tail.eq_ignore_ascii_case(suffix))
+    };
+    if essence.eq_ignore_ascii_case("application/json") || (starts("application/") && ends("+json"))
     {
         Ok(())
     } else {

@@ -153,3 +153,40 @@ async fn a_body_is_read_whole_whatever_its_frames() {
     let read = super::whole(frames(Vec::new())).await.expect("read");
     assert!(read.is_empty());
 }
+
+#[test]
+fn a_json_content_type_is_known_in_any_case_and_with_parameters() {
+    use axum::http::{HeaderMap, HeaderValue, header::CONTENT_TYPE};
+
+    use super::super::reply::Binding;
+
+    let check = |value: &str| {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            CONTENT_TYPE,
+            HeaderValue::from_str(value).expect("a header"),
+        );
+        super::check_content_type(&headers, Binding::JsonRpc)
+    };
+    for accepted in [
+        "application/json",
+        "Application/JSON; charset=utf-8",
+        " application/json ;charset=UTF-8",
+        "application/a2a+json",
+        "APPLICATION/VND.API+JSON",
+    ] {
+        assert_eq!(check(accepted), Ok(()), "{accepted}");
+    }
+    for refused in [
+        "text/plain",
+        "application/jsonx",
+        "application+json",
+        "json",
+        "",
+    ] {
+        let error = check(refused).expect_err(refused);
+        assert!(error.contains("is not supported"), "{refused}: {error}");
+    }
+    let error = super::check_content_type(&HeaderMap::new(), Binding::JsonRpc).expect_err("none");
+    assert!(error.contains("no Content-Type"), "{error}");
+}
