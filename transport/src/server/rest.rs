@@ -414,11 +414,11 @@ fn success(version: ProtocolVersion, result: A2aResult) -> Response {
 fn stream_frame(version: ProtocolVersion, event: Result<StreamEvent, JsonRpcError>) -> Event {
     let item = match (version, event) {
         (ProtocolVersion::V1_0, Ok(event)) => {
-            serde_json::to_string(&v1::StreamResponse::from(event)).map_err(|e| e.to_string())
+            reply::json_line(&v1::StreamResponse::from(event)).map_err(|e| e.to_string())
         }
         (ProtocolVersion::V0_3, Ok(event)) => crate::proto::v0_3::stream_response(event)
             .map_err(|e| e.to_string())
-            .and_then(|event| serde_json::to_string(&event).map_err(|e| e.to_string())),
+            .and_then(|event| reply::json_line(&event).map_err(|e| e.to_string())),
         (_, Err(error)) => {
             let body = serde_json::to_string(&error_body(version, None, error).1);
             return match (version, body) {

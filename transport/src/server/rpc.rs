@@ -1351,7 +1351,7 @@ pub(crate) fn settles(event: &StreamEvent) -> bool {
 
 /// One SSE event whose data is `response` as one line of JSON.
 fn frame<T: serde::Serialize>(response: &JsonRpcResponse<T>) -> Event {
-    match serde_json::to_string(response) {
+    match reply::json_line(response) {
         Ok(json) => Event::default().data(json),
         Err(error) => {
             tracing::error!(%error, "a stream event failed to serialize");
