@@ -56,6 +56,15 @@ fn series<'a>(scraped: &'a BTreeMap<String, f64>, name: &str) -> BTreeMap<&'a st
         .collect()
 }
 
+/// A runtime with one exposed echo agent.
+async fn echo_runtime() -> Runtime {
+    Runtime::builder()
+        .agent(AgentDescriptor::new("echo").expose(), |_| Echo::default())
+        .build()
+        .await
+        .expect("the runtime starts")
+}
+
 async fn start() -> (Runtime, HttpServer, Gated) {
     let gated = Gated::default();
     let runtime = Runtime::builder()
@@ -239,11 +248,7 @@ async fn the_scraped_counters_equal_the_sends_made() {
 
 #[tokio::test]
 async fn metrics_take_the_same_credentials_as_a2a() {
-    let runtime = Runtime::builder()
-        .agent(AgentDescriptor::new("echo").expose(), |_| Echo::default())
-        .build()
-        .await
-        .expect("the runtime starts");
+    let runtime = echo_runtime().await;
     let server = runtime
         .serve(HttpConfig::default().auth(EdgeAuth::default().api_key("k-1", "ops")))
         .await
@@ -279,11 +284,7 @@ async fn metrics_take_the_same_credentials_as_a2a() {
 
 #[tokio::test]
 async fn metrics_on_their_own_address_leave_the_edge_and_off_they_are_gone() {
-    let runtime = Runtime::builder()
-        .agent(AgentDescriptor::new("echo").expose(), |_| Echo::default())
-        .build()
-        .await
-        .expect("the runtime starts");
+    let runtime = echo_runtime().await;
     let apart = runtime
         .serve(HttpConfig::default().metrics_bind("127.0.0.1:0".parse().unwrap()))
         .await
@@ -369,11 +370,7 @@ async fn serve_reads_the_metrics_section() {
 
 #[tokio::test]
 async fn a_request_that_is_not_a_call_is_counted_by_its_route() {
-    let runtime = Runtime::builder()
-        .agent(AgentDescriptor::new("echo").expose(), |_| Echo::default())
-        .build()
-        .await
-        .expect("the runtime starts");
+    let runtime = echo_runtime().await;
     let server = runtime
         .serve(HttpConfig::default())
         .await

@@ -140,41 +140,25 @@ struct Answered {
 /// answered. One boxed future a call.
 pub(super) enum Resolve {}
 
-impl<S, I> tower::Service<Request> for WithState<S, Resolve, I>
-where
-    S: A2aService,
-    I: tower::Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
-    I::Future: Send,
-{
-    type Response = Response;
-    type Error = Infallible;
-    type Future = futures::future::BoxFuture<'static, Result<Response, Infallible>>;
-
-    /// Always ready: the inner layers are asked once the call is resolved.
-    fn poll_ready(
-        &mut self,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Infallible>> {
-        std::task::Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request) -> Self::Future {
-        let state = self.state.clone();
-        let inner = self.inner.clone();
+impl Boxed for Resolve {
+    async fn run<S, I>(state: AppState<S>, request: Request, inner: I) -> Response
+    where
+        S: A2aService,
+        I: tower::Service<Request, Response = Response, Error = Infallible> + Send,
+        I::Future: Send,
+    {
         let route = request.extensions().get::<MatchedPath>().cloned();
-        Box::pin(async move {
-            let mut response = resolve(state, request, inner).await;
-            // A call's answer names its method; any other names its route, as the
-            // card routes' answers do (`stamp_route`).
-            let named = response
-                .extensions()
-                .get::<RequestLog>()
-                .is_some_and(|log| log.method.is_some());
-            if !named && let Some(route) = route {
-                response.extensions_mut().insert(route);
-            }
-            Ok(response)
-        })
+        let mut response = resolve(state, request, inner).await;
+        // A call's answer names its method; any other names its route, as the card
+        // routes' answers do (`stamp_route`).
+        let named = response
+            .extensions()
+            .get::<RequestLog>()
+            .is_some_and(|log| log.method.is_some());
+        if !named && let Some(route) = route {
+            response.extensions_mut().insert(route);
+        }
+        response
     }
 }
 
@@ -350,9 +334,46 @@ where
 /// future a call: it awaits the body before the call.
 pub(super) enum ReadWholeBody {}
 
-impl<S, I> tower::Service<Request> for WithState<S, ReadWholeBody, I>
+impl Boxed for ReadWholeBody {
+    async fn run<S, I>(state: AppState<S>, request: Request, inner: I) -> Response
+    where
+        S: A2aService,
+        I: tower::Service<Request, Response = Response, Error = Infallible> + Send,
+        I::Future: Send,
+    {
+        let Some(resolved) = request.extensions().get::<Arc<Resolved>>().cloned() else {
+            return unresolved();
+        };
+        match read_whole_body(&state, &resolved, request).await {
+            Ok(request) => match tower::ServiceExt::oneshot(inner, request).await {
+                Ok(response) => response,
+                Err(never) => match never {},
+            },
+            Err(refused) => refused,
+        }
+    }
+}
+
+/// A layer whose work awaits around the inner service's: its service runs
+/// [`Boxed::run`] in one boxed future a call, and is always ready (the inner service
+/// is asked once it is called).
+pub(super) trait Boxed: 'static {
+    /// The layer's work on `request`, handing it to `inner` when it goes on.
+    fn run<S, I>(
+        state: AppState<S>,
+        request: Request,
+        inner: I,
+    ) -> impl Future<Output = Response> + Send
+    where
+        S: A2aService,
+        I: tower::Service<Request, Response = Response, Error = Infallible> + Send,
+        I::Future: Send;
+}
+
+impl<S, K, I> tower::Service<Request> for WithState<S, K, I>
 where
     S: A2aService,
+    K: Boxed,
     I: tower::Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
     I::Future: Send,
 {
@@ -360,7 +381,6 @@ where
     type Error = Infallible;
     type Future = futures::future::BoxFuture<'static, Result<Response, Infallible>>;
 
-    /// Always ready: the inner service is asked once the body is in.
     fn poll_ready(
         &mut self,
         _: &mut std::task::Context<'_>,
@@ -369,18 +389,8 @@ where
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let state = self.state.clone();
-        let inner = self.inner.clone();
-        Box::pin(async move {
-            let Some(resolved) = request.extensions().get::<Arc<Resolved>>().cloned() else {
-                return Ok(unresolved());
-            };
-            let response = match read_whole_body(&state, &resolved, request).await {
-                Ok(request) => tower::ServiceExt::oneshot(inner, request).await?,
-                Err(refused) => refused,
-            };
-            Ok(response)
-        })
+        let work = K::run(self.state.clone(), request, self.inner.clone());
+        Box::pin(async move { Ok(work.await) })
     }
 }
 
