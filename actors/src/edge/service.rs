@@ -209,6 +209,20 @@ impl SupervisorService {
             .ok_or_else(rpc_error::push_disabled)
     }
 
+    /// What every push-config call checks first: push is on, and the caller may see
+    /// the task (its owner, and the task is there). Returns the notifier and the
+    /// task's head.
+    async fn push_for(
+        &self,
+        context: &CallContext,
+        task_id: &TaskId,
+    ) -> Result<(&PushNotifier, Task), JsonRpcError> {
+        let push = self.push_or_unsupported()?;
+        self.check_owner(context, task_id).await?;
+        let task = self.task_summary(task_id).await?;
+        Ok((push, task))
+    }
+
     // Not an `async fn`: it would hold its arguments twice (as it was called, and
     // once its body starts), and this future is boxed and moved whole per call.
     #[expect(clippy::manual_async_fn, reason = "holds the call once")]
@@ -292,9 +306,7 @@ impl SupervisorService {
                     Ok(Reply::NumberedStream(wire_stream(started, None, activated)))
                 }
                 A2aRequest::SetTaskPushNotificationConfig(config) => {
-                    let push = self.push_or_unsupported()?;
-                    self.check_owner(&context, &config.task_id).await?;
-                    let task = self.task_summary(&config.task_id).await?;
+                    let (push, task) = self.push_for(&context, &config.task_id).await?;
                     let stored = push
                         .set_traced(
                             config,
@@ -307,24 +319,18 @@ impl SupervisorService {
                     Ok(Reply::Result(stored.into()))
                 }
                 A2aRequest::GetTaskPushNotificationConfig(params) => {
-                    let push = self.push_or_unsupported()?;
-                    self.check_owner(&context, &params.id).await?;
-                    self.task_summary(&params.id).await?;
+                    let (push, _) = self.push_for(&context, &params.id).await?;
                     let config = push
                         .get(&params.id, params.push_notification_config_id.as_deref())
                         .map_err(JsonRpcError::from)?;
                     Ok(Reply::Result(config.into()))
                 }
                 A2aRequest::ListTaskPushNotificationConfig(params) => {
-                    let push = self.push_or_unsupported()?;
-                    self.check_owner(&context, &params.id).await?;
-                    self.task_summary(&params.id).await?;
+                    let (push, _) = self.push_for(&context, &params.id).await?;
                     Ok(Reply::Result(push.list(&params.id).into()))
                 }
                 A2aRequest::DeleteTaskPushNotificationConfig(params) => {
-                    let push = self.push_or_unsupported()?;
-                    self.check_owner(&context, &params.id).await?;
-                    self.task_summary(&params.id).await?;
+                    let (push, _) = self.push_for(&context, &params.id).await?;
                     // Deleting a webhook that is not there is not an error: the result the
                     // client wants (no such webhook) holds either way.
                     push.delete(&params.id, &params.push_notification_config_id);
