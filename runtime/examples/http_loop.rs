@@ -3,7 +3,10 @@
 //! built-in echo agent served on 127.0.0.1 (the in-memory store, a warnings-level
 //! log, as the benchmark runs; push notifications on, as `agentyard serve` runs).
 //! Counted by an instruction counter, two runs give a request's instructions, which
-//! do not vary from run to run as times do:
+//! do not vary from run to run as times do. A directory after the count serves the
+//! same agent on the journal store kept there (`agentyard serve`'s default), to count
+//! what a durable send adds (the journal's writer thread and its wake-ups included,
+//! the kernel's flush not):
 //!
 //! ```sh
 //! cargo build --release -p agentyard --example http_loop
@@ -24,6 +27,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 
 use agentyard::builtin::Echo;
+use agentyard::store::{JournalTaskStore, Retention};
 use agentyard::{HttpConfig, Runtime};
 
 #[tokio::main(flavor = "current_thread")]
@@ -34,14 +38,17 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map_err(|e| format!("the number of calls, `{n}`: {e}"))?,
         None => 6_000,
     };
+    let journal = std::env::args().nth(2).map(std::path::PathBuf::from);
     tracing_subscriber::fmt()
         .with_max_level(tracing::Level::WARN)
         .with_writer(std::io::stderr)
         .init();
-    let runtime = Runtime::builder()
-        .agent(Echo::descriptor().expose(), |_session| Echo)
-        .build()
-        .await?;
+    let mut builder = Runtime::builder().agent(Echo::descriptor().expose(), |_session| Echo);
+    if let Some(dir) = journal {
+        let store = JournalTaskStore::open(dir, Retention::default()).await?;
+        builder = builder.store(store);
+    }
+    let runtime = builder.build().await?;
     let server = runtime.serve(HttpConfig::default()).await?;
     let address = server.local_addr();
     // The client blocks: on a thread of its own, so the server's runtime runs on.

@@ -6,7 +6,7 @@
 //! ~15 KiB of B-tree pages to its WAL (a task row, six index leaves, the event log's
 //! table and key), so its commits flush far more than a send says, and its writer's
 //! CPU per send is most of the runtime's (`docs/benchmarks.md`, §7). Here a send's
-//! writes are its few hundred bytes of JSON, appended to a file whose blocks were
+//! writes are a few hundred bytes each, appended to a file whose blocks were
 //! written once before (an overwrite flushes without a metadata update), and every
 //! read is the in-memory store's.
 //!
@@ -25,7 +25,9 @@
 //! # Files
 //!
 //! In the data directory: `journal-<n>.log` segments (a header, then frames:
-//! length, CRC-32 of the payload, sequence number, payload), a new one past
+//! length, CRC-32 of the payload, sequence number, payload: one write in
+//! MessagePack, or JSON in the files of versions before 2026-11-29, which are
+//! replayed and never appended to), a new one past
 //! [`Tuning::segment_bytes`]; `snapshot-<n>.img`, the tables as they stood when
 //! segment `n` began, written by a thread of its own once the segments since the last
 //! snapshot outgrow [`Tuning::compact_bytes`] (and twice the snapshot), after which
@@ -57,10 +59,15 @@ use crate::memory::{EntryImage, InMemoryTaskStore, StoreImage};
 #[cfg(test)]
 mod tests;
 
-/// A segment's first bytes.
-const SEGMENT_MAGIC: &[u8; 8] = b"AGYJRNL1";
-/// A snapshot's first bytes.
-const SNAPSHOT_MAGIC: &[u8; 8] = b"AGYSNAP1";
+/// A segment's first bytes: its frames in MessagePack.
+const SEGMENT_MAGIC: &[u8; 8] = b"AGYJRNL2";
+/// A snapshot's first bytes: its frames in MessagePack.
+const SNAPSHOT_MAGIC: &[u8; 8] = b"AGYSNAP2";
+/// The first bytes of a segment whose frames are JSON (written before 2026-11-29):
+/// still replayed, never appended to.
+const SEGMENT_MAGIC_JSON: &[u8; 8] = b"AGYJRNL1";
+/// The first bytes of a snapshot whose frames are JSON (written before 2026-11-29).
+const SNAPSHOT_MAGIC_JSON: &[u8; 8] = b"AGYSNAP1";
 /// Magic, file number, first sequence number, CRC of the 24 bytes before it, padding.
 const FILE_HEADER: usize = 32;
 /// A frame's length, CRC and sequence number.
@@ -553,18 +560,91 @@ fn file_header(magic: &[u8; 8], number: u64, first_seq: u64) -> [u8; FILE_HEADER
     header
 }
 
-/// Reads a file header: its first sequence number.
-fn read_header(path: &Path, bytes: &[u8], magic: &[u8; 8], number: u64) -> Result<u64, StoreError> {
+/// What a file's frames are written in, told by its magic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Encoding {
+    /// Every file written since 2026-11-29: a write's strings are copied, not escaped
+    /// byte by byte (JSON's escaping was most of the journal's own CPU per send).
+    MessagePack,
+    /// The files of earlier versions, read so that an upgraded server keeps its tasks.
+    Json,
+}
+
+impl Encoding {
+    /// Decodes one frame's payload.
+    fn decode<T: serde::de::DeserializeOwned>(self, payload: &[u8]) -> Result<T, String> {
+        match self {
+            Self::MessagePack => rmp_serde::from_slice(payload).map_err(|e| e.to_string()),
+            Self::Json => serde_json::from_slice(payload).map_err(|e| e.to_string()),
+        }
+    }
+}
+
+/// Appends `value` to `out` as a frame's payload (MessagePack, structs as maps, so that
+/// a field left out when empty, or one added later, still reads back).
+fn encode<T: Serialize>(value: &T, out: &mut Vec<u8>) -> Result<(), rmp_serde::encode::Error> {
+    rmp_serde::encode::write_named(out, value)
+}
+
+/// `op` as a frame's payload, in a vector of its own size. Encoded into a buffer the
+/// thread keeps, so that a write's few hundred bytes do not grow a vector a few times
+/// over (growing was a fifth of what the encoding cost).
+fn encode_payload(op: &Op) -> Result<Vec<u8>, rmp_serde::encode::Error> {
+    /// Kept between writes up to this size; a larger write's buffer is let go.
+    const KEPT: usize = 16 << 10;
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    SCRATCH.with_borrow_mut(|scratch| {
+        scratch.clear();
+        let encoded = encode(op, scratch).map(|()| scratch.as_slice().to_vec());
+        if scratch.capacity() > KEPT {
+            *scratch = Vec::new();
+        }
+        encoded
+    })
+}
+
+/// A file of the journal, as its header names it.
+#[derive(Debug, Clone, Copy)]
+enum FileKind {
+    Segment,
+    Snapshot,
+}
+
+impl FileKind {
+    fn encoding(self, magic: &[u8]) -> Option<Encoding> {
+        let (current, json) = match self {
+            Self::Segment => (SEGMENT_MAGIC, SEGMENT_MAGIC_JSON),
+            Self::Snapshot => (SNAPSHOT_MAGIC, SNAPSHOT_MAGIC_JSON),
+        };
+        if magic == current {
+            Some(Encoding::MessagePack)
+        } else if magic == json {
+            Some(Encoding::Json)
+        } else {
+            None
+        }
+    }
+}
+
+/// Reads a file header: its first sequence number, and what its frames are written in.
+fn read_header(
+    path: &Path,
+    bytes: &[u8],
+    kind: FileKind,
+    number: u64,
+) -> Result<(u64, Encoding), StoreError> {
     let not = |why: &str| corrupt(path, 0, why);
     let header = bytes
         .get(..FILE_HEADER)
         .ok_or_else(|| not("shorter than its header"))?;
-    if &header[..8] != magic {
+    let Some(encoding) = kind.encoding(&header[..8]) else {
         return Err(StoreError::Unavailable(format!(
             "{} is not an agentyard journal file (move it out of the data directory)",
             path.display()
         )));
-    }
+    };
     let crc = u32::from_le_bytes(header[24..28].try_into().unwrap_or_default());
     if crc != crc32fast::hash(&header[..24]) {
         return Err(not("its header's checksum does not match"));
@@ -573,9 +653,8 @@ fn read_header(path: &Path, bytes: &[u8], magic: &[u8; 8], number: u64) -> Resul
     if named != number {
         return Err(not(&format!("its header says file {named}")));
     }
-    Ok(u64::from_le_bytes(
-        header[16..24].try_into().unwrap_or_default(),
-    ))
+    let first = u64::from_le_bytes(header[16..24].try_into().unwrap_or_default());
+    Ok((first, encoding))
 }
 
 /// How reading a file's frames ended.
@@ -590,6 +669,7 @@ enum Ending {
 /// decoded as a `T`; stops at the first zero length or bad frame.
 fn read_frames<T: serde::de::DeserializeOwned>(
     bytes: &[u8],
+    encoding: Encoding,
     mut seq: u64,
     mut each: impl FnMut(T) -> Result<(), String>,
 ) -> (Ending, u64) {
@@ -617,7 +697,7 @@ fn read_frames<T: serde::de::DeserializeOwned>(
         if frame_seq != seq {
             return bad(format!("frame {frame_seq} where {seq} was next"));
         }
-        let decoded = match serde_json::from_slice::<T>(payload) {
+        let decoded = match encoding.decode::<T>(payload) {
             Ok(decoded) => decoded,
             Err(e) => return bad(format!("a frame that does not decode: {e}")),
         };
@@ -838,7 +918,7 @@ fn write_snapshot(dir: &Path, number: u64, seq: u64, image: StoreImage) -> Resul
     let mut payload = Vec::new();
     for (frame_seq, part) in (0u64..).zip(snapshot_parts(image)) {
         payload.clear();
-        serde_json::to_writer(&mut payload, &part).map_err(|e| e.to_string())?;
+        encode(&part, &mut payload).map_err(|e| e.to_string())?;
         let len = u32::try_from(payload.len()).map_err(|e| e.to_string())?;
         out.write_all(&len.to_le_bytes()).map_err(failed)?;
         out.write_all(&crc32fast::hash(&payload).to_le_bytes())
@@ -1030,9 +1110,10 @@ impl JournalTaskStore {
         if let Some(&number) = snapshots.last() {
             let path = snapshot_path(&dir, number);
             let bytes = read_file(&path)?;
-            seq = read_header(&path, &bytes, SNAPSHOT_MAGIC, number)?;
+            let encoding;
+            (seq, encoding) = read_header(&path, &bytes, FileKind::Snapshot, number)?;
             let mut image = Image::default();
-            let (ending, _) = read_frames(&bytes, 0, |part| image.add(part));
+            let (ending, _) = read_frames(&bytes, encoding, 0, |part| image.add(part));
             match ending {
                 Ending::Bad(at, why) => return Err(corrupt(&path, at, &why)),
                 Ending::Clean(at) if !image.ended => {
@@ -1074,7 +1155,7 @@ impl JournalTaskStore {
                 )));
             }
             let bytes = read_file(&path)?;
-            let starts = read_header(&path, &bytes, SEGMENT_MAGIC, number)?;
+            let (starts, encoding) = read_header(&path, &bytes, FileKind::Segment, number)?;
             if starts != seq {
                 return Err(corrupt(
                     &path,
@@ -1082,7 +1163,7 @@ impl JournalTaskStore {
                     &format!("it begins at write {starts} where {seq} was next"),
                 ));
             }
-            let (ending, next) = read_frames(&bytes, seq, |op: Op| {
+            let (ending, next) = read_frames(&bytes, encoding, seq, |op: Op| {
                 // A write that broke its rules when it was made breaks them again: the
                 // tables come back as they were.
                 let _ = op.apply(&tables);
@@ -1105,11 +1186,11 @@ impl JournalTaskStore {
             };
             since_snapshot += end;
             if last {
-                open = Some((number, path, bytes.len() as u64, end));
+                open = Some((number, path, bytes.len() as u64, end, encoding));
             }
         }
         let (file, path, number, end, zeroed) = match open {
-            Some((number, path, len, end)) => {
+            Some((number, path, len, end, encoding)) => {
                 let file = OpenOptions::new()
                     .read(true)
                     .write(true)
@@ -1123,7 +1204,15 @@ impl JournalTaskStore {
                         .and_then(|_| file.sync_data())
                         .map_err(|e| unavailable("write", &path, &e))?;
                 }
-                (file, path, number, end, len.max(end))
+                if encoding == Encoding::MessagePack {
+                    (file, path, number, end, len.max(end))
+                } else {
+                    // A segment of an earlier version is never appended to: one file
+                    // holds frames of one encoding. The writes go on in the next.
+                    let (file, path, zeroed) = Log::create(&dir, tuning, number + 1, seq)
+                        .map_err(|e| unavailable("create", &segment_path(&dir, number + 1), &e))?;
+                    (file, path, number + 1, FILE_HEADER as u64, zeroed)
+                }
             }
             None => {
                 let (file, path, zeroed) = Log::create(&dir, tuning, first, seq)
@@ -1202,7 +1291,7 @@ impl JournalTaskStore {
         answer: Option<oneshot::Sender<Result<Done, StoreError>>>,
         check: impl FnOnce(&Queue, &InMemoryTaskStore) -> Result<(), StoreError>,
     ) -> Result<(), StoreError> {
-        let payload = serde_json::to_vec(&op).map_err(|e| StoreError::Backend(Box::new(e)))?;
+        let payload = encode_payload(&op).map_err(|e| StoreError::Backend(Box::new(e)))?;
         if payload.len() > MAX_FRAME {
             // Written, it would read back as a corrupt frame and stop the next start.
             return Err(StoreError::Backend(

@@ -283,8 +283,8 @@ async fn segments_roll_into_snapshots_and_a_reopen_finds_the_same_tables() {
 /// The offset after the last whole frame of a segment.
 fn end_of_frames(path: &Path) -> u64 {
     let bytes = std::fs::read(path).expect("read the segment");
-    let first = read_header(path, &bytes, SEGMENT_MAGIC, 0).expect("a segment");
-    match read_frames(&bytes, first, |_: Op| Ok(())).0 {
+    let (first, encoding) = read_header(path, &bytes, FileKind::Segment, 0).expect("a segment");
+    match read_frames(&bytes, encoding, first, |_: Op| Ok(())).0 {
         Ending::Clean(end) => end,
         Ending::Bad(at, why) => panic!("a bad frame at {at}: {why}"),
     }
@@ -559,7 +559,7 @@ async fn a_snapshot_cut_short_is_refused_at_open() {
     let bytes = std::fs::read(&path).expect("read");
     // Whole frames only, the last one gone: every checksum holds, the count does not.
     let mut frames = Vec::new();
-    let (ending, _) = read_frames(&bytes, 0, |part: super::Part| {
+    let (ending, _) = read_frames(&bytes, Encoding::MessagePack, 0, |part: super::Part| {
         frames.push(matches!(part, super::Part::End { .. }));
         Ok(())
     });
@@ -585,4 +585,174 @@ async fn a_snapshot_cut_short_is_refused_at_open() {
         message.contains("ends before its last frame") && message.contains(&snapshot),
         "{message}"
     );
+}
+
+/// Rewrites every file of a closed journal as a version before 2026-11-29 wrote it:
+/// the same frames, each payload in JSON, under the JSON-era magic.
+fn rewrite_as_json(dir: &Path) {
+    fn json_frames<T: serde::de::DeserializeOwned + Serialize>(
+        bytes: &[u8],
+        first: u64,
+    ) -> Vec<u8> {
+        let mut out = Vec::new();
+        let (ending, _) = read_frames(bytes, Encoding::MessagePack, first, |value: T| {
+            let payload = serde_json::to_vec(&value).expect("JSON");
+            let len = u32::try_from(payload.len()).expect("a small frame");
+            out.extend_from_slice(&len.to_le_bytes());
+            out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+            out.extend_from_slice(&[0; 8]);
+            out.extend_from_slice(&payload);
+            Ok(())
+        });
+        assert!(matches!(ending, Ending::Clean(_)), "whole frames");
+        out
+    }
+    for name in files(dir) {
+        let path = dir.join(&name);
+        let bytes = std::fs::read(&path).expect("read");
+        let (number, snapshot) = file_number(&name).expect("a journal file");
+        let kind = if snapshot {
+            FileKind::Snapshot
+        } else {
+            FileKind::Segment
+        };
+        let (first, encoding) = read_header(&path, &bytes, kind, number).expect("a header");
+        assert_eq!(
+            encoding,
+            Encoding::MessagePack,
+            "{name} as this version writes it"
+        );
+        let mut frames = if snapshot {
+            json_frames::<super::Part>(&bytes, 0)
+        } else {
+            json_frames::<Op>(&bytes, first)
+        };
+        // The sequence numbers, left out above: a snapshot's count from 0, a
+        // segment's from its first write.
+        let mut at = 0;
+        let mut seq = if snapshot { 0 } else { first };
+        while at < frames.len() {
+            let len = u32::from_le_bytes(frames[at..at + 4].try_into().expect("4 bytes")) as usize;
+            frames[at + 8..at + 16].copy_from_slice(&seq.to_le_bytes());
+            seq += 1;
+            at += FRAME_HEADER + len;
+        }
+        let magic = if snapshot {
+            SNAPSHOT_MAGIC_JSON
+        } else {
+            SEGMENT_MAGIC_JSON
+        };
+        let mut file = file_header(magic, number, first).to_vec();
+        file.extend_from_slice(&frames);
+        file.extend_from_slice(&[0; FRAME_HEADER]);
+        std::fs::write(&path, file).expect("write");
+    }
+}
+
+/// A data directory written by a version whose frames were JSON opens with every
+/// write in it; the writes after it go to a segment of their own, in MessagePack, and
+/// both read back at the next start.
+#[tokio::test]
+async fn a_journal_of_an_earlier_version_is_replayed_and_written_on_beside() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let store = open(dir.path(), Tuning::tiny()).await;
+    for n in 0..120 {
+        write_some(&store, n).await;
+    }
+    let before = everything(&store, 120).await;
+    store.close().await;
+    let written = files(dir.path());
+    assert!(
+        written.iter().any(|name| name.starts_with("snapshot-")),
+        "a snapshot among {written:?}"
+    );
+    rewrite_as_json(dir.path());
+
+    let store = open(dir.path(), Tuning::default()).await;
+    assert_eq!(everything(&store, 120).await, before);
+    for n in 120..130 {
+        write_some(&store, n).await;
+    }
+    let after = everything(&store, 130).await;
+    store.close().await;
+    let now = files(dir.path());
+    assert_eq!(
+        now.len(),
+        written.len() + 1,
+        "one new segment beside {written:?}: {now:?}"
+    );
+    let segments: Vec<&String> = now.iter().filter(|n| n.starts_with("journal-")).collect();
+    let [.., previous, last] = segments[..] else {
+        panic!("two segments or more in {now:?}");
+    };
+    let bytes = std::fs::read(dir.path().join(last)).expect("read");
+    assert_eq!(&bytes[..8], SEGMENT_MAGIC, "{last} is of this version");
+    let bytes = std::fs::read(dir.path().join(previous)).expect("read");
+    assert_eq!(
+        &bytes[..8],
+        SEGMENT_MAGIC_JSON,
+        "{previous} is left as it was"
+    );
+
+    let store = open(dir.path(), Tuning::default()).await;
+    assert_eq!(everything(&store, 130).await, after);
+    store.close().await;
+}
+
+/// What JSON can say that a binary encoding might not keep: every kind of part, a
+/// data part's numbers, nulls and nesting, text that needs escaping in JSON,
+/// metadata, extensions. A reopen reads each back as it was sent.
+#[tokio::test]
+async fn every_kind_of_content_reads_back_as_it_was_sent() {
+    let message: Message = serde_json::from_value(serde_json::json!({
+        "kind": "message",
+        "role": "user",
+        "messageId": "m-rich",
+        "taskId": "rich",
+        "contextId": "c",
+        "extensions": ["https://example.com/ext/v1"],
+        "referenceTaskIds": ["t-0"],
+        "metadata": {"trace": {"depth": 2, "ok": true}},
+        "parts": [
+            {"kind": "text", "text": "é \"quoted\"\n\ttab \u{0001} 🦀", "metadata": {"lang": "fr"}},
+            {"kind": "file", "file": {"bytes": "aGVsbG8=", "name": "a.txt", "mimeType": "text/plain"}},
+            {"kind": "file", "file": {"uri": "https://example.com/b.pdf"}},
+            {"kind": "data", "data": {
+                "float": 0.1, "big": 1e300, "negative": -5, "max": u64::MAX, "min": i64::MIN,
+                "null": null, "list": [1, "two", [3.5], {"four": false}], "empty": {}
+            }}
+        ]
+    }))
+    .expect("a message");
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let store = open(dir.path(), Tuning::default()).await;
+    let id = TaskId::new("rich");
+    store.insert(task("rich", "c")).await.expect("insert");
+    store
+        .append_history(&id, Arc::new(message.clone()))
+        .await
+        .expect("history");
+    let artifact = Arc::new(Artifact::new("out", message.parts.clone()));
+    let event = StreamEvent::ArtifactUpdate(TaskArtifactUpdateEvent::new(
+        id.clone(),
+        ContextId::new("c"),
+        Arc::clone(&artifact),
+    ));
+    store
+        .put_artifact_logged(&id, artifact, false, &event)
+        .await
+        .expect("artifact");
+    let before = view(&store, "rich").await;
+    assert!(
+        before.contains("1e+300") && before.contains("18446744073709551615"),
+        "{before}"
+    );
+    store.close().await;
+
+    let store = open(dir.path(), Tuning::default()).await;
+    assert_eq!(view(&store, "rich").await, before);
+    let read = store.get(&id, None).await.expect("get").expect("the task");
+    let history = read.history.expect("a history");
+    assert_eq!(history.last().map(|m| &**m), Some(&message));
+    store.close().await;
 }
