@@ -35,7 +35,6 @@
 //! of length 0 ends it; a torn last frame (a crash in a write) is cut off at start;
 //! a bad frame anywhere else, or a bad snapshot, is corruption and refuses to open.
 
-use std::collections::HashSet;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read as _};
 use std::os::unix::fs::FileExt as _;
@@ -135,6 +134,10 @@ struct Shared {
     wake: Condvar,
 }
 
+/// A set of task ids, hashed as the tables' maps are (seeded per set, foldhash): the
+/// ids are chosen by clients, and each send adds one and takes it out again.
+type Ids = std::collections::HashSet<TaskId, foldhash::quality::RandomState>;
+
 /// Writes waiting for the writer thread.
 #[derive(Debug, Default)]
 struct Queue {
@@ -142,7 +145,7 @@ struct Queue {
     /// Tasks whose insert is queued or being written and not applied yet: an
     /// unanswered write of such a task is let through (its rules are checked against
     /// the tables once the insert is there).
-    inserting: HashSet<TaskId>,
+    inserting: Ids,
     closed: bool,
     /// The writer sleeps on `wake` and the next write must wake it. While it appends,
     /// flushes or applies, a write needs no wake-up (it finds the write queued when it
@@ -959,7 +962,7 @@ fn lock_queue(shared: &Shared) -> MutexGuard<'_, Queue> {
 /// found". At most [`Lost::KEPT`], the oldest forgotten first.
 #[derive(Debug, Default)]
 struct Lost {
-    ids: HashSet<TaskId>,
+    ids: Ids,
     order: std::collections::VecDeque<TaskId>,
 }
 
