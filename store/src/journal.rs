@@ -642,14 +642,28 @@ fn read_header(
     let header = bytes
         .get(..FILE_HEADER)
         .ok_or_else(|| not("shorter than its header"))?;
+    let crc = u32::from_le_bytes(header[24..28].try_into().unwrap_or_default());
+    let whole = crc == crc32fast::hash(&header[..24]);
     let Some(encoding) = kind.encoding(&header[..8]) else {
+        let family = match kind {
+            FileKind::Segment => &SEGMENT_MAGIC[..7],
+            FileKind::Snapshot => &SNAPSHOT_MAGIC[..7],
+        };
+        // A later format of our own is a version to upgrade to, not a stray file.
+        if header.starts_with(family) && whole {
+            return Err(StoreError::Unavailable(format!(
+                "{} was written by a newer version of agentyard (its format {:?} is not \
+                 one this version reads); run that version on this data directory",
+                path.display(),
+                String::from_utf8_lossy(&header[..8])
+            )));
+        }
         return Err(StoreError::Unavailable(format!(
             "{} is not an agentyard journal file (move it out of the data directory)",
             path.display()
         )));
     };
-    let crc = u32::from_le_bytes(header[24..28].try_into().unwrap_or_default());
-    if crc != crc32fast::hash(&header[..24]) {
+    if !whole {
         return Err(not("its header's checksum does not match"));
     }
     let named = u64::from_le_bytes(header[8..16].try_into().unwrap_or_default());

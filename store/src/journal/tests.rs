@@ -381,6 +381,31 @@ async fn a_file_that_is_not_a_journal_is_named_at_open() {
     );
 }
 
+/// A file in a format of a later version says so, rather than that it is no journal.
+#[tokio::test]
+async fn a_file_of_a_newer_format_is_named_as_such_at_open() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let store = open(dir.path(), Tuning::default()).await;
+    write_some(&store, 0).await;
+    store.close().await;
+    let path = segment_path(dir.path(), 0);
+    let mut bytes = std::fs::read(&path).expect("read");
+    bytes[..8].copy_from_slice(b"AGYJRNL9");
+    let crc = crc32fast::hash(&bytes[..24]);
+    bytes[24..28].copy_from_slice(&crc.to_le_bytes());
+    std::fs::write(&path, bytes).expect("write");
+    let error = JournalTaskStore::open(dir.path(), Retention::default())
+        .await
+        .expect_err("refused");
+    let message = error.to_string();
+    assert!(
+        message.contains("written by a newer version of agentyard")
+            && message.contains("AGYJRNL9")
+            && message.contains("journal-0"),
+        "{message}"
+    );
+}
+
 #[tokio::test]
 async fn a_gap_in_the_segments_is_refused_rather_than_skipped() {
     let dir = several_segments().await;
