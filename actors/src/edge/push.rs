@@ -73,7 +73,6 @@ use agentyard_transport::a2a::{
     PushNotificationConfig, Task, TaskPushNotificationConfig, TaskStatus, Timestamp,
 };
 use agentyard_transport::trace::{self, TRACEPARENT, Traceparent};
-use dashmap::DashMap;
 use dashmap::mapref::entry::Entry;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use tokio::sync::Semaphore;
@@ -190,10 +189,12 @@ struct Inner {
     client: reqwest::Client,
     /// Shared with the event bus, which asks it whether a task's status changes are
     /// wanted before it builds their events.
-    webhooks: Arc<DashMap<TaskId, TaskWebhooks>>,
+    /// Looked up on every status change of every task (does it have webhooks?), so
+    /// one of the runtime's maps rather than a SipHash one.
+    webhooks: Arc<crate::Map<TaskId, TaskWebhooks>>,
     /// The deliveries waiting behind the one being sent, of every lane that has a
     /// running sender (a lane is here exactly while its sender runs).
-    lanes: DashMap<LaneKey, VecDeque<Delivery>>,
+    lanes: crate::Map<LaneKey, VecDeque<Delivery>>,
     /// Deliveries held: waiting in a lane, being sent, or being retried.
     held: Arc<AtomicUsize>,
     /// A permit per webhook call that may be open at once (`workers`).
@@ -244,7 +245,7 @@ impl PushNotifier {
             guard,
             client,
             webhooks: Arc::default(),
-            lanes: DashMap::new(),
+            lanes: crate::Map::default(),
             held: Arc::new(AtomicUsize::new(0)),
             calls,
             counters: Counters::default(),
