@@ -177,6 +177,18 @@ async fn everything(store: &JournalTaskStore, n: usize) -> Vec<String> {
     seen
 }
 
+/// Opens the journal in `dir`, makes `write_some` of each of `sends`, and closes it;
+/// what a client could read of it then.
+async fn written(dir: &Path, tuning: Tuning, sends: std::ops::Range<usize>) -> Vec<String> {
+    let store = open(dir, tuning).await;
+    for n in sends.clone() {
+        write_some(&store, n).await;
+    }
+    let seen = everything(&store, sends.end).await;
+    store.close().await;
+    seen
+}
+
 fn files(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .expect("read the directory")
@@ -190,12 +202,7 @@ fn files(dir: &Path) -> Vec<String> {
 #[tokio::test]
 async fn a_reopen_reads_back_every_acknowledged_write() {
     let dir = tempfile::tempdir().expect("temporary directory");
-    let store = open(dir.path(), Tuning::default()).await;
-    for n in 0..40 {
-        write_some(&store, n).await;
-    }
-    let before = everything(&store, 40).await;
-    store.close().await;
+    let before = written(dir.path(), Tuning::default(), 0..40).await;
 
     let store = open(dir.path(), Tuning::default()).await;
     assert_eq!(everything(&store, 40).await, before);
@@ -293,12 +300,7 @@ fn end_of_frames(path: &Path) -> u64 {
 #[tokio::test]
 async fn a_torn_last_write_is_dropped_and_what_came_before_is_kept() {
     let dir = tempfile::tempdir().expect("temporary directory");
-    let store = open(dir.path(), Tuning::default()).await;
-    for n in 0..10 {
-        write_some(&store, n).await;
-    }
-    let before = everything(&store, 10).await;
-    store.close().await;
+    let before = written(dir.path(), Tuning::default(), 0..10).await;
 
     // A crash in the middle of a write: a frame header that promises more than made
     // it to the disk, and part of a payload.
@@ -680,12 +682,7 @@ fn rewrite_as_json(dir: &Path) {
 #[tokio::test]
 async fn a_journal_of_an_earlier_version_is_replayed_and_written_on_beside() {
     let dir = tempfile::tempdir().expect("temporary directory");
-    let store = open(dir.path(), Tuning::tiny()).await;
-    for n in 0..120 {
-        write_some(&store, n).await;
-    }
-    let before = everything(&store, 120).await;
-    store.close().await;
+    let before = written(dir.path(), Tuning::tiny(), 0..120).await;
     let written = files(dir.path());
     assert!(
         written.iter().any(|name| name.starts_with("snapshot-")),
