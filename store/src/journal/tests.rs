@@ -66,6 +66,20 @@ async fn listed(store: &dyn TaskStore) -> Vec<String> {
         .collect()
 }
 
+/// Stores `artifact` of task `id` with the event that announces it.
+async fn put_artifact(store: &JournalTaskStore, id: &TaskId, artifact: Artifact) {
+    let artifact = Arc::new(artifact);
+    let event = StreamEvent::ArtifactUpdate(TaskArtifactUpdateEvent::new(
+        id.clone(),
+        ContextId::new("c"),
+        Arc::clone(&artifact),
+    ));
+    store
+        .put_artifact_logged(id, artifact, false, &event)
+        .await
+        .expect("artifact");
+}
+
 /// A little of everything the store keeps, for `task-{n}`.
 async fn write_some(store: &JournalTaskStore, n: usize) {
     let id = format!("task-{n}");
@@ -85,19 +99,12 @@ async fn write_some(store: &JournalTaskStore, n: usize) {
         .append_history(&task_id, text(&format!("hello {n}")))
         .await
         .expect("history");
-    let artifact = Arc::new(Artifact::new(
-        format!("a{n}"),
-        vec![Part::text(format!("part {n}"))],
-    ));
-    let event = StreamEvent::ArtifactUpdate(TaskArtifactUpdateEvent::new(
-        task_id.clone(),
-        ContextId::new("c"),
-        Arc::clone(&artifact),
-    ));
-    store
-        .put_artifact_logged(&task_id, artifact, false, &event)
-        .await
-        .expect("artifact");
+    put_artifact(
+        store,
+        &task_id,
+        Artifact::new(format!("a{n}"), vec![Part::text(format!("part {n}"))]),
+    )
+    .await;
     if n.is_multiple_of(4) {
         let mut push = PushNotificationConfig::new(format!("http://127.0.0.1:9/{n}"));
         push.id = Some(format!("p{n}"));
@@ -754,16 +761,7 @@ async fn every_kind_of_content_reads_back_as_it_was_sent() {
         .append_history(&id, Arc::new(message.clone()))
         .await
         .expect("history");
-    let artifact = Arc::new(Artifact::new("out", message.parts.clone()));
-    let event = StreamEvent::ArtifactUpdate(TaskArtifactUpdateEvent::new(
-        id.clone(),
-        ContextId::new("c"),
-        Arc::clone(&artifact),
-    ));
-    store
-        .put_artifact_logged(&id, artifact, false, &event)
-        .await
-        .expect("artifact");
+    put_artifact(&store, &id, Artifact::new("out", message.parts.clone())).await;
     let before = view(&store, "rich").await;
     assert!(
         before.contains("1e+300") && before.contains("18446744073709551615"),
