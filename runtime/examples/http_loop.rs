@@ -15,6 +15,8 @@
 //!     target/release/examples/http_loop $n 2>&1 | grep 'I *refs'
 //! done
 //! # (refs at 6000 - refs at 2000) / 4000 = instructions per request
+//! # on the journal, a fresh directory each run:
+//! #   target/release/examples/http_loop $n "$(mktemp -d)"
 //! ```
 //!
 //! The count is the server's (hyper, the edge's layers, the JSON-RPC codec, the send

@@ -188,9 +188,8 @@ struct Inner {
     guard: Arc<WebhookGuard>,
     client: reqwest::Client,
     /// Shared with the event bus, which asks it whether a task's status changes are
-    /// wanted before it builds their events.
-    /// Looked up on every status change of every task (does it have webhooks?), so
-    /// one of the runtime's maps rather than a SipHash one.
+    /// wanted before it builds their events: a lookup on every status change of every
+    /// task, so one of the runtime's maps rather than a SipHash one.
     webhooks: Arc<crate::Map<TaskId, TaskWebhooks>>,
     /// The deliveries waiting behind the one being sent, of every lane that has a
     /// running sender (a lane is here exactly while its sender runs).
