@@ -141,12 +141,11 @@ struct Answered {
 pub(super) enum Resolve {}
 
 impl Boxed for Resolve {
-    async fn run<S, I>(state: AppState<S>, request: Request, inner: I) -> Response
-    where
-        S: A2aService,
-        I: tower::Service<Request, Response = Response, Error = Infallible> + Send,
-        I::Future: Send,
-    {
+    async fn run<S: A2aService, I: Inner>(
+        state: AppState<S>,
+        request: Request,
+        inner: I,
+    ) -> Response {
         let route = request.extensions().get::<MatchedPath>().cloned();
         let mut response = resolve(state, request, inner).await;
         // A call's answer names its method; any other names its route, as the card
@@ -335,12 +334,11 @@ where
 pub(super) enum ReadWholeBody {}
 
 impl Boxed for ReadWholeBody {
-    async fn run<S, I>(state: AppState<S>, request: Request, inner: I) -> Response
-    where
-        S: A2aService,
-        I: tower::Service<Request, Response = Response, Error = Infallible> + Send,
-        I::Future: Send,
-    {
+    async fn run<S: A2aService, I: Inner>(
+        state: AppState<S>,
+        request: Request,
+        inner: I,
+    ) -> Response {
         let Some(resolved) = request.extensions().get::<Arc<Resolved>>().cloned() else {
             return unresolved();
         };
@@ -359,23 +357,30 @@ impl Boxed for ReadWholeBody {
 /// is asked once it is called).
 pub(super) trait Boxed: 'static {
     /// The layer's work on `request`, handing it to `inner` when it goes on.
-    fn run<S, I>(
+    fn run<S: A2aService, I: Inner>(
         state: AppState<S>,
         request: Request,
         inner: I,
-    ) -> impl Future<Output = Response> + Send
-    where
-        S: A2aService,
-        I: tower::Service<Request, Response = Response, Error = Infallible> + Send,
-        I::Future: Send;
+    ) -> impl Future<Output = Response> + Send;
+}
+
+/// The service a layer of the JSON-RPC routes hands a request on to: the layers
+/// below it and the handler, never failing, their futures sent between threads.
+pub(super) trait Inner:
+    tower::Service<Request, Response = Response, Error = Infallible, Future: Send> + Send
+{
+}
+
+impl<T> Inner for T where
+    T: tower::Service<Request, Response = Response, Error = Infallible, Future: Send> + Send
+{
 }
 
 impl<S, K, I> tower::Service<Request> for WithState<S, K, I>
 where
     S: A2aService,
     K: Boxed,
-    I: tower::Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
-    I::Future: Send,
+    I: Inner + Clone + 'static,
 {
     type Response = Response;
     type Error = Infallible;
