@@ -379,10 +379,15 @@ impl Message {
     /// Empty when the message has no text part.
     #[must_use]
     pub fn text(&self) -> String {
-        self.parts
-            .iter()
-            .filter_map(Part::as_text)
-            .collect::<Vec<_>>()
-            .join("\n")
+        // Pushed into one string: `collect` then `join` made a vector of the pieces
+        // first, two allocations for what is most often a single text part.
+        let mut text = String::new();
+        for (n, piece) in self.parts.iter().filter_map(Part::as_text).enumerate() {
+            if n > 0 {
+                text.push('\n');
+            }
+            text.push_str(piece);
+        }
+        text
     }
 }

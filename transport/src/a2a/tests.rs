@@ -175,4 +175,8 @@ fn message_text_joins_text_parts_and_skips_others() {
     message.parts.push(Part::data(serde_json::Map::new()));
     message.parts.push(Part::text("two"));
     assert_eq!(message.text(), "one\ntwo");
+    assert_eq!(Message::user_text("alone").text(), "alone");
+    let mut no_text = Message::user_text("");
+    no_text.parts = vec![Part::data(serde_json::Map::new())];
+    assert_eq!(no_text.text(), "");
 }
