@@ -15,13 +15,37 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+/// Reads an id's string straight into its shared form. Serde's own `Arc<str>` reads a
+/// `String` first and copies it into the `Arc`: two allocations an id, where the text
+/// the decoder lends (a JSON string without escapes, a MessagePack string) needs one.
+struct IdVisitor;
+
+impl serde::de::Visitor<'_> for IdVisitor {
+    type Value = Arc<str>;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Serde's words for a `String`, so a wrong type reads as it always did.
+        formatter.write_str("a string")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, id: &str) -> Result<Self::Value, E> {
+        Ok(Arc::from(id))
+    }
+}
+
 /// Declares a string newtype id with the conversions every id shares.
 macro_rules! string_id {
     ($(#[$meta:meta])* $name:ident) => {
         $(#[$meta])*
-        #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
         #[serde(transparent)]
         pub struct $name(Arc<str>);
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                deserializer.deserialize_str(IdVisitor).map(Self)
+            }
+        }
 
         impl $name {
             /// Wraps an id received from the wire or chosen by the caller.
@@ -158,6 +182,19 @@ mod tests {
 
     #[test]
     fn ids_reject_non_string_json() {
-        assert!(serde_json::from_str::<ContextId>("42").is_err());
+        let error = serde_json::from_str::<ContextId>("42").expect_err("a number is no id");
+        assert!(error.to_string().contains("expected a string"), "{error}");
+    }
+
+    #[test]
+    fn ids_read_from_lent_owned_and_escaped_text_alike() {
+        // Lent by the decoder (no escapes), decoded into a buffer (escapes), and handed
+        // over owned (a `Value`): the same id each way.
+        let lent: TaskId = serde_json::from_str(r#""t-1""#).expect("lent text");
+        let escaped: TaskId = serde_json::from_str(r#""t-\u0031""#).expect("escaped text");
+        let owned: TaskId = serde_json::from_value(serde_json::json!("t-1")).expect("owned");
+        assert_eq!(lent, TaskId::from("t-1"));
+        assert_eq!(escaped, lent);
+        assert_eq!(owned, lent);
     }
 }

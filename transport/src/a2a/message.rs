@@ -18,18 +18,31 @@ pub enum Role {
 }
 
 // Hand-written so the error names the field, which serde's derived
-// "unknown variant" message does not.
+// "unknown variant" message does not; read from the text the decoder lends, as a
+// `Cow` would still have been read into a `String` of its own.
 impl<'de> Deserialize<'de> for Role {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use serde::de::Error as _;
-        let name = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
-        match name.as_ref() {
-            "user" => Ok(Self::User),
-            "agent" => Ok(Self::Agent),
-            other => Err(D::Error::custom(format_args!(
-                "invalid `role` \"{other}\": expected \"user\" or \"agent\""
-            ))),
+        struct Name;
+
+        impl serde::de::Visitor<'_> for Name {
+            type Value = Role;
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("a string")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Role, E> {
+                match name {
+                    "user" => Ok(Role::User),
+                    "agent" => Ok(Role::Agent),
+                    other => Err(E::custom(format_args!(
+                        "invalid `role` \"{other}\": expected \"user\" or \"agent\""
+                    ))),
+                }
+            }
         }
+
+        deserializer.deserialize_str(Name)
     }
 }
 

@@ -180,3 +180,21 @@ fn message_text_joins_text_parts_and_skips_others() {
     no_text.parts = vec![Part::data(serde_json::Map::new())];
     assert_eq!(no_text.text(), "");
 }
+
+#[test]
+fn a_role_is_read_by_its_name_and_a_wrong_one_is_named() {
+    let body = r#"{"kind": "message", "messageId": "m", "role": "agent", "parts": []}"#;
+    let message: Message = serde_json::from_str(body).expect("a message");
+    assert_eq!(message.role, Role::Agent);
+    let text = error_text::<Message>(json!({
+        "kind": "message", "messageId": "m", "role": "robot", "parts": []
+    }));
+    assert!(
+        text.contains(r#"invalid `role` "robot": expected "user" or "agent""#),
+        "{text}"
+    );
+    let text = error_text::<Message>(json!({
+        "kind": "message", "messageId": "m", "role": 1, "parts": []
+    }));
+    assert!(text.contains("expected a string"), "{text}");
+}
