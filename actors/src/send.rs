@@ -174,13 +174,13 @@ pub(crate) enum Follow {
 }
 
 /// What is left where a message was moved out on its way to the agent (a request,
-/// a work unit): no parts, and an empty id, made without minting one. Minting costs a
-/// clock read, random bits and formatting, for a value nobody reads.
+/// a work unit): no parts, and the empty id, which allocates nothing. Minting one
+/// would cost a clock read, random bits and formatting, for a value nobody reads.
 pub(crate) fn vacated_message() -> Message {
     Message {
         role: Role::User,
         parts: Vec::new(),
-        message_id: MessageId::from(String::new()),
+        message_id: MessageId::default(),
         task_id: None,
         context_id: None,
         reference_task_ids: None,

@@ -79,6 +79,14 @@ macro_rules! string_id {
             }
         }
 
+        /// The empty id: a placeholder for a value whose id is moved out or filled in
+        /// later. It allocates nothing (every empty id shares one static string).
+        impl Default for $name {
+            fn default() -> Self {
+                Self(Arc::default())
+            }
+        }
+
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str(&self.0)
@@ -171,6 +179,12 @@ mod tests {
         assert!(first.as_str() < later.as_str(), "{first} then {later}");
         let version = uuid::Uuid::parse_str(later.as_str()).map(|id| id.get_version_num());
         assert_eq!(version.ok(), Some(7));
+    }
+
+    #[test]
+    fn the_default_id_is_empty() {
+        assert_eq!(MessageId::default().as_str(), "");
+        assert_eq!(TaskId::default(), TaskId::from(""));
     }
 
     #[test]
