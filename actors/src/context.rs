@@ -468,7 +468,7 @@ impl TaskContext {
 
     /// `request` as a send from this agent (see [`TaskContext::send_request`]).
     pub(crate) fn stamped(&self, mut request: SendRequest) -> SendRequest {
-        request.from = Some(self.agent.to_string());
+        request.from = Some(Arc::clone(&self.agent));
         request.entry_point = EntryPoint::Agent;
         request.principal = None;
         request.hops = request.hops.max(self.hops.saturating_add(1));

@@ -35,8 +35,10 @@ pub struct SendRequest {
     pub message: Message,
     /// Where the send comes from (default `api`).
     pub entry_point: EntryPoint,
-    /// The sender: an agent name, or the caller's principal.
-    pub from: Option<String>,
+    /// The sender: an agent name, or the caller's principal. Shared: the send's
+    /// envelope and events hold it too, and an agent's sends take its registered name
+    /// without a copy.
+    pub from: Option<Arc<str>>,
     /// The authenticated caller the send comes from (set by the HTTP edge). The task
     /// it creates belongs to this principal ([`TaskOwner`]), and its idempotency key
     /// is scoped by it rather than by `from`.
@@ -87,7 +89,7 @@ impl SendRequest {
 
     /// Sets the sender.
     #[must_use]
-    pub fn from(mut self, from: impl Into<String>) -> Self {
+    pub fn from(mut self, from: impl Into<Arc<str>>) -> Self {
         self.from = Some(from.into());
         self
     }

@@ -574,7 +574,7 @@ impl SupervisorService {
             .extensions(context.extensions.clone());
         request.hops = hops;
         if let Some(Principal { name, .. }) = &context.principal {
-            request = request.from(name.clone()).principal(name.clone());
+            request = request.from(name.as_str()).principal(name.clone());
         }
         if let Some(key) = idempotency_key {
             request = request.idempotency_key(key);

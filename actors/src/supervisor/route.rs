@@ -118,7 +118,7 @@ impl Supervisor {
         let target = core.agents.get_key_value(request.to.as_str());
         let mut envelope = Envelope {
             entry_point: request.entry_point,
-            from: request.from.as_deref().map(Arc::from),
+            from: request.from.clone(),
             to: target.map_or_else(
                 || Arc::from(request.to.as_str()),
                 |(name, _)| Arc::clone(name),
