@@ -19,13 +19,8 @@ mod echo_sends;
 static ALLOC: dhat::Alloc = dhat::Alloc;
 
 /// Allocations a send may make, the caller's included: what it makes now (25.07 on
-/// 2026-11-29, once `Message::text`, which the echo reads its message with, stopped
-/// collecting its pieces first, the message left in a request whose own moved out
-/// took the empty id, which allocates nothing, and the sender's name was made shared
-/// once, by the caller, instead of a `String` copied into an `Arc` by the send; 28.07
-/// on 2026-11-28, once the in-memory store's calls were made at once; 33.08 before;
-/// the tables' growth over the counted sends in the fraction), with room for less
-/// than one more.
+/// 2026-11-29; the tables' growth over the counted sends is the fraction), with room
+/// for less than one more. `docs/benchmarks.md` (Issue 13) says what each cut was.
 const BUDGET: f64 = 25.5;
 
 /// Sends before the count: the session, the store's tables and the conversation's

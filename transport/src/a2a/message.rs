@@ -18,31 +18,16 @@ pub enum Role {
 }
 
 // Hand-written so the error names the field, which serde's derived
-// "unknown variant" message does not; read from the text the decoder lends, as a
-// `Cow` would still have been read into a `String` of its own.
+// "unknown variant" message does not; read as the `kind` tags are, inline (a `Cow`
+// would still have been read into a `String` of its own).
 impl<'de> Deserialize<'de> for Role {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Name;
-
-        impl serde::de::Visitor<'_> for Name {
-            type Value = Role;
-
-            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                formatter.write_str("a string")
-            }
-
-            fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Role, E> {
-                match name {
-                    "user" => Ok(Role::User),
-                    "agent" => Ok(Role::Agent),
-                    other => Err(E::custom(format_args!(
-                        "invalid `role` \"{other}\": expected \"user\" or \"agent\""
-                    ))),
-                }
-            }
+        let name = Tag::deserialize(deserializer)?;
+        match name.as_str() {
+            Some("user") => Ok(Self::User),
+            Some("agent") => Ok(Self::Agent),
+            _ => Err(wrong_tag("role", &name.shown(), &["user", "agent"])),
         }
-
-        deserializer.deserialize_str(Name)
     }
 }
 

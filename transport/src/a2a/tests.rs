@@ -190,7 +190,7 @@ fn a_role_is_read_by_its_name_and_a_wrong_one_is_named() {
         "kind": "message", "messageId": "m", "role": "robot", "parts": []
     }));
     assert!(
-        text.contains(r#"invalid `role` "robot": expected "user" or "agent""#),
+        text.contains(r#"invalid `role` "robot": expected "user", "agent""#),
         "{text}"
     );
     let text = error_text::<Message>(json!({
