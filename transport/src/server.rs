@@ -180,7 +180,7 @@
 //!
 //! # Logs
 //!
-//! Every request gets one line at info, from tower-http's `TraceLayer`: the span
+//! Every request gets one line at info, from the layer around the whole router: the span
 //! `request` (HTTP `method`, `path`, and once answered `rpc_method` and `status`;
 //! its OpenTelemetry parent is the request's `traceparent`, see [`crate::trace`])
 //! and the event `request` with `agent` and
@@ -191,7 +191,6 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::Router;
 use axum::extract::MatchedPath;
@@ -199,7 +198,6 @@ use axum::handler::Handler as _;
 use axum::response::Response;
 use axum::routing::{any, get, post_service};
 use tokio_util::sync::CancellationToken;
-use tower_http::trace::TraceLayer;
 
 use crate::a2a::TransportProtocol;
 #[cfg(doc)]
@@ -214,11 +212,13 @@ mod config;
 mod conn;
 pub(crate) mod extensions;
 mod keep_alive;
+mod log;
 mod reply;
 mod rest;
 pub(crate) mod rpc;
 
 pub use config::{AuthConfig, ServerConfig, ServerConfigBuilder};
+pub use log::OnAnswer;
 pub use rest::A2A_JSON;
 pub use rpc::RequestLog;
 
@@ -378,44 +378,13 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
             )
             .route("/{*resource}", any(rest::call::<S>.layer(rest_layers)));
     }
+    let on_answer = state.config.on_answer().cloned();
     let router = router.fallback(cards::no_route).with_state(state);
     // Around the whole router rather than each route: a `Router::layer` wraps every
     // route in a boxed level of its own, which each call clones with every boxed
     // level below it.
-    let traced = tower::ServiceBuilder::new()
-        // Outside the request span: decides whether the request's trace is recorded
-        // before that span is made.
-        .layer(crate::trace::HeadSampleLayer)
-        .layer(
-            TraceLayer::new_for_http()
-                .make_span_with(|request: &axum::http::Request<axum::body::Body>| {
-                    let span = tracing::info_span!(
-                        "request",
-                        method = %request.method(),
-                        path = %request.uri().path(),
-                        rpc_method = tracing::field::Empty,
-                        status = tracing::field::Empty,
-                        "otel.kind" = "server",
-                        "otel.status_code" = tracing::field::Empty,
-                    );
-                    // The caller's trace is the parent of everything this request
-                    // causes (a no-op unless OpenTelemetry records the span).
-                    crate::trace::adopt(
-                        &span,
-                        request
-                            .headers()
-                            .get(crate::trace::TRACEPARENT)
-                            .and_then(|value| value.to_str().ok()),
-                    );
-                    span
-                })
-                .on_request(())
-                .on_response(log_response)
-                // A 5xx is in the one line already, with its status.
-                .on_failure(()),
-        )
-        .service(router);
-    Router::new().fallback_service(traced)
+    let logged = tower::Layer::layer(&log::LogLayer { on_answer }, router);
+    Router::new().fallback_service(logged)
 }
 
 /// Puts the route a request matched on its answer, for layers around the whole
@@ -428,34 +397,6 @@ async fn stamp_route(request: axum::extract::Request, next: axum::middleware::Ne
         response.extensions_mut().insert(route);
     }
     response
-}
-
-/// The one line per request, at info: the request span names the HTTP method and
-/// path; this adds the agent and JSON-RPC method (for calls), the code of the
-/// JSON-RPC error when the answer is one, the status and how long the answer took
-/// (for a stream, until it started).
-fn log_response(response: &axum::response::Response, latency: Duration, span: &tracing::Span) {
-    let call = response.extensions().get::<rpc::RequestLog>();
-    let error = response.extensions().get::<reply::ErrorCodeSent>();
-    tracing::info!(
-        agent = call.map(|c| c.agent.as_str()),
-        rpc_method = call.and_then(|c| c.method),
-        rpc_error = error.map(|e| e.0),
-        status = response.status().as_u16(),
-        duration_ms = latency.as_secs_f64() * 1000.0,
-        "request"
-    );
-    // Recorded for the trace after the line is written, which has them already: the
-    // line would say them twice.
-    if !span.is_disabled() {
-        if let Some(method) = call.and_then(|c| c.method) {
-            span.record("rpc_method", method);
-        }
-        span.record("status", response.status().as_u16());
-        if response.status().is_server_error() {
-            span.record("otel.status_code", "ERROR");
-        }
-    }
 }
 
 /// Serves `router` on `listener` with the connection limits of

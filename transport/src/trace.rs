@@ -283,7 +283,7 @@ impl Cause {
 }
 
 /// Runs `make` under `sampled` when there is a decision to carry.
-fn under<R>(sampled: Option<bool>, make: impl FnOnce() -> R) -> R {
+pub(crate) fn under<R>(sampled: Option<bool>, make: impl FnOnce() -> R) -> R {
     match sampled {
         Some(sampled) => SAMPLED.sync_scope(sampled, make),
         None => make(),
@@ -430,6 +430,12 @@ pub fn decide(traceparent: Option<&str>) -> bool {
     }
 }
 
+/// The decision for a request entering here with `traceparent` (a header value),
+/// when a sampler records (see [`decide`]); `None` when there is nothing to decide.
+pub(crate) fn head_decision(traceparent: Option<&str>) -> Option<bool> {
+    head().map(|_| decide(traceparent))
+}
+
 /// The head sampling decision of the work running now, if one was made (a sampler
 /// is installed and the work runs [`within`] one): what a span filter reads.
 #[must_use]
@@ -448,58 +454,6 @@ pub fn within<F: Future>(traceparent: Option<&str>, work: F) -> impl Future<Outp
 /// is done with it at once, in work that runs under no decision (a push delivery).
 pub fn scoped<R>(sampled: bool, make: impl FnOnce() -> R) -> R {
     under(head().map(|_| sampled), make)
-}
-
-/// A tower layer deciding each request's sampling from its `traceparent` header
-/// before the services inside it (the HTTP edge's request span first) build anything,
-/// and running the request under that decision. A pass-through when no sampler
-/// records.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct HeadSampleLayer;
-
-impl<S> tower::Layer<S> for HeadSampleLayer {
-    type Service = HeadSample<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        HeadSample { inner }
-    }
-}
-
-/// The service of [`HeadSampleLayer`].
-#[derive(Clone, Debug)]
-pub struct HeadSample<S> {
-    inner: S,
-}
-
-impl<S, B> tower::Service<axum::http::Request<B>> for HeadSample<S>
-where
-    S: tower::Service<axum::http::Request<B>>,
-{
-    type Response = S::Response;
-    type Error = S::Error;
-    type Future = Either<tokio::task::futures::TaskLocalFuture<bool, S::Future>, S::Future>;
-
-    fn poll_ready(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: axum::http::Request<B>) -> Self::Future {
-        let sampled = head().map(|_| {
-            decide(
-                request
-                    .headers()
-                    .get(TRACEPARENT)
-                    .and_then(|value| value.to_str().ok()),
-            )
-        });
-        // The inner services make their spans as they are called, before the future
-        // is first polled: the decision must be in place for the call too.
-        let future = under(sampled, || self.inner.call(request));
-        under_async(sampled, future)
-    }
 }
 
 #[cfg(test)]

@@ -43,10 +43,15 @@ use tracing_subscriber::registry::LookupSpan;
 
 type Fields = BTreeMap<String, String>;
 
-/// Collects the fields of every closed `a2a.jsonrpc` span, and of every info event
-/// named `request` (the per-request log line).
+/// Collects the fields of every closed `a2a.jsonrpc` span, of every info event
+/// named `request` (the per-request log line), and counts the closed `request`
+/// spans (one per HTTP request).
 #[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<Fields>>>, Arc<Mutex<Vec<Fields>>>);
+struct Capture(
+    Arc<Mutex<Vec<Fields>>>,
+    Arc<Mutex<Vec<Fields>>>,
+    Arc<Mutex<usize>>,
+);
 
 struct Visitor<'a>(&'a mut Fields);
 
@@ -93,6 +98,9 @@ where
     }
 
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {
+        if ctx.span(&id).is_some_and(|span| span.name() == "request") {
+            *self.2.lock().expect("not poisoned") += 1;
+        }
         if let Some(span) = ctx.span(&id)
             && let Some(fields) = span.extensions_mut().remove::<Fields>()
         {
@@ -166,4 +174,38 @@ async fn each_request_gets_one_info_line_with_agent_method_status_and_duration()
     assert!(!lines[0].contains_key("rpc_error"), "{lines:#?}");
     assert_eq!(field(1, "status"), "404", "{lines:#?}");
     assert_eq!(field(1, "rpc_error"), "-32600", "{lines:#?}");
+}
+
+#[tokio::test]
+async fn a_streamed_answer_keeps_its_request_span_open_until_the_body_is_gone() {
+    use futures::StreamExt as _;
+
+    let capture = Capture::default();
+    let subscriber = tracing_subscriber::registry().with(capture.clone());
+    let _guard = tracing::subscriber::set_default(subscriber);
+
+    let router = app(
+        MockService::new("http://agents.test"),
+        ServerConfig::default(),
+    );
+    let stream = json!({"jsonrpc": "2.0", "id": 1, "method": "message/stream",
+        "params": {"message": {"kind": "message", "messageId": "m", "role": "user",
+                               "parts": [{"kind": "text", "text": "forever"}]}}});
+    let request = Request::post("/agents/open")
+        .header("content-type", "application/json")
+        .header(EXTENSIONS_HEADER, REQUIRED_EXT)
+        .body(Body::from(stream.to_string()))
+        .expect("a valid request");
+    let response = router.oneshot(request).await.expect("infallible");
+    let mut body = response.into_body().into_data_stream();
+    let first = body.next().await.expect("an event").expect("readable");
+    assert!(
+        String::from_utf8_lossy(&first).contains("\"kind\":\"task\""),
+        "{first:?}"
+    );
+    // The line is written when the stream starts; the span lasts as long as it.
+    assert_eq!(capture.1.lock().expect("not poisoned").len(), 1);
+    assert_eq!(*capture.2.lock().expect("not poisoned"), 0);
+    drop(body);
+    assert_eq!(*capture.2.lock().expect("not poisoned"), 1);
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use agentyard_transport::a2a::TransportProtocol;
 use agentyard_transport::grpc;
 use agentyard_transport::server::{self, ServerConfig};
+use axum::Router;
 use ractor::{Actor, ActorProcessingErr, ActorRef, RpcReplyPort, SpawnErr};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
@@ -153,11 +154,6 @@ impl Actor for EdgeActor {
                 return Err(error.into());
             }
         };
-        let server_config = server_config(&config);
-        let mut router = server::app(Arc::new(service.clone()), server_config.clone());
-        if let Some(extra) = config.extra_routes.clone() {
-            router = router.merge(extra);
-        }
         let shutdown = CancellationToken::new();
         let observe = Observe {
             supervisor: observed,
@@ -169,6 +165,19 @@ impl Actor for EdgeActor {
             .metrics
             .then(|| observe.supervisor.metrics().cloned())
             .flatten();
+        // The A2A router's answers are counted by the layer that logs them; the
+        // routes merged beside it get a counting layer of their own.
+        let server_config = server_config(
+            &config,
+            metrics
+                .as_ref()
+                .map(|metrics| observe::count_answers(Arc::clone(metrics))),
+        );
+        let mut router = server::app(Arc::new(service.clone()), server_config.clone());
+        let mut beside = Router::new();
+        if let Some(extra) = config.extra_routes.clone() {
+            beside = beside.merge(extra);
+        }
         let metrics_listener = match (&metrics, config.metrics_bind) {
             (Some(_), Some(addr)) => match TcpListener::bind(addr).await {
                 Ok(listener) => Some(listener),
@@ -181,13 +190,14 @@ impl Actor for EdgeActor {
             },
             _ => None,
         };
-        router = router.merge(observe::routes(
+        beside = beside.merge(observe::routes(
             observe.clone(),
             metrics.is_some() && metrics_listener.is_none(),
         ));
         if let Some(metrics) = &metrics {
-            router = router.layer(observe::CountRequestsLayer(Arc::clone(metrics)));
+            beside = beside.route_layer(observe::CountRequestsLayer(Arc::clone(metrics)));
         }
+        router = router.merge(beside);
         let (metrics_addr, metrics_server) = match metrics_listener {
             Some(listener) => {
                 // A bound listener knows its address; `bind` is the fallback for the log.
@@ -358,7 +368,7 @@ fn checked_public_url(url: &str) -> Result<String, EdgeError> {
 
 /// The server's settings from the edge's: limits, timeouts, and the credentials the
 /// cards declare, under the same scheme names.
-fn server_config(config: &EdgeConfig) -> ServerConfig {
+fn server_config(config: &EdgeConfig, on_answer: Option<server::OnAnswer>) -> ServerConfig {
     let mut auth = server::AuthConfig::new();
     for (key, principal) in &config.auth.api_keys {
         auth = auth.api_key(EdgeAuth::API_KEY_SCHEME, key, principal);
@@ -366,7 +376,7 @@ fn server_config(config: &EdgeConfig) -> ServerConfig {
     for (token, principal) in &config.auth.bearer_tokens {
         auth = auth.bearer_token(EdgeAuth::BEARER_SCHEME, token, principal);
     }
-    ServerConfig::builder()
+    let builder = ServerConfig::builder()
         .body_limit(config.body_limit)
         .request_timeout(config.request_timeout)
         .sse_keep_alive(config.sse_keep_alive)
@@ -374,8 +384,11 @@ fn server_config(config: &EdgeConfig) -> ServerConfig {
         .idle_timeout(config.idle_timeout)
         .max_connections(config.max_connections)
         .auth(auth)
-        .bindings(config.bindings.iter().cloned())
-        .build()
+        .bindings(config.bindings.iter().cloned());
+    match on_answer {
+        Some(on_answer) => builder.on_answer(on_answer).build(),
+        None => builder.build(),
+    }
 }
 
 /// A running HTTP edge: its actor and where it listens.

@@ -29,6 +29,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use agentyard_transport::server::OnAnswer;
 use axum::Router;
 use axum::extract::{MatchedPath, Query, Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
@@ -217,10 +218,44 @@ async fn events(
         .into_response()
 }
 
-/// Counts every request in `agentyard_http_requests_total{method,code}` and its
-/// latency (for a stream, until it started): `method` is the JSON-RPC method when the
-/// call named one, else the route (`GET /agents/{name}/.well-known/agent-card.json`),
-/// else `unmatched`.
+/// Counts the A2A router's answers (see [`count`]), told by the layer that logs
+/// them: one layer around that router for both.
+pub(super) fn count_answers(metrics: Arc<Metrics>) -> OnAnswer {
+    OnAnswer::new(move |http_method, response, took| {
+        count(&metrics, http_method, None, response, took);
+    })
+}
+
+/// Counts a request in `agentyard_http_requests_total{method,code}` and its latency
+/// (for a stream, until it started): `method` is the JSON-RPC method when the call
+/// named one, else the route (`GET /agents/{name}/.well-known/agent-card.json`), else
+/// `unmatched`.
+fn count(
+    metrics: &Metrics,
+    http_method: &Method,
+    route: Option<&MatchedPath>,
+    response: &Response,
+    took: Duration,
+) {
+    let code = response.status().as_u16();
+    let rpc = response
+        .extensions()
+        .get::<agentyard_transport::server::RequestLog>()
+        .and_then(|log| log.method);
+    // Routes inside the A2A router name themselves on their answers: its layer sees
+    // their requests unrouted.
+    let route = route.or_else(|| response.extensions().get::<MatchedPath>());
+    match (rpc, route) {
+        (Some(method), _) => metrics.http_request(method, code, took),
+        (None, Some(route)) => {
+            metrics.http_request(&format!("{http_method} {}", route.as_str()), code, took);
+        }
+        (None, None) => metrics.http_request("unmatched", code, took),
+    }
+}
+
+/// Counts every request to the routes beside the A2A router (metrics, events, a
+/// program's own), as [`count`] does.
 ///
 /// A tower layer, not an axum `from_fn` middleware: that one clones the routes
 /// inside it and boxes a future for every request, which cost more than the counting.
@@ -293,27 +328,13 @@ where
         let this = self.project();
         let result = std::task::ready!(this.inner.poll(cx));
         if let Ok(response) = &result {
-            let took = this.started.elapsed();
-            let code = response.status().as_u16();
-            let rpc = response
-                .extensions()
-                .get::<agentyard_transport::server::RequestLog>()
-                .and_then(|log| log.method);
-            // Routes inside the A2A router name themselves on their answers: this
-            // layer wraps that router whole, so it sees their requests unrouted.
-            let route = this
-                .route
-                .as_ref()
-                .or_else(|| response.extensions().get::<MatchedPath>());
-            match (rpc, route) {
-                (Some(method), _) => this.metrics.http_request(method, code, took),
-                (None, Some(route)) => this.metrics.http_request(
-                    &format!("{} {}", this.http_method, route.as_str()),
-                    code,
-                    took,
-                ),
-                (None, None) => this.metrics.http_request("unmatched", code, took),
-            }
+            count(
+                this.metrics,
+                this.http_method,
+                this.route.as_ref(),
+                response,
+                this.started.elapsed(),
+            );
         }
         Poll::Ready(result)
     }

@@ -411,6 +411,15 @@ async fn a_request_that_is_not_a_call_is_counted_by_its_route() {
     ] {
         assert_eq!(http.get(labels).copied(), Some(1.0), "{labels} in {http:?}");
     }
+    // The routes beside the A2A router are counted by a layer of their own: the
+    // scrape above is in the next one.
+    let scraped = scrape(&server.metrics_url()).await;
+    let http = series(&scraped, "agentyard_http_requests_total");
+    assert_eq!(
+        http.get(r#"method="GET /metrics",code="200""#).copied(),
+        Some(1.0),
+        "{http:?}"
+    );
     server.stop().await;
     runtime.shutdown(PATIENCE).await;
 }

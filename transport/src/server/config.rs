@@ -4,6 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use super::log::OnAnswer;
 use crate::a2a::TransportProtocol;
 
 /// How the server treats requests. Build one with [`ServerConfig::builder`]; every
@@ -45,6 +46,7 @@ pub struct ServerConfig {
     auth: AuthConfig,
     strict_card_prefix: Option<String>,
     bindings: Vec<TransportProtocol>,
+    on_answer: Option<OnAnswer>,
 }
 
 impl ServerConfig {
@@ -162,6 +164,12 @@ impl ServerConfig {
     pub fn serves(&self, binding: &TransportProtocol) -> bool {
         self.bindings.contains(binding)
     }
+
+    /// What is told of every answer besides the log (`None`, the default: nothing).
+    #[must_use]
+    pub const fn on_answer(&self) -> Option<&OnAnswer> {
+        self.on_answer.as_ref()
+    }
 }
 
 impl Default for ServerConfig {
@@ -177,6 +185,7 @@ impl Default for ServerConfig {
             auth: AuthConfig::new(),
             strict_card_prefix: Some(Self::DEFAULT_STRICT_CARD_PREFIX.to_owned()),
             bindings: Self::DEFAULT_BINDINGS.to_vec(),
+            on_answer: None,
         }
     }
 }
@@ -266,6 +275,13 @@ impl ServerConfigBuilder {
             }
         }
         self.config.bindings = chosen;
+        self
+    }
+
+    /// Tells `on_answer` of every request the router answers (a metrics recorder),
+    /// as the request's log line is written (default: nothing is told).
+    pub fn on_answer(mut self, on_answer: OnAnswer) -> Self {
+        self.config.on_answer = Some(on_answer);
         self
     }
 

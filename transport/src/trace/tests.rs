@@ -227,34 +227,3 @@ fn a_decision_travels_with_the_work_and_its_causes() {
         assert_eq!(cause.within(async { decision() }).await, Some(false));
     });
 }
-
-#[test]
-fn the_edge_layer_decides_before_the_services_inside_it_are_called() {
-    use tower::{Layer as _, ServiceExt as _};
-    carrying();
-    let inner = tower::service_fn(|_request: axum::http::Request<()>| {
-        // What the request span sees: made while the service is called.
-        let at_call = decision();
-        async move { Ok::<_, std::convert::Infallible>((at_call, decision())) }
-    });
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .build()
-        .expect("runtime");
-    let unsampled = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00";
-    for (header, expected) in [
-        (Some(unsampled), false),
-        (Some(INCOMING), true),
-        (None, true),
-    ] {
-        let mut request = axum::http::Request::new(());
-        if let Some(value) = header {
-            request
-                .headers_mut()
-                .insert(TRACEPARENT, value.parse().expect("header"));
-        }
-        let seen = runtime
-            .block_on(HeadSampleLayer.layer(inner).oneshot(request))
-            .expect("answered");
-        assert_eq!(seen, (Some(expected), Some(expected)), "{header:?}");
-    }
-}
