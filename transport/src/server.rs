@@ -261,7 +261,7 @@ impl<S> Clone for AppState<S> {
 }
 
 /// Tells open SSE streams that the server is shutting down, so they end and their
-/// connections can close; [`serve`] adds it to every request.
+/// connections can close; [`serve`] makes it the signal of every connection it serves.
 #[derive(Clone, Debug)]
 struct ShutdownSignal(CancellationToken);
 

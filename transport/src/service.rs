@@ -137,7 +137,7 @@ impl Principal {
 #[non_exhaustive]
 pub struct CallContext {
     /// The exposed agent the call is addressed to.
-    pub agent: String,
+    pub agent: Arc<str>,
     /// The JSON-RPC request id (already validated).
     pub request_id: RequestId,
     /// The authenticated caller; `None` when the agent requires no authentication and
@@ -165,7 +165,7 @@ pub struct CallContext {
 impl CallContext {
     /// A context for `agent` and `request_id`, with no principal and no extensions.
     #[must_use]
-    pub fn new(agent: impl Into<String>, request_id: RequestId) -> Self {
+    pub fn new(agent: impl Into<Arc<str>>, request_id: RequestId) -> Self {
         Self {
             agent: agent.into(),
             request_id,

@@ -425,7 +425,7 @@ impl SupervisorService {
             .status
             .filter(|state| *state != v1::TaskState::Unspecified)
             .map(TaskState::from);
-        let agent = context.agent.as_str();
+        let agent = &*context.agent;
         let principal = context.principal.as_ref().map(|p| p.name.as_str());
         let context_id = params.context_id.as_str();
         let filter = |task: &Task, owner: Option<&TaskOwner>| {

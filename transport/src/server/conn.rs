@@ -217,22 +217,20 @@ async fn serve_connection(
     let activity = Arc::new(Activity::new(limits));
     let service = {
         let activity = Arc::clone(&activity);
-        let signal = ShutdownSignal(stop.clone());
         hyper::service::service_fn(move |request: Request<Incoming>| {
             let guard = activity.begin_request();
             let mut router = router.clone();
-            let mut request = request.map(Body::new);
-            request.extensions_mut().insert(signal.clone());
             async move {
-                let response = router.call(request).await?;
+                let response = router.call(request.map(Body::new)).await?;
                 // The request counts as in flight until its body is dropped: written
                 // to the end, or the client gone. An SSE stream is in flight for as
-                // long as it runs.
+                // long as it runs. (Handed to hyper as it is: boxed into a `Body`
+                // again it would cost an allocation a request.)
                 Ok::<_, Infallible>(response.map(|body| {
-                    Body::new(body.map_frame(move |frame| {
+                    body.map_frame(move |frame| {
                         let _in_flight = &guard;
                         frame
-                    }))
+                    })
                 }))
             }
         })
@@ -244,7 +242,26 @@ async fn serve_connection(
     let connection = hyper::server::conn::http1::Builder::new()
         .keep_alive(true)
         .serve_connection(io, service);
-    watch(connection, &activity, stop).await;
+    // The handlers find the shutdown signal here rather than in each request's
+    // extensions, where it cost an allocation a request: they run in this task.
+    let signal = ShutdownSignal(stop.clone());
+    SHUTDOWN
+        .scope(signal, watch(connection, &activity, stop))
+        .await;
+}
+
+tokio::task_local! {
+    /// The shutdown signal of the connection being served (see
+    /// [`ShutdownSignal::current`]).
+    static SHUTDOWN: ShutdownSignal;
+}
+
+impl ShutdownSignal {
+    /// The signal of the server whose connection the running task serves; `None`
+    /// outside [`serve`](super::serve) (a router called directly, in a test).
+    pub(super) fn current() -> Option<Self> {
+        SHUTDOWN.try_with(Clone::clone).ok()
+    }
 }
 
 /// Answers a connection over the cap with 503 and closes it.

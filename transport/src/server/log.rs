@@ -166,7 +166,7 @@ fn log_response(response: &Response, latency: Duration, span: &Span) {
     let call = response.extensions().get::<RequestLog>();
     let error = response.extensions().get::<ErrorCodeSent>();
     tracing::info!(
-        agent = call.map(|c| c.agent.as_str()),
+        agent = call.map(|c| &*c.agent),
         rpc_method = call.and_then(|c| c.method),
         rpc_error = error.map(|e| e.0),
         status = response.status().as_u16(),

@@ -120,7 +120,7 @@ pub(super) async fn resolve<S: A2aService>(
         version = version.as_str(),
     );
     let resolved = Resolved::new(
-        agent,
+        agent.into(),
         card,
         request.headers(),
         request.uri(),
@@ -152,7 +152,7 @@ pub(super) async fn call<S: A2aService>(
     let body = super::rpc::whole(body).await.unwrap_or_default();
     let version = resolved.header_form();
     let asked = resolved.asked.clone();
-    let call = Call::new(state, &resolved, &parts);
+    let call = Call::new(state, &resolved);
     let span = call.span.clone();
     async move {
         if let Err(unsupported) = asked {

@@ -38,7 +38,8 @@ mod fast;
 /// (authentication, the body) are the same for both.
 #[derive(Clone)]
 pub(super) struct Resolved {
-    pub(super) agent: String,
+    /// Shared with the call's context and its log line.
+    pub(super) agent: Arc<str>,
     pub(super) card: Arc<AgentCard>,
     pub(super) activated: Activated,
     /// The version the request's header asks for, if it is one served.
@@ -53,7 +54,7 @@ impl Resolved {
     /// extensions it activates and the version its header asks for; its span is
     /// `span`.
     pub(super) fn new(
-        agent: String,
+        agent: Arc<str>,
         card: Arc<AgentCard>,
         headers: &HeaderMap,
         uri: &Uri,
@@ -99,19 +100,24 @@ impl Resolved {
         }
     }
 
-    /// Finishes an answer on its way out: echoes the extensions activated for
-    /// answers in `version` and names the call for the log line.
+    /// Finishes an answer on its way out: names the call for the log line, unless
+    /// the handler did ([`RequestLog`]: the method and the version it answered in),
+    /// as `method` answered in `version`; and echoes the extensions activated for
+    /// answers in the version the answer is in.
     pub(super) fn finish(
         &self,
         mut response: Response,
         version: ProtocolVersion,
         method: Option<&'static str>,
     ) -> Response {
+        let version = match response.extensions().get::<RequestLog>() {
+            Some(log) => log.version,
+            None => {
+                response.extensions_mut().insert(self.log(method, version));
+                version
+            }
+        };
         let (echo_name, echoed) = self.activated.of(version);
-        response.extensions_mut().insert(RequestLog {
-            agent: self.agent.clone(),
-            method,
-        });
         let echo = echoed.join(", ");
         if !echo.is_empty()
             && let Ok(value) = HeaderValue::from_str(&echo)
@@ -122,17 +128,21 @@ impl Resolved {
     }
 }
 
+impl Resolved {
+    /// The log line's facts of a call to this agent.
+    fn log(&self, method: Option<&'static str>, version: ProtocolVersion) -> RequestLog {
+        RequestLog {
+            agent: Arc::clone(&self.agent),
+            method,
+            version,
+        }
+    }
+}
+
 /// Who the authentication layer found the caller to be (`None`: anonymous, and the
 /// agent allows it).
 #[derive(Clone)]
 pub(super) struct Authenticated(pub(super) Option<Principal>);
-
-/// How the handler answered, for the outermost layer's echo and log line.
-#[derive(Clone, Copy)]
-struct Answered {
-    method: Option<&'static str>,
-    version: ProtocolVersion,
-}
 
 /// Layer 1 (outermost) of the JSON-RPC routes: resolves the agent (`/` serves the
 /// default one) and its card — 404 when there is none — and, on the way out, echoes
@@ -175,10 +185,10 @@ where
         Err(rejection) => return rejection.into_response(),
     };
     let mut request = Request::from_parts(parts, body);
-    let agent = match named {
-        Some(Path(agent)) => agent,
+    let agent: Arc<str> = match named {
+        Some(Path(agent)) => agent.into(),
         None => match state.service.default_agent() {
-            Some(agent) => agent,
+            Some(agent) => agent.into(),
             None => return reply::no_default_agent(),
         },
     };
@@ -211,9 +221,8 @@ where
         Ok(response) => response,
         Err(never) => match never {},
     };
-    let answered = response.extensions().get::<Answered>().copied();
-    let (method, version) = answered.map_or((None, header_form), |a| (a.method, a.version));
-    resolved.finish(response, version, method)
+    // The handler named the call; a layer that answered before it did not.
+    resolved.finish(response, header_form, None)
 }
 
 /// A layer of the JSON-RPC routes that needs the server's state: the service it
@@ -487,16 +496,15 @@ async fn call<S: A2aService>(state: AppState<S>, request: Request) -> Response {
     let body = whole(body).await.unwrap_or_default();
     let span = resolved.span.clone();
     let asked = resolved.asked.clone();
-    let call = Call::new(state, &resolved, &parts);
+    let call = Call::new(state, &resolved);
     let outcome = call
         .run(&parts, asked, principal, body)
         .instrument(span)
         .await;
     let mut response = outcome.response;
-    response.extensions_mut().insert(Answered {
-        method: outcome.method,
-        version: outcome.version,
-    });
+    response
+        .extensions_mut()
+        .insert(resolved.log(outcome.method, outcome.version));
     response
 }
 
@@ -531,7 +539,7 @@ struct Outcome {
 /// One request to one agent (on either binding), with what the server knows so far.
 pub(super) struct Call<S> {
     pub(super) state: AppState<S>,
-    pub(super) agent: String,
+    pub(super) agent: Arc<str>,
     pub(super) card: Arc<AgentCard>,
     /// The extensions the request activated.
     pub(super) activated: Activated,
@@ -730,12 +738,12 @@ impl<S: A2aService> Call<S> {
     }
 
     /// Starts a call's [`Call`]: the state, what the outer layers resolved, and the
-    /// shutdown signal from the request's extensions.
-    pub(super) fn new(state: AppState<S>, resolved: &Resolved, parts: &Parts) -> Self {
+    /// server's shutdown signal.
+    pub(super) fn new(state: AppState<S>, resolved: &Resolved) -> Self {
         Self {
-            shutdown: parts.extensions.get::<ShutdownSignal>().cloned(),
+            shutdown: ShutdownSignal::current(),
             state,
-            agent: resolved.agent.clone(),
+            agent: Arc::clone(&resolved.agent),
             card: Arc::clone(&resolved.card),
             activated: resolved.activated.clone(),
             span: resolved.span.clone(),
@@ -756,7 +764,7 @@ impl<S: A2aService> Call<S> {
         principal: Option<Principal>,
         id: RequestId,
     ) -> Result<CallContext, JsonRpcError> {
-        let mut context = CallContext::new(self.agent.clone(), id);
+        let mut context = CallContext::new(Arc::clone(&self.agent), id);
         context.principal = principal;
         context.extensions = self.activated.of(version).1.to_vec();
         context.version = version;
@@ -1083,16 +1091,19 @@ fn in_form(version: ProtocolVersion, error: JsonRpcError) -> JsonRpcError {
     }
 }
 
-/// What the request's log line says about a JSON-RPC call, handed to the trace
-/// layer (and to any layer the router is wrapped in, e.g. one counting requests by
+/// What the request's log line says about a call, handed to the layer that writes
+/// it (and tells [`OnAnswer`](super::OnAnswer), e.g. a counter of requests by
 /// method) in the response's extensions.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct RequestLog {
     /// The agent the call was for.
-    pub agent: String,
-    /// The JSON-RPC method, once the body was read far enough to name one.
+    pub agent: Arc<str>,
+    /// The method, once the body (or, on HTTP+JSON, the path) was read far enough
+    /// to name one.
     pub method: Option<&'static str>,
+    /// The protocol version the answer is written in.
+    pub version: ProtocolVersion,
 }
 
 fn is_streaming(name: &str) -> bool {

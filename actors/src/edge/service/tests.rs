@@ -669,7 +669,7 @@ async fn the_extended_card_is_only_for_authenticated_callers() {
     )
     .await;
     assert_eq!(card["skills"][0]["id"], "admin");
-    context.agent = "probe".to_owned();
+    context.agent = "probe".into();
     let none = error(&service, context, A2aRequest::GetAuthenticatedExtendedCard).await;
     assert_eq!(none.code, -32007);
 }

@@ -223,7 +223,7 @@ async fn a_send_reaches_the_service_at_the_root_and_under_an_agent() {
             "{uri}"
         );
         let (context, request) = last(&recorder);
-        assert_eq!(context.agent, agent);
+        assert_eq!(&*context.agent, agent);
         assert_eq!(context.version, ProtocolVersion::V1_0);
         assert_eq!(context.extensions, ["urn:x"]);
         assert!(matches!(request, A2aRequest::SendMessage(_)));
