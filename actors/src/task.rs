@@ -105,19 +105,26 @@ impl Work {
             // meanwhile makes this write fail and reaches the handler through its
             // token.
             let events = self.events.clone();
-            let (lift, stored) = Stored::new();
-            let working = async {
-                let _ = events
-                    .progress(
-                        port.store(),
-                        port.events(),
-                        TaskStatus::new(TaskState::Working),
-                    )
-                    .await;
-                lift.send_replace(true);
-            };
-            let turn = self.turn(agent, &port, stored);
-            futures::future::join(working, turn).await;
+            let working = events.progress(
+                port.store(),
+                port.events(),
+                TaskStatus::new(TaskState::Working),
+            );
+            let mut working = std::pin::pin!(working);
+            // A store that writes at once (the in-memory one) has it stored and
+            // published on the first poll: the handler then runs with no barrier
+            // to make, wait on or lift.
+            if futures::poll!(working.as_mut()).is_ready() {
+                self.turn(agent, &port, Stored::lifted()).await;
+            } else {
+                let (lift, stored) = Stored::new();
+                let working = async {
+                    let _ = working.await;
+                    lift.send_replace(true);
+                };
+                let turn = self.turn(agent, &port, stored);
+                futures::future::join(working, turn).await;
+            }
         }
         .instrument(span);
         // Permits drop with `self` at the end of `work`, letting the next message of
