@@ -100,6 +100,15 @@ impl Resolved {
         }
     }
 
+    /// The log line's facts of a call to this agent.
+    fn log(&self, method: Option<&'static str>, version: ProtocolVersion) -> RequestLog {
+        RequestLog {
+            agent: Arc::clone(&self.agent),
+            method,
+            version,
+        }
+    }
+
     /// Finishes an answer on its way out: names the call for the log line, unless
     /// the handler did ([`RequestLog`]: the method and the version it answered in),
     /// as `method` answered in `version`; and echoes the extensions activated for
@@ -125,17 +134,6 @@ impl Resolved {
             response.headers_mut().insert(echo_name, value);
         }
         response
-    }
-}
-
-impl Resolved {
-    /// The log line's facts of a call to this agent.
-    fn log(&self, method: Option<&'static str>, version: ProtocolVersion) -> RequestLog {
-        RequestLog {
-            agent: Arc::clone(&self.agent),
-            method,
-            version,
-        }
     }
 }
 
