@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 use tracing::Instrument as _;
 
 use super::reply::{self, Binding, ErrorCodeSent};
-use super::rpc::{Answer, Authenticated, Call, Resolved, V1Result};
+use super::rpc::{Answer, Call, Resolved, V1Result};
 use super::{AppState, cards};
 use crate::a2a::StreamEvent;
 use crate::a2a::v1::{self, ProtocolVersion, RpcCode, binding_status};
@@ -143,10 +143,13 @@ pub(super) async fn resolve<S: A2aService>(
 pub(super) async fn call<S: A2aService>(
     State(state): State<AppState<S>>,
     Extension(resolved): Extension<Arc<Resolved>>,
-    Extension(Authenticated(principal)): Extension<Authenticated>,
     Extension(routed): Extension<Routed>,
     request: Request,
 ) -> Response {
+    // Set by the authentication layer outside; a route without it is a bug here.
+    let Some(principal) = resolved.authenticated.get().cloned() else {
+        return super::rpc::unresolved();
+    };
     let (parts, body) = request.into_parts();
     // Read whole by the body layer already: this only takes the buffer.
     let body = super::rpc::whole(body).await.unwrap_or_default();

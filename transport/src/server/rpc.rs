@@ -3,7 +3,7 @@
 
 use std::convert::Infallible;
 use std::marker::PhantomData;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -33,9 +33,10 @@ mod fast;
 
 /// What the outermost layer resolved about a call, for the layers inside it and the
 /// handler: the agent, its card, the extensions the request activates, the form
-/// errors take before the body names its method, and the call's span. Both
-/// bindings' outermost layers make one ([`Resolved::new`]), so the layers inside
-/// (authentication, the body) are the same for both.
+/// errors take before the body names its method, and the call's span; and, once the
+/// authentication layer let the call in, who the caller is. Both bindings' outermost
+/// layers make one ([`Resolved::new`]), so the layers inside (authentication, the
+/// body) are the same for both.
 #[derive(Clone)]
 pub(super) struct Resolved {
     /// Shared with the call's context and its log line.
@@ -47,6 +48,10 @@ pub(super) struct Resolved {
     /// The binding the request came in by: the form of refusals.
     pub(super) binding: Binding,
     pub(super) span: Span,
+    /// Who the authentication layer, inside, found the caller to be (`None`:
+    /// anonymous, and the agent allows it); unset until it let the call in. Here
+    /// rather than in an extension of its own, which cost an allocation a call.
+    pub(super) authenticated: OnceLock<Option<Principal>>,
 }
 
 impl Resolved {
@@ -87,6 +92,7 @@ impl Resolved {
             activated,
             binding,
             span,
+            authenticated: OnceLock::new(),
         }
     }
 
@@ -136,11 +142,6 @@ impl Resolved {
         response
     }
 }
-
-/// Who the authentication layer found the caller to be (`None`: anonymous, and the
-/// agent allows it).
-#[derive(Clone)]
-pub(super) struct Authenticated(pub(super) Option<Principal>);
 
 /// Layer 1 (outermost) of the JSON-RPC routes: resolves the agent (`/` serves the
 /// default one) and its card — 404 when there is none — and, on the way out, echoes
@@ -309,7 +310,7 @@ where
         std::task::Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, mut request: Request) -> Self::Future {
+    fn call(&mut self, request: Request) -> Self::Future {
         use futures::future::Either;
         // `resolve`, outside, put it there; a route without it is a bug here.
         let Some(resolved) = request.extensions().get::<Arc<Resolved>>().cloned() else {
@@ -317,7 +318,8 @@ where
         };
         match auth::authenticate(&resolved.card, self.state.config.auth(), request.headers()) {
             Ok(principal) => {
-                request.extensions_mut().insert(Authenticated(principal));
+                // Each request resolves its own: nothing set it before.
+                let _ = resolved.authenticated.set(principal);
                 Either::Right(tower::ServiceExt::oneshot(self.inner.clone(), request))
             }
             Err(rejected) => {
@@ -408,7 +410,7 @@ where
 
 /// The answer to a call that reached a layer inside `resolve` without its mark: a
 /// route that lacks the layer, a bug here.
-fn unresolved() -> Response {
+pub(super) fn unresolved() -> Response {
     (
         StatusCode::INTERNAL_SERVER_ERROR,
         "the call was not resolved to an agent",
@@ -484,10 +486,10 @@ impl<S: A2aService> tower::Service<Request> for Handler<S> {
 async fn call<S: A2aService>(state: AppState<S>, request: Request) -> Response {
     let (parts, body) = request.into_parts();
     // Both put there by the layers outside; a route without them is a bug here.
-    let (Some(resolved), Some(Authenticated(principal))) = (
-        parts.extensions.get::<Arc<Resolved>>().cloned(),
-        parts.extensions.get::<Authenticated>().cloned(),
-    ) else {
+    let Some(resolved) = parts.extensions.get::<Arc<Resolved>>().cloned() else {
+        return unresolved();
+    };
+    let Some(principal) = resolved.authenticated.get().cloned() else {
         return unresolved();
     };
     // Read whole by the body layer already: this only takes the buffer.
