@@ -29,7 +29,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use agentyard_transport::server::OnAnswer;
+use agentyard_transport::server::{OnAnswer, RpcRoute};
 use axum::Router;
 use axum::extract::{MatchedPath, Query, Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
@@ -243,12 +243,16 @@ fn count(
         .get::<agentyard_transport::server::RequestLog>()
         .and_then(|log| log.method);
     // Routes inside the A2A router name themselves on their answers: its layer sees
-    // their requests unrouted.
-    let route = route.or_else(|| response.extensions().get::<MatchedPath>());
+    // their requests unrouted. JSON-RPC calls reach their service without the
+    // router's matching, and name their route on their own.
+    let route = route
+        .or_else(|| response.extensions().get::<MatchedPath>())
+        .map(MatchedPath::as_str)
+        .or_else(|| response.extensions().get::<RpcRoute>().map(|route| route.0));
     match (rpc, route) {
         (Some(method), _) => metrics.http_request(method, code, took),
         (None, Some(route)) => {
-            metrics.http_request(&format!("{http_method} {}", route.as_str()), code, took);
+            metrics.http_request(&format!("{http_method} {route}"), code, took);
         }
         (None, None) => metrics.http_request("unmatched", code, took),
     }

@@ -30,7 +30,6 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::header::{CONNECTION, CONTENT_TYPE, RETRY_AFTER};
 use axum::http::{HeaderValue, Request, Response, StatusCode};
-use http_body_util::BodyExt as _;
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -224,13 +223,10 @@ async fn serve_connection(
                 let response = router.call(request.map(Body::new)).await?;
                 // The request counts as in flight until its body is dropped: written
                 // to the end, or the client gone. An SSE stream is in flight for as
-                // long as it runs. (Handed to hyper as it is: boxed into a `Body`
-                // again it would cost an allocation a request.)
-                Ok::<_, Infallible>(response.map(|body| {
-                    body.map_frame(move |frame| {
-                        let _in_flight = &guard;
-                        frame
-                    })
+                // long as it runs.
+                Ok::<_, Infallible>(response.map(|body| Answer {
+                    body,
+                    _in_flight: guard,
                 }))
             }
         })
@@ -261,6 +257,38 @@ impl ShutdownSignal {
     /// outside [`serve`](super::serve) (a router called directly, in a test).
     pub(super) fn current() -> Option<Self> {
         SHUTDOWN.try_with(Clone::clone).ok()
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// An answer's body, with what keeps its request in flight until it is dropped.
+    /// Handed to hyper as it is (boxed into a `Body` again it would cost an
+    /// allocation a request), and telling hyper its size, from which hyper writes
+    /// `Content-Length`.
+    struct Answer {
+        #[pin]
+        body: Body,
+        _in_flight: InFlight,
+    }
+}
+
+impl hyper::body::Body for Answer {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        self.project().body.poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
     }
 }
 

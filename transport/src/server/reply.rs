@@ -126,6 +126,18 @@ pub(super) fn no_default_agent() -> Response {
     not_found("this server has no default agent; agents are at /agents/{name}")
 }
 
+/// HTTP 400 for a JSON-RPC path whose agent name is not UTF-8 once percent-decoded.
+pub(super) fn agent_name_not_utf8() -> Response {
+    http_error(
+        StatusCode::BAD_REQUEST,
+        RequestId::Null,
+        http_problem(
+            StatusCode::BAD_REQUEST,
+            "the agent name in the path is not UTF-8 once percent-decoded",
+        ),
+    )
+}
+
 /// HTTP 404 with a JSON-RPC error body naming what was not found.
 pub(super) fn not_found(detail: impl std::fmt::Display) -> Response {
     http_error(

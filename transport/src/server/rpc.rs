@@ -7,7 +7,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{MatchedPath, Path, Request};
+use axum::extract::Request;
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
@@ -155,7 +155,7 @@ impl Boxed for Resolve {
         request: Request,
         inner: I,
     ) -> Response {
-        let route = request.extensions().get::<MatchedPath>().cloned();
+        let route = RpcRoute::of(request.uri().path()).map(|(route, _)| route);
         let mut response = resolve(state, request, inner).await;
         // A call's answer names its method; any other names its route, as the card
         // routes' answers do (`stamp_route`).
@@ -170,22 +170,47 @@ impl Boxed for Resolve {
     }
 }
 
+/// The JSON-RPC route an answer that names no call came by (`/agents/{name}`), for
+/// the layers outside the router that label answers by route (the edge's metrics):
+/// a JSON-RPC call is handed to its route's service without the router's matching
+/// (see `Dispatch`), so its answers carry this instead of axum's `MatchedPath`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RpcRoute(pub &'static str);
+
+impl RpcRoute {
+    /// The route of a JSON-RPC endpoint's `path`, and the agent's name in it as
+    /// written (percent-encoded; `None` at `/`, the default agent's); `None` for a
+    /// path that is no JSON-RPC endpoint.
+    pub(super) fn of(path: &str) -> Option<(Self, Option<&str>)> {
+        if path == "/" {
+            return Some((Self("/"), None));
+        }
+        let rest = path.strip_prefix("/agents/")?;
+        let (name, route) = match rest.strip_suffix('/') {
+            Some(name) => (name, "/agents/{name}/"),
+            None => (rest, "/agents/{name}"),
+        };
+        (!name.is_empty() && !name.contains('/')).then_some((Self(route), Some(name)))
+    }
+}
+
 /// The work of [`Resolve`]: the call resolved, handed to `inner` in its span, and
 /// its answer finished.
-async fn resolve<S, I>(state: AppState<S>, request: Request, inner: I) -> Response
+async fn resolve<S, I>(state: AppState<S>, mut request: Request, inner: I) -> Response
 where
     S: A2aService,
     I: tower::Service<Request, Response = Response, Error = Infallible>,
 {
-    use axum::extract::FromRequestParts as _;
-    let (mut parts, body) = request.into_parts();
-    let named = match Option::<Path<String>>::from_request_parts(&mut parts, &state).await {
-        Ok(named) => named,
-        Err(rejection) => return rejection.into_response(),
+    // The name as the router would read it, without its matching: the routes and
+    // `Dispatch` hand only these paths here.
+    let Some((_, named)) = RpcRoute::of(request.uri().path()) else {
+        return unresolved();
     };
-    let mut request = Request::from_parts(parts, body);
     let agent: Arc<str> = match named {
-        Some(Path(agent)) => agent.into(),
+        Some(name) => match percent_encoding::percent_decode_str(name).decode_utf8() {
+            Ok(name) => name.into(),
+            Err(_) => return reply::agent_name_not_utf8(),
+        },
         None => match state.service.default_agent() {
             Some(agent) => agent.into(),
             None => return reply::no_default_agent(),

@@ -109,6 +109,27 @@ async fn a_connection_that_sends_nothing_is_closed_after_the_header_read_timeout
 }
 
 #[tokio::test]
+async fn a_unary_answer_says_its_length_and_is_not_chunked() {
+    let server = TestServer::start(ServerConfig::builder()).await;
+    let mut tcp = TcpStream::connect(address(&server)).await.expect("connect");
+    tcp.write_all(&request(&server, true)).await.expect("write");
+    let response = read_response(&mut tcp).await;
+    let (head, body) = response.split_once("\r\n\r\n").expect("a head and a body");
+    assert!(head.starts_with("HTTP/1.1 200"), "{response}");
+    let length = head.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("content-length")
+            .then(|| value.trim().to_owned())
+    });
+    assert_eq!(length, Some(body.len().to_string()), "{response}");
+    assert!(
+        !head.to_ascii_lowercase().contains("transfer-encoding"),
+        "{response}"
+    );
+    server.shut_down().await.expect("a clean shutdown");
+}
+
+#[tokio::test]
 async fn an_idle_keep_alive_connection_is_closed_after_the_idle_timeout() {
     let server = TestServer::start(
         ServerConfig::builder()

@@ -353,6 +353,21 @@ async fn the_root_endpoint_serves_the_default_agent() {
 }
 
 #[tokio::test]
+async fn an_agents_name_is_read_from_the_path_percent_decoded_with_or_without_a_slash() {
+    for path in ["/agents/open", "/agents/op%65n", "/agents/open/"] {
+        let answer = rpc_to(path, &[], send_text(json!(1), "hello")).await;
+        let task = answer.result(&json!(1));
+        assert_eq!(task["metadata"]["agent"], "open", "{path}");
+    }
+    // Not UTF-8 once decoded: named, not a panic and not some other agent.
+    let answer = rpc_to("/agents/%FF", &[], send_text(json!(1), "hello")).await;
+    answer.assert_error(StatusCode::BAD_REQUEST, -32600, &Value::Null, &["UTF-8"]);
+    // A path with more segments is no JSON-RPC endpoint: the HTTP+JSON binding's.
+    let answer = rpc_to("/agents/open/x", &[], send_text(json!(1), "hello")).await;
+    assert_eq!(answer.status, StatusCode::NOT_FOUND, "{answer:#?}");
+}
+
+#[tokio::test]
 async fn every_unary_method_reaches_the_service_typed() {
     let cases = [
         ("tasks/get", json!({"id": "t-7"}), json!("t-7")),

@@ -190,3 +190,26 @@ fn a_json_content_type_is_known_in_any_case_and_with_parameters() {
     let error = super::check_content_type(&HeaderMap::new(), Binding::JsonRpc).expect_err("none");
     assert!(error.contains("no Content-Type"), "{error}");
 }
+
+#[test]
+fn the_json_rpc_routes_are_told_from_every_other_path() {
+    use super::RpcRoute;
+    let of = |path| RpcRoute::of(path).map(|(route, name)| (route.0, name));
+    assert_eq!(of("/"), Some(("/", None)));
+    assert_eq!(of("/agents/echo"), Some(("/agents/{name}", Some("echo"))));
+    assert_eq!(of("/agents/echo/"), Some(("/agents/{name}/", Some("echo"))));
+    assert_eq!(of("/agents/a%20b"), Some(("/agents/{name}", Some("a%20b"))));
+    for other in [
+        "",
+        "/agents",
+        "/agents/",
+        "/agents//",
+        "/agents/echo/x",
+        "/agents/echo//",
+        "/agent/echo",
+        "//",
+        "/x",
+    ] {
+        assert_eq!(of(other), None, "{other:?}");
+    }
+}
