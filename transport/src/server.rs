@@ -173,10 +173,11 @@
 //! request itself (bad params, a missing id) as soon as its `method` can be read, as
 //! SSE clients expect; a body that is not JSON at all gets a JSON answer.
 //!
-//! Errors that are not JSON-RPC errors in the protocol's sense (401, 404, 405, 408,
-//! 413, 415) still carry a JSON-RPC error response as body (code -32600), its
-//! message led by the status (`Unauthorized: ...`, `Payload Too Large: ...`) and
-//! naming the problem, so a JSON-RPC client can show it.
+//! Errors that are not JSON-RPC errors in the protocol's sense (400 for an agent
+//! name that is not UTF-8 once percent-decoded, 401, 404, 405, 408, 413, 415) still
+//! carry a JSON-RPC error response as body (code -32600), its message led by the
+//! status (`Unauthorized: ...`, `Payload Too Large: ...`) and naming the problem, so
+//! a JSON-RPC client can show it.
 //!
 //! # Logs
 //!
