@@ -399,11 +399,12 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
 /// Hands a JSON-RPC call (a POST to `/`, `/agents/{name}` or `/agents/{name}/`) to
 /// the JSON-RPC routes' service at once, and every other request to the router.
 ///
-/// The router's matching of those routes was ~3,300 instructions and seven
-/// allocations a call (the path's parameters, the matched route, the boxed route
-/// cloned): more than the rest of the edge's layers together. The routes stay in the
-/// router for the other methods (405) and when JSON-RPC is off; the service reads the
-/// agent from the path itself ([`RpcRoute`]), as it does behind the router.
+/// The router's matching of those routes was 5,000–7,000 instructions and eleven
+/// allocations of a call (the path's parameters, the matched route and the map it is
+/// kept in, the boxed route cloned, the agent's `Path` read; `docs/benchmarks.md`).
+/// The routes stay in the router for the other methods (405) and when JSON-RPC is
+/// off; the service reads the agent from the path itself ([`RpcRoute`]), as it does
+/// behind the router.
 #[derive(Clone)]
 struct Dispatch<R> {
     /// The JSON-RPC routes' service, when that binding is served.
