@@ -350,11 +350,9 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
             );
     }
     let mut router = Router::new().merge(cards.route_layer(stamp.clone()));
-    let json_rpc = state
-        .config
-        .serves(&TransportProtocol::JsonRpc)
-        .then(|| rpc.clone());
+    let mut json_rpc = None;
     if state.config.serves(&TransportProtocol::JsonRpc) {
+        json_rpc = Some(rpc.clone());
         router = router
             .route(
                 "/",
@@ -402,9 +400,9 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
 /// The router's matching of those routes was 5,000–7,000 instructions and eleven
 /// allocations of a call (the path's parameters, the matched route and the map it is
 /// kept in, the boxed route cloned, the agent's `Path` read; `docs/benchmarks.md`).
-/// The routes stay in the router for the other methods (405) and when JSON-RPC is
-/// off; the service reads the agent from the path itself ([`RpcRoute`]), as it does
-/// behind the router.
+/// The routes stay in the router, whole: they answer the other methods (405), and
+/// would serve a POST the same way, as the service reads the agent from the path
+/// itself ([`RpcRoute`]) behind either.
 #[derive(Clone)]
 struct Dispatch<R> {
     /// The JSON-RPC routes' service, when that binding is served.

@@ -224,7 +224,7 @@ async fn serve_connection(
                 // The request counts as in flight until its body is dropped: written
                 // to the end, or the client gone. An SSE stream is in flight for as
                 // long as it runs.
-                Ok::<_, Infallible>(response.map(|body| Answer {
+                Ok::<_, Infallible>(response.map(|body| AnswerBody {
                     body,
                     _in_flight: guard,
                 }))
@@ -265,14 +265,14 @@ pin_project_lite::pin_project! {
     /// Handed to hyper as it is (boxed into a `Body` again it would cost an
     /// allocation a request), and telling hyper its size, from which hyper writes
     /// `Content-Length`.
-    struct Answer {
+    struct AnswerBody {
         #[pin]
         body: Body,
         _in_flight: InFlight,
     }
 }
 
-impl hyper::body::Body for Answer {
+impl hyper::body::Body for AnswerBody {
     type Data = axum::body::Bytes;
     type Error = axum::Error;
 

@@ -30,7 +30,7 @@ use crate::a2a::v1::{self, ProtocolVersion, RpcCode, binding_status};
 use crate::jsonrpc::{A2aRequest, JsonRpcError, RequestId};
 use crate::service::{A2aResult, A2aService};
 
-mod path;
+pub(super) mod path;
 
 pub(super) use path::{Resource, parse};
 

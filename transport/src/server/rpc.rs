@@ -207,9 +207,11 @@ where
         return unresolved();
     };
     let agent: Arc<str> = match named {
-        Some(name) => match percent_encoding::percent_decode_str(name).decode_utf8() {
-            Ok(name) => name.into(),
-            Err(_) => return reply::agent_name_not_utf8(),
+        // Decoded as the HTTP+JSON binding decodes its segments (`RpcRoute::of`
+        // found it non-empty).
+        Some(name) => match super::rest::path::decode(name) {
+            Some(name) => name.into(),
+            None => return reply::agent_name_not_utf8(),
         },
         None => match state.service.default_agent() {
             Some(agent) => agent.into(),

@@ -108,7 +108,7 @@ pub(in crate::server) fn parse(path: &str) -> Option<Target> {
     let segments = path
         .strip_prefix('/')?
         .split('/')
-        .map(decode)
+        .map(|segment| decode(segment).map(std::borrow::Cow::into_owned))
         .collect::<Option<Vec<String>>>()?;
     let mut rest = segments.as_slice();
     let mut agent = None;
@@ -171,13 +171,14 @@ fn resource(version: ProtocolVersion, segments: &[String]) -> Option<Resource> {
     })
 }
 
-/// A path segment percent-decoded; `None` when empty or not UTF-8 once decoded.
-fn decode(segment: &str) -> Option<String> {
+/// A path segment percent-decoded (borrowed when it has no escapes); `None` when
+/// empty or not UTF-8 once decoded. The JSON-RPC routes read their agent's name with
+/// it too.
+pub(in crate::server) fn decode(segment: &str) -> Option<std::borrow::Cow<'_, str>> {
     if segment.is_empty() {
         return None;
     }
     percent_encoding::percent_decode_str(segment)
         .decode_utf8()
         .ok()
-        .map(std::borrow::Cow::into_owned)
 }
