@@ -1,10 +1,11 @@
 //! The HTTP server: A2A over JSON-RPC and HTTP+JSON (REST), versions 1.0 and 0.3.0
 //! side by side, for the agents an [`A2aService`] exposes.
 //!
-//! [`app`] builds an axum [`Router`] around any [`A2aService`]; [`serve_with`] runs it
-//! on a listener until a shutdown signal, with the connection limits of a
-//! [`ServerConfig`] ([`serve`] with the default ones). Tests drive the router without a socket
-//! (`tower::ServiceExt::oneshot`).
+//! [`app`] builds an axum [`Router`] around any [`A2aService`] ([`app_beside`] the
+//! same routes with a program's beside them, as one service with no router around
+//! it); [`serve_with`] runs either on a listener until a shutdown signal, with the
+//! connection limits of a [`ServerConfig`] ([`serve`] with the default ones). Tests
+//! drive the router without a socket (`tower::ServiceExt::oneshot`).
 //!
 //! # Routes
 //!
@@ -267,7 +268,9 @@ impl<S> Clone for AppState<S> {
 struct ShutdownSignal(CancellationToken);
 
 /// The router serving `service`'s agents under `config`; see the [module
-/// docs](self) for the routes and how a request is handled.
+/// docs](self) for the routes and how a request is handled. For merging into a
+/// program's own router; a server serving these routes (and others beside them)
+/// does less work a request with [`app_beside`].
 ///
 /// ```
 /// use std::sync::Arc;
@@ -289,6 +292,35 @@ struct ShutdownSignal(CancellationToken);
 /// let router: axum::Router = app(Arc::new(Nobody), ServerConfig::default());
 /// ```
 pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
+    Router::new().fallback_service(app_beside(service, config, Router::new()))
+}
+
+/// The A2A routes of [`app`] with a program's `routes` beside them, as one service
+/// for [`serve_with`]: what a server serving nothing else should serve, where
+/// [`app`] is for merging into a program's own router.
+///
+/// No router is put around the A2A routes: it would match every request twice (its
+/// own routes, then its fallback's) and box each call's future and clone the
+/// service again, five allocations a call (`docs/benchmarks.md`). `routes` are
+/// merged into the A2A router, inside the layer that logs every request and tells
+/// [`ServerConfig::on_answer`] of it: their answers name their route
+/// ([`MatchedPath`]) as the card routes' do. They must not overlap the A2A routes
+/// (nor set a fallback): axum's `merge` panics on a clash, as it would in a program's
+/// own router. A `POST` to a JSON-RPC path (`/`, `/agents/{name}`,
+/// `/agents/{name}/`) is always the A2A call's.
+pub fn app_beside<S: A2aService>(
+    service: Arc<S>,
+    config: ServerConfig,
+    routes: Router,
+) -> impl tower::Service<
+    axum::extract::Request,
+    Response = Response,
+    Error = std::convert::Infallible,
+    Future: Send + 'static,
+> + Clone
++ Send
++ Sync
++ 'static {
     let strict = config.strict_card_prefix().map(str::to_owned);
     let state = AppState(Arc::new(Shared {
         service,
@@ -382,7 +414,17 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
             .route("/{*resource}", any(rest::call::<S>.layer(rest_layers)));
     }
     let on_answer = state.config.on_answer().cloned();
-    let router = router.fallback(cards::no_route).with_state(state);
+    let routes = if routes.has_routes() {
+        routes.route_layer(axum::middleware::from_fn(stamp_route))
+    } else {
+        // `route_layer` refuses a router with no routes; merged all the same, so
+        // that a fallback set on it clashes as documented rather than going unheard.
+        routes
+    };
+    let router = router
+        .fallback(cards::no_route)
+        .with_state(state)
+        .merge(routes);
     let router = Dispatch {
         rpc: json_rpc,
         router,
@@ -390,8 +432,7 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
     // Around the whole router rather than each route: a `Router::layer` wraps every
     // route in a boxed level of its own, which each call clones with every boxed
     // level below it.
-    let logged = tower::Layer::layer(&log::LogLayer { on_answer }, router);
-    Router::new().fallback_service(logged)
+    tower::Layer::layer(&log::LogLayer { on_answer }, router)
 }
 
 /// Hands a JSON-RPC call (a POST to `/`, `/agents/{name}` or `/agents/{name}/`) to
@@ -458,8 +499,8 @@ async fn stamp_route(request: axum::extract::Request, next: axum::middleware::Ne
     response
 }
 
-/// Serves `router` on `listener` with the connection limits of
-/// [`ServerConfig::default`]; see [`serve_with`].
+/// Serves `app` (a router, or what [`app_beside`] builds) on `listener` with the
+/// connection limits of [`ServerConfig::default`]; see [`serve_with`].
 ///
 /// ```no_run
 /// # use std::sync::Arc;
@@ -475,24 +516,33 @@ async fn stamp_route(request: axum::extract::Request, next: axum::middleware::Ne
 /// # Errors
 ///
 /// An I/O error from the listener that ends serving.
-pub async fn serve<F>(
+pub async fn serve<A, F>(
     listener: tokio::net::TcpListener,
-    router: Router,
+    app: A,
     shutdown: F,
 ) -> std::io::Result<()>
 where
+    A: tower::Service<
+            axum::extract::Request,
+            Response = Response,
+            Error = std::convert::Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    A::Future: Send + 'static,
     F: Future<Output = ()> + Send + 'static,
 {
-    serve_with(listener, router, &ServerConfig::default(), shutdown).await
+    serve_with(listener, app, &ServerConfig::default(), shutdown).await
 }
 
-/// Serves `router` on `listener` until `shutdown` completes, then shuts down
+/// Serves `app` (a router, or what [`app_beside`] builds) on `listener` until
+/// `shutdown` completes, then shuts down
 /// gracefully: it stops accepting connections, ends open SSE streams (a client sees
 /// the stream close and can resubscribe later), lets unary calls in flight finish
 /// (each is bounded by the request timeout), and returns once every connection has
 /// closed. Accepted connections get `TCP_NODELAY`, so streamed events go out at once.
 ///
-/// `config` bounds the connections (the router's own limits were set by [`app`]):
+/// `config` bounds the connections (the routes' own limits were set by [`app`]):
 ///
 /// - a request head must arrive within [`header_read_timeout`](ServerConfig::header_read_timeout)
 ///   of its first byte (the first one within that time of the connection's accept),
@@ -511,13 +561,21 @@ where
 /// # Errors
 ///
 /// An I/O error from the listener that ends serving.
-pub async fn serve_with<F>(
+pub async fn serve_with<A, F>(
     listener: tokio::net::TcpListener,
-    router: Router,
+    app: A,
     config: &ServerConfig,
     shutdown: F,
 ) -> std::io::Result<()>
 where
+    A: tower::Service<
+            axum::extract::Request,
+            Response = Response,
+            Error = std::convert::Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    A::Future: Send + 'static,
     F: Future<Output = ()> + Send + 'static,
 {
     let token = CancellationToken::new();
@@ -532,7 +590,7 @@ where
             () = token.cancelled() => {}
         }
     });
-    let result = conn::accept_loop(listener, router, config, stop.clone()).await;
+    let result = conn::accept_loop(listener, app, config, stop.clone()).await;
     stop.cancel();
     result
 }

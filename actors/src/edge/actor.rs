@@ -165,15 +165,14 @@ impl Actor for EdgeActor {
             .metrics
             .then(|| observe.supervisor.metrics().cloned())
             .flatten();
-        // The A2A router's answers are counted by the layer that logs them; the
-        // routes merged beside it get a counting layer of their own.
+        // Every answer (the A2A routes' and those beside them) is counted by the
+        // layer that logs it.
         let server_config = server_config(
             &config,
             metrics
                 .as_ref()
                 .map(|metrics| observe::count_answers(Arc::clone(metrics))),
         );
-        let mut router = server::app(Arc::new(service.clone()), server_config.clone());
         let mut beside = Router::new();
         if let Some(extra) = config.extra_routes.clone() {
             beside = beside.merge(extra);
@@ -194,10 +193,7 @@ impl Actor for EdgeActor {
             observe.clone(),
             metrics.is_some() && metrics_listener.is_none(),
         ));
-        if let Some(metrics) = &metrics {
-            beside = beside.route_layer(observe::CountRequestsLayer(Arc::clone(metrics)));
-        }
-        router = router.merge(beside);
+        let app = server::app_beside(Arc::new(service.clone()), server_config.clone(), beside);
         let (metrics_addr, metrics_server) = match metrics_listener {
             Some(listener) => {
                 // A bound listener knows its address; `bind` is the fallback for the log.
@@ -231,7 +227,7 @@ impl Actor for EdgeActor {
         });
         let signal = shutdown.clone().cancelled_owned();
         let server = tokio::spawn(async move {
-            let result = server::serve_with(listener, router, &server_config, signal).await;
+            let result = server::serve_with(listener, app, &server_config, signal).await;
             if let Err(error) = &result {
                 let _ = myself.cast(EdgeMsg::ServerExited(error.to_string()));
             }

@@ -23,15 +23,12 @@
 //! stops or the runtime shuts down.
 
 use std::convert::Infallible;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use agentyard_transport::server::{OnAnswer, RpcRoute};
 use axum::Router;
-use axum::extract::{MatchedPath, Query, Request, State};
+use axum::extract::{MatchedPath, Query, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
@@ -39,7 +36,6 @@ use axum::routing::get;
 use futures::StreamExt as _;
 use serde::Deserialize;
 use tokio_util::sync::CancellationToken;
-use tower::{Layer, Service};
 
 use super::config::EdgeAuth;
 use crate::events::{Event, EventKind, Received};
@@ -218,11 +214,11 @@ async fn events(
         .into_response()
 }
 
-/// Counts the A2A router's answers (see [`count`]), told by the layer that logs
-/// them: one layer around that router for both.
+/// Counts every answer of the edge's listener (see [`count`]), told by the layer
+/// that logs them: one layer for both.
 pub(super) fn count_answers(metrics: Arc<Metrics>) -> OnAnswer {
     OnAnswer::new(move |http_method, response, took| {
-        count(&metrics, http_method, None, response, took);
+        count(&metrics, http_method, response, took);
     })
 }
 
@@ -230,23 +226,18 @@ pub(super) fn count_answers(metrics: Arc<Metrics>) -> OnAnswer {
 /// (for a stream, until it started): `method` is the JSON-RPC method when the call
 /// named one, else the route (`GET /agents/{name}/.well-known/agent-card.json`), else
 /// `unmatched`.
-fn count(
-    metrics: &Metrics,
-    http_method: &Method,
-    route: Option<&MatchedPath>,
-    response: &Response,
-    took: Duration,
-) {
+fn count(metrics: &Metrics, http_method: &Method, response: &Response, took: Duration) {
     let code = response.status().as_u16();
     let rpc = response
         .extensions()
         .get::<agentyard_transport::server::RequestLog>()
         .and_then(|log| log.method);
-    // Routes inside the A2A router name themselves on their answers: its layer sees
+    // The routes name themselves on their answers: the layer counting them sees
     // their requests unrouted. JSON-RPC calls reach their service without the
     // router's matching, and name their route on their own.
-    let route = route
-        .or_else(|| response.extensions().get::<MatchedPath>())
+    let route = response
+        .extensions()
+        .get::<MatchedPath>()
         .map(MatchedPath::as_str)
         .or_else(|| response.extensions().get::<RpcRoute>().map(|route| route.0));
     match (rpc, route) {
@@ -255,92 +246,6 @@ fn count(
             metrics.http_request(&format!("{http_method} {route}"), code, took);
         }
         (None, None) => metrics.http_request("unmatched", code, took),
-    }
-}
-
-/// Counts every request to the routes beside the A2A router (metrics, events, a
-/// program's own), as [`count`] does.
-///
-/// A tower layer, not an axum `from_fn` middleware: that one clones the routes
-/// inside it and boxes a future for every request, which cost more than the counting.
-#[derive(Clone, Debug)]
-pub(super) struct CountRequestsLayer(pub(super) Arc<Metrics>);
-
-impl<S> Layer<S> for CountRequestsLayer {
-    type Service = CountRequests<S>;
-
-    fn layer(&self, inner: S) -> Self::Service {
-        CountRequests {
-            inner,
-            metrics: Arc::clone(&self.0),
-        }
-    }
-}
-
-/// The service of [`CountRequestsLayer`].
-#[derive(Clone, Debug)]
-pub(super) struct CountRequests<S> {
-    inner: S,
-    metrics: Arc<Metrics>,
-}
-
-impl<S> Service<Request> for CountRequests<S>
-where
-    S: Service<Request, Response = Response>,
-{
-    type Response = Response;
-    type Error = S::Error;
-    type Future = Counted<S::Future>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: Request) -> Self::Future {
-        // The route is written out only for a request that turns out not to be a call.
-        let route = request.extensions().get::<MatchedPath>().cloned();
-        let http_method = request.method().clone();
-        Counted {
-            started: Instant::now(),
-            inner: self.inner.call(request),
-            metrics: Arc::clone(&self.metrics),
-            route,
-            http_method,
-        }
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// A request being answered, counted when its response is ready.
-    pub(super) struct Counted<F> {
-        #[pin]
-        inner: F,
-        metrics: Arc<Metrics>,
-        started: Instant,
-        route: Option<MatchedPath>,
-        http_method: Method,
-    }
-}
-
-impl<F, E> Future for Counted<F>
-where
-    F: Future<Output = Result<Response, E>>,
-{
-    type Output = F::Output;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        let result = std::task::ready!(this.inner.poll(cx));
-        if let Ok(response) = &result {
-            count(
-                this.metrics,
-                this.http_method,
-                this.route.as_ref(),
-                response,
-                this.started.elapsed(),
-            );
-        }
-        Poll::Ready(result)
     }
 }
 

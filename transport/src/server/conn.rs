@@ -26,7 +26,6 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use axum::Router;
 use axum::body::Body;
 use axum::http::header::{CONNECTION, CONTENT_TYPE, RETRY_AFTER};
 use axum::http::{HeaderValue, Request, Response, StatusCode};
@@ -37,7 +36,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use tower::Service as _;
+use tower::ServiceExt as _;
 
 use super::{ServerConfig, ShutdownSignal};
 
@@ -75,15 +74,22 @@ impl Limits {
     }
 }
 
-/// Accepts connections on `listener` and serves each with `router` until `stop` is
+/// Accepts connections on `listener` and serves each with `app` until `stop` is
 /// cancelled, then shuts every connection down gracefully and returns when all have
 /// closed.
-pub(super) async fn accept_loop(
+pub(super) async fn accept_loop<A>(
     listener: TcpListener,
-    router: Router,
+    app: A,
     config: &ServerConfig,
     stop: CancellationToken,
-) -> io::Result<()> {
+) -> io::Result<()>
+where
+    A: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    A::Future: Send + 'static,
+{
     let limits = Limits::new(config.header_read_timeout(), config.idle_timeout());
     let capacity = within_fd_limit(config.max_connections().max(1));
     let open = Arc::new(Semaphore::new(capacity));
@@ -129,7 +135,7 @@ pub(super) async fn accept_loop(
             Some(permit) => {
                 tokio::spawn(serve_connection(
                     tcp,
-                    router.clone(),
+                    app.clone(),
                     limits,
                     stop.clone(),
                     permit,
@@ -205,22 +211,28 @@ fn is_connection_error(error: &io::Error) -> bool {
     )
 }
 
-/// Serves one connection with the router, under its watchdog.
-async fn serve_connection(
+/// Serves one connection with `app`, under its watchdog.
+async fn serve_connection<A>(
     tcp: TcpStream,
-    router: Router,
+    app: A,
     limits: Limits,
     stop: CancellationToken,
     _permit: OwnedSemaphorePermit,
-) {
+) where
+    A: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    A::Future: Send + 'static,
+{
     let activity = Arc::new(Activity::new(limits));
     let service = {
         let activity = Arc::clone(&activity);
         hyper::service::service_fn(move |request: Request<Incoming>| {
             let guard = activity.begin_request();
-            let mut router = router.clone();
+            let mut app = app.clone();
             async move {
-                let response = router.call(request.map(Body::new)).await?;
+                let response = app.ready().await?.call(request.map(Body::new)).await?;
                 // The request counts as in flight until its body is dropped: written
                 // to the end, or the client gone. An SSE stream is in flight for as
                 // long as it runs.

@@ -269,6 +269,77 @@ mod layers {
         inside.await.expect("joined").expect("answered");
     }
 
+    /// The routes beside the A2A ones are served inside the layer that tells
+    /// `on_answer`, naming their route; the A2A routes and the 404 are as in `app`.
+    #[tokio::test]
+    async fn routes_beside_are_answered_and_told_by_their_route() {
+        use std::sync::Mutex;
+
+        use axum::extract::MatchedPath;
+        use axum::http::StatusCode;
+
+        use crate::server::{OnAnswer, RequestLog, app_beside};
+
+        let told = Arc::new(Mutex::new(Vec::new()));
+        let on_answer = {
+            let told = Arc::clone(&told);
+            OnAnswer::new(move |method, response, _| {
+                let extensions = response.extensions();
+                let name = extensions
+                    .get::<RequestLog>()
+                    .and_then(|log| log.method)
+                    .map(str::to_owned)
+                    .or_else(|| {
+                        extensions
+                            .get::<MatchedPath>()
+                            .map(|route| format!("{method} {}", route.as_str()))
+                    });
+                told.lock()
+                    .expect("not poisoned")
+                    .push((name, response.status()));
+            })
+        };
+        let beside =
+            axum::Router::new().route("/hello/{who}", axum::routing::get(|| async { "hi" }));
+        let held = held();
+        held.release.add_permits(1);
+        let app = app_beside(
+            held,
+            ServerConfig::builder().on_answer(on_answer).build(),
+            beside,
+        );
+        let hello = app
+            .clone()
+            .oneshot(
+                Request::get("/hello/you")
+                    .body(Body::empty())
+                    .expect("a request"),
+            )
+            .await
+            .expect("answered");
+        assert_eq!(hello.status(), StatusCode::OK);
+        let call = app.clone().oneshot(get_task()).await.expect("answered");
+        assert_eq!(call.status(), StatusCode::OK);
+        let missing = app
+            .oneshot(
+                Request::get("/nowhere")
+                    .body(Body::empty())
+                    .expect("a request"),
+            )
+            .await
+            .expect("answered");
+        assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+        assert_eq!(
+            *told.lock().expect("not poisoned"),
+            [
+                (Some("GET /hello/{who}".to_owned()), StatusCode::OK),
+                (Some("tasks/get".to_owned()), StatusCode::OK),
+                // Read as an HTTP+JSON resource, which names its route.
+                (Some("GET /{*resource}".to_owned()), StatusCode::NOT_FOUND),
+            ]
+        );
+    }
+
     #[tokio::test]
     async fn without_a_cap_calls_run_side_by_side() {
         let held = held();
