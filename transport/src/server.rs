@@ -300,8 +300,8 @@ pub fn app<S: A2aService>(service: Arc<S>, config: ServerConfig) -> Router {
 /// [`app`] is for merging into a program's own router.
 ///
 /// No router is put around the A2A routes: it would match every request twice (its
-/// own routes, then its fallback's) and box each call's future and clone the
-/// service again, five allocations a call (`docs/benchmarks.md`). `routes` are
+/// own routes, then its fallback's), clone the service and box each call's
+/// future: four allocations a call (`docs/benchmarks.md`). `routes` are
 /// merged into the A2A router, inside the layer that logs every request and tells
 /// [`ServerConfig::on_answer`] of it: their answers name their route
 /// ([`MatchedPath`]) as the card routes' do. They must not overlap the A2A routes
@@ -536,11 +536,11 @@ where
 }
 
 /// Serves `app` (a router, or what [`app_beside`] builds) on `listener` until
-/// `shutdown` completes, then shuts down
-/// gracefully: it stops accepting connections, ends open SSE streams (a client sees
-/// the stream close and can resubscribe later), lets unary calls in flight finish
-/// (each is bounded by the request timeout), and returns once every connection has
-/// closed. Accepted connections get `TCP_NODELAY`, so streamed events go out at once.
+/// `shutdown` completes, then shuts down gracefully: it stops accepting
+/// connections, ends open SSE streams (a client sees the stream close and can
+/// resubscribe later), lets unary calls in flight finish (each is bounded by the
+/// request timeout), and returns once every connection has closed. Accepted
+/// connections get `TCP_NODELAY`, so streamed events go out at once.
 ///
 /// `config` bounds the connections (the routes' own limits were set by [`app`]):
 ///
