@@ -312,15 +312,7 @@ pub fn app_beside<S: A2aService>(
     service: Arc<S>,
     config: ServerConfig,
     routes: Router,
-) -> impl tower::Service<
-    axum::extract::Request,
-    Response = Response,
-    Error = std::convert::Infallible,
-    Future: Send + 'static,
-> + Clone
-+ Send
-+ Sync
-+ 'static {
+) -> impl Served + Sync {
     let strict = config.strict_card_prefix().map(str::to_owned);
     let state = AppState(Arc::new(Shared {
         service,
@@ -435,6 +427,32 @@ pub fn app_beside<S: A2aService>(
     tower::Layer::layer(&log::LogLayer { on_answer }, router)
 }
 
+/// What [`serve_with`] serves: a service answering every request (a [`Router`], or
+/// what [`app_beside`] builds), cloned for each connection and each request.
+pub trait Served:
+    tower::Service<
+        axum::extract::Request,
+        Response = Response,
+        Error = std::convert::Infallible,
+        Future: Send + 'static,
+    > + Clone
+    + Send
+    + 'static
+{
+}
+
+impl<T> Served for T where
+    T: tower::Service<
+            axum::extract::Request,
+            Response = Response,
+            Error = std::convert::Infallible,
+            Future: Send + 'static,
+        > + Clone
+        + Send
+        + 'static
+{
+}
+
 /// Hands a JSON-RPC call (a POST to `/`, `/agents/{name}` or `/agents/{name}/`) to
 /// the JSON-RPC routes' service at once, and every other request to the router.
 ///
@@ -522,14 +540,7 @@ pub async fn serve<A, F>(
     shutdown: F,
 ) -> std::io::Result<()>
 where
-    A: tower::Service<
-            axum::extract::Request,
-            Response = Response,
-            Error = std::convert::Infallible,
-        > + Clone
-        + Send
-        + 'static,
-    A::Future: Send + 'static,
+    A: Served,
     F: Future<Output = ()> + Send + 'static,
 {
     serve_with(listener, app, &ServerConfig::default(), shutdown).await
@@ -568,14 +579,7 @@ pub async fn serve_with<A, F>(
     shutdown: F,
 ) -> std::io::Result<()>
 where
-    A: tower::Service<
-            axum::extract::Request,
-            Response = Response,
-            Error = std::convert::Infallible,
-        > + Clone
-        + Send
-        + 'static,
-    A::Future: Send + 'static,
+    A: Served,
     F: Future<Output = ()> + Send + 'static,
 {
     let token = CancellationToken::new();

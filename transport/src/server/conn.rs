@@ -38,7 +38,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
 
-use super::{ServerConfig, ShutdownSignal};
+use super::{Served, ServerConfig, ShutdownSignal};
 
 #[cfg(test)]
 mod tests;
@@ -84,11 +84,7 @@ pub(super) async fn accept_loop<A>(
     stop: CancellationToken,
 ) -> io::Result<()>
 where
-    A: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    A::Future: Send + 'static,
+    A: Served,
 {
     let limits = Limits::new(config.header_read_timeout(), config.idle_timeout());
     let capacity = within_fd_limit(config.max_connections().max(1));
@@ -219,11 +215,7 @@ async fn serve_connection<A>(
     stop: CancellationToken,
     _permit: OwnedSemaphorePermit,
 ) where
-    A: tower::Service<Request<Body>, Response = Response<Body>, Error = Infallible>
-        + Clone
-        + Send
-        + 'static,
-    A::Future: Send + 'static,
+    A: Served,
 {
     let activity = Arc::new(Activity::new(limits));
     let service = {
