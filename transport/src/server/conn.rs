@@ -19,6 +19,7 @@
 //!   `idle_timeout` while the server has something to write (a client that stopped
 //!   reading, keep-alive comments included) is closed, which drops its stream.
 
+use std::cell::RefCell;
 use std::convert::Infallible;
 use std::io;
 use std::pin::Pin;
@@ -218,13 +219,19 @@ async fn serve_connection<A>(
     A: Served,
 {
     let activity = Arc::new(Activity::new(limits));
+    // One service a connection, called in place (borrowed for the call alone, which
+    // returns a future that owns what it needs, so no borrow is ever held twice). A
+    // clone a request raised and lowered every layer's shared reference counts, which
+    // every connection's requests share across the cores; one is taken only for a
+    // service not ready at once, which the A2A routes and a router always are.
+    let app = RefCell::new(app);
     let service = {
         let activity = Arc::clone(&activity);
         hyper::service::service_fn(move |request: Request<Incoming>| {
             let guard = activity.begin_request();
-            let mut app = app.clone();
+            let answer = call(&mut *app.borrow_mut(), request.map(Body::new));
             async move {
-                let response = app.ready().await?.call(request.map(Body::new)).await?;
+                let response = answer.await?;
                 // The request counts as in flight until its body is dropped: written
                 // to the end, or the client gone. An SSE stream is in flight for as
                 // long as it runs.
@@ -248,6 +255,25 @@ async fn serve_connection<A>(
     SHUTDOWN
         .scope(signal, watch(connection, &activity, stop))
         .await;
+}
+
+/// `app`'s answer to `request`: called in place when it is ready at once, else by a
+/// clone that waits for its readiness.
+fn call<A: Served>(
+    app: &mut A,
+    request: Request<Body>,
+) -> futures::future::Either<A::Future, tower::util::Oneshot<A, Request<Body>>> {
+    use futures::future::Either;
+    match app.poll_ready(&mut Context::from_waker(std::task::Waker::noop())) {
+        Poll::Ready(Ok(())) => Either::Left(app.call(request)),
+        Poll::Ready(Err(never)) => match never {},
+        Poll::Pending => {
+            // The service asked lets go of what it waits for (a place under a limit,
+            // say), which no one would wake it for: a fresh clone takes its place.
+            *app = app.clone();
+            Either::Right(app.clone().oneshot(request))
+        }
+    }
 }
 
 tokio::task_local! {

@@ -172,3 +172,30 @@ async fn limits_too_long_for_the_clock_keep_the_connection_open_without_a_panic(
         closer.await
     );
 }
+
+/// A service that is not ready at once (here a place under a limit held elsewhere)
+/// answers through a clone, and the instance asked lets go of its wait: the place,
+/// once freed, goes to the clone, not to an instance no one would wake again.
+#[tokio::test(start_paused = true)]
+async fn a_service_not_ready_at_once_answers_through_a_clone_and_lets_go_of_its_wait() {
+    use axum::body::Body;
+    use axum::http::Request;
+
+    let router = axum::Router::new().route("/", axum::routing::get(|| async { "ok" }));
+    let places = Arc::new(tokio::sync::Semaphore::new(1));
+    let mut app = tower::limit::ConcurrencyLimit::with_semaphore(router, Arc::clone(&places));
+    let get = || Request::get("/").body(Body::empty()).expect("a request");
+    let held = Arc::clone(&places).acquire_owned().await.expect("open");
+    let answer = super::call(&mut app, get());
+    drop(held);
+    let answered = tokio::time::timeout(Duration::from_secs(5), answer)
+        .await
+        .expect("answered once the place was freed")
+        .expect("infallible");
+    assert_eq!(answered.status(), 200);
+    assert_eq!(places.available_permits(), 1, "no place is left taken");
+    // Ready at once again: called in place.
+    let again = super::call(&mut app, get());
+    assert!(matches!(again, futures::future::Either::Left(_)));
+    assert_eq!(again.await.expect("infallible").status(), 200);
+}
