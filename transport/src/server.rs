@@ -453,6 +453,34 @@ impl<T> Served for T where
 {
 }
 
+/// `service`'s answer to `request`: called in place when it is ready at once, else
+/// by a clone that waits for its readiness.
+///
+/// A clone for every call (what `oneshot` on a clone does) raises and lowers the
+/// reference counts of every layer's shared state below, counts that every
+/// connection's requests share across the cores; the services here are nearly
+/// always ready at once.
+pub(super) fn call_in_place<S>(
+    service: &mut S,
+    request: axum::extract::Request,
+) -> futures::future::Either<S::Future, tower::util::Oneshot<S, axum::extract::Request>>
+where
+    S: tower::Service<axum::extract::Request, Error = std::convert::Infallible> + Clone,
+{
+    use futures::future::Either;
+    use std::task::{Context, Poll, Waker};
+    match service.poll_ready(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(Ok(())) => Either::Left(service.call(request)),
+        Poll::Ready(Err(never)) => match never {},
+        Poll::Pending => {
+            // The service asked lets go of what it waits for (a place under a limit,
+            // say), which no one would wake it for: a fresh clone takes its place.
+            *service = service.clone();
+            Either::Right(tower::ServiceExt::oneshot(service.clone(), request))
+        }
+    }
+}
+
 /// Hands a JSON-RPC call (a POST to `/`, `/agents/{name}` or `/agents/{name}/`) to
 /// the JSON-RPC routes' service at once, and every other request to the router.
 ///

@@ -37,7 +37,6 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-use tower::ServiceExt as _;
 
 use super::{Served, ServerConfig, ShutdownSignal};
 
@@ -229,7 +228,7 @@ async fn serve_connection<A>(
         let activity = Arc::clone(&activity);
         hyper::service::service_fn(move |request: Request<Incoming>| {
             let guard = activity.begin_request();
-            let answer = call(&mut *app.borrow_mut(), request.map(Body::new));
+            let answer = super::call_in_place(&mut *app.borrow_mut(), request.map(Body::new));
             async move {
                 let response = answer.await?;
                 // The request counts as in flight until its body is dropped: written
@@ -255,25 +254,6 @@ async fn serve_connection<A>(
     SHUTDOWN
         .scope(signal, watch(connection, &activity, stop))
         .await;
-}
-
-/// `app`'s answer to `request`: called in place when it is ready at once, else by a
-/// clone that waits for its readiness.
-fn call<A: Served>(
-    app: &mut A,
-    request: Request<Body>,
-) -> futures::future::Either<A::Future, tower::util::Oneshot<A, Request<Body>>> {
-    use futures::future::Either;
-    match app.poll_ready(&mut Context::from_waker(std::task::Waker::noop())) {
-        Poll::Ready(Ok(())) => Either::Left(app.call(request)),
-        Poll::Ready(Err(never)) => match never {},
-        Poll::Pending => {
-            // The service asked lets go of what it waits for (a place under a limit,
-            // say), which no one would wake it for: a fresh clone takes its place.
-            *app = app.clone();
-            Either::Right(app.clone().oneshot(request))
-        }
-    }
 }
 
 tokio::task_local! {

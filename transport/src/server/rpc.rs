@@ -146,27 +146,46 @@ impl Resolved {
 /// Layer 1 (outermost) of the JSON-RPC routes: resolves the agent (`/` serves the
 /// default one) and its card — 404 when there is none — and, on the way out, echoes
 /// the activated extensions and names the call for the log line, whichever layer
-/// answered. One boxed future a call.
+/// answered. One boxed future a call: the inner layers are called in place, at
+/// once, and their answer awaited in it.
 pub(super) enum Resolve {}
 
-impl Boxed for Resolve {
-    async fn run<S: A2aService, I: Inner>(
-        state: AppState<S>,
-        request: Request,
-        inner: I,
-    ) -> Response {
+impl<S, I> tower::Service<Request> for WithState<S, Resolve, I>
+where
+    S: A2aService,
+    I: Inner + Clone + 'static,
+    I::Future: 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = futures::future::BoxFuture<'static, Result<Response, Infallible>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Infallible>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
         let route = RpcRoute::of(request.uri().path()).map(|(route, _)| route);
-        let mut response = resolve(state, request, inner).await;
-        // A call's answer names its method; any other names its route, as the card
-        // routes' answers do (`stamp_route`).
-        let named = response
-            .extensions()
-            .get::<RequestLog>()
-            .is_some_and(|log| log.method.is_some());
-        if !named && let Some(route) = route {
-            response.extensions_mut().insert(route);
-        }
-        response
+        let resolving = resolve(&self.state, request, &mut self.inner);
+        Box::pin(async move {
+            let mut response = match resolving {
+                Resolution::Call(resolving) => resolving.answer().await,
+                Resolution::Refused(refused) => refused,
+            };
+            // A call's answer names its method; any other names its route, as the
+            // card routes' answers do (`stamp_route`).
+            let named = response
+                .extensions()
+                .get::<RequestLog>()
+                .is_some_and(|log| log.method.is_some());
+            if !named && let Some(route) = route {
+                response.extensions_mut().insert(route);
+            }
+            Ok(response)
+        })
     }
 }
 
@@ -194,32 +213,32 @@ impl RpcRoute {
     }
 }
 
-/// The work of [`Resolve`]: the call resolved, handed to `inner` in its span, and
-/// its answer finished.
-async fn resolve<S, I>(state: AppState<S>, mut request: Request, inner: I) -> Response
+/// The work of [`Resolve`] up to the inner layers: the call resolved and handed to
+/// `inner` in its span, or the answer that refuses it.
+fn resolve<S, I>(state: &AppState<S>, mut request: Request, inner: &mut I) -> Resolution<InPlace<I>>
 where
     S: A2aService,
-    I: tower::Service<Request, Response = Response, Error = Infallible>,
+    I: tower::Service<Request, Response = Response, Error = Infallible> + Clone,
 {
     // The name as the router would read it, without its matching: the routes and
     // `Dispatch` hand only these paths here.
     let Some((_, named)) = RpcRoute::of(request.uri().path()) else {
-        return unresolved();
+        return Resolution::Refused(unresolved());
     };
     let agent: Arc<str> = match named {
         // Decoded as the HTTP+JSON binding decodes its segments (`RpcRoute::of`
         // found it non-empty).
         Some(name) => match super::rest::path::decode(name) {
             Some(name) => name.into(),
-            None => return reply::agent_name_not_utf8(),
+            None => return Resolution::Refused(reply::agent_name_not_utf8()),
         },
         None => match state.service.default_agent() {
             Some(agent) => agent.into(),
-            None => return reply::no_default_agent(),
+            None => return Resolution::Refused(reply::no_default_agent()),
         },
     };
     let Some(card) = state.service.card(&agent) else {
-        return reply::agent_not_found(&agent);
+        return Resolution::Refused(reply::agent_not_found(&agent));
     };
     let span = tracing::info_span!(
         "a2a.jsonrpc",
@@ -240,16 +259,47 @@ where
     // Shared, not copied: the layers and the handler inside each extract it.
     let resolved = Arc::new(resolved);
     request.extensions_mut().insert(Arc::clone(&resolved));
-    let response = match tower::ServiceExt::oneshot(inner, request)
-        .instrument(span)
-        .await
-    {
-        Ok(response) => response,
-        Err(never) => match never {},
-    };
-    // The handler named the call; a layer that answered before it did not.
-    resolved.finish(response, header_form, None)
+    // The inner layers make their spans as they are called: in the call's.
+    let answer = span.in_scope(|| super::call_in_place(inner, request));
+    Resolution::Call(Resolving {
+        answer: answer.instrument(span),
+        resolved,
+        header_form,
+    })
 }
+
+/// What [`resolve`] makes of a request.
+enum Resolution<F> {
+    /// The call, its answer under way.
+    Call(Resolving<F>),
+    /// The answer that refuses it (no such agent, say).
+    Refused(Response),
+}
+
+/// A resolved call, its answer under way.
+struct Resolving<F> {
+    answer: tracing::instrument::Instrumented<F>,
+    resolved: Arc<Resolved>,
+    header_form: ProtocolVersion,
+}
+
+impl<F: Future<Output = Result<Response, Infallible>>> Resolving<F> {
+    /// The answer, finished.
+    async fn answer(self) -> Response {
+        let response = match self.answer.await {
+            Ok(response) => response,
+            Err(never) => match never {},
+        };
+        // The handler named the call; a layer that answered before it did not.
+        self.resolved.finish(response, self.header_form, None)
+    }
+}
+
+/// The future of [`super::call_in_place`] on `I`.
+type InPlace<I> = futures::future::Either<
+    <I as tower::Service<Request>>::Future,
+    tower::util::Oneshot<I, Request>,
+>;
 
 /// A layer of the JSON-RPC routes that needs the server's state: the service it
 /// makes wraps the inner one with the state, and `K` says which layer it is
@@ -322,10 +372,8 @@ where
 {
     type Response = Response;
     type Error = Infallible;
-    type Future = futures::future::Either<
-        std::future::Ready<Result<Response, Infallible>>,
-        tower::util::Oneshot<I, Request>,
-    >;
+    type Future =
+        futures::future::Either<std::future::Ready<Result<Response, Infallible>>, InPlace<I>>;
 
     /// Always ready: the inner layers' readiness (a place under the cap on calls)
     /// is asked for only once the caller is let in, so a caller refused here never
@@ -347,7 +395,7 @@ where
             Ok(principal) => {
                 // Each request resolves its own: nothing set it before.
                 let _ = resolved.authenticated.set(principal);
-                Either::Right(tower::ServiceExt::oneshot(self.inner.clone(), request))
+                Either::Right(super::call_in_place(&mut self.inner, request))
             }
             Err(rejected) => {
                 tracing::debug!(bad_credential = rejected.bad_credential, "unauthenticated");

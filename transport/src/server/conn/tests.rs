@@ -186,7 +186,7 @@ async fn a_service_not_ready_at_once_answers_through_a_clone_and_lets_go_of_its_
     let mut app = tower::limit::ConcurrencyLimit::with_semaphore(router, Arc::clone(&places));
     let get = || Request::get("/").body(Body::empty()).expect("a request");
     let held = Arc::clone(&places).acquire_owned().await.expect("open");
-    let answer = super::call(&mut app, get());
+    let answer = crate::server::call_in_place(&mut app, get());
     drop(held);
     let answered = tokio::time::timeout(Duration::from_secs(5), answer)
         .await
@@ -195,7 +195,7 @@ async fn a_service_not_ready_at_once_answers_through_a_clone_and_lets_go_of_its_
     assert_eq!(answered.status(), 200);
     assert_eq!(places.available_permits(), 1, "no place is left taken");
     // Ready at once again: called in place.
-    let again = super::call(&mut app, get());
+    let again = crate::server::call_in_place(&mut app, get());
     assert!(matches!(again, futures::future::Either::Left(_)));
     assert_eq!(again.await.expect("infallible").status(), 200);
 }
