@@ -428,7 +428,8 @@ pub fn app_beside<S: A2aService>(
 }
 
 /// What [`serve_with`] serves: a service answering every request (a [`Router`], or
-/// what [`app_beside`] builds), cloned for each connection and each request.
+/// what [`app_beside`] builds), cloned for each connection (and for a request only
+/// when it is not ready at once).
 pub trait Served:
     tower::Service<
         axum::extract::Request,
@@ -453,8 +454,8 @@ impl<T> Served for T where
 {
 }
 
-/// `service`'s answer to `request`: called in place when it is ready at once, else
-/// by a clone that waits for its readiness.
+/// `service`'s answer to `request`: called in place when it is ready at once; else
+/// the call's future waits for its readiness, and a clone stands in for it.
 ///
 /// A clone for every call (what `oneshot` on a clone does) raises and lowers the
 /// reference counts of every layer's shared state below, counts that every
@@ -473,10 +474,12 @@ where
         Poll::Ready(Ok(())) => Either::Left(service.call(request)),
         Poll::Ready(Err(never)) => match never {},
         Poll::Pending => {
-            // The service asked lets go of what it waits for (a place under a limit,
-            // say), which no one would wake it for: a fresh clone takes its place.
-            *service = service.clone();
-            Either::Right(tower::ServiceExt::oneshot(service.clone(), request))
+            // The service asked goes on waiting (for a place under a limit, say) in
+            // the call's future, which polls it again with a waker that wakes; a
+            // fresh clone takes its place for the next call.
+            let fresh = service.clone();
+            let waiting = std::mem::replace(service, fresh);
+            Either::Right(tower::ServiceExt::oneshot(waiting, request))
         }
     }
 }

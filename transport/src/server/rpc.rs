@@ -168,8 +168,15 @@ where
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let route = RpcRoute::of(request.uri().path()).map(|(route, _)| route);
-        let resolving = resolve(&self.state, request, &mut self.inner);
+        // Read as the router would, without its matching: the routes and `Dispatch`
+        // hand only these paths here.
+        let Some((route, named)) = RpcRoute::of(request.uri().path()) else {
+            return Box::pin(std::future::ready(Ok(unresolved())));
+        };
+        let resolving = match agent_named(&self.state, named) {
+            Ok(agent) => resolve(&self.state, agent, request, &mut self.inner),
+            Err(refusal) => Resolution::Refused(refusal()),
+        };
         Box::pin(async move {
             let mut response = match resolving {
                 Resolution::Call(resolving) => resolving.answer().await,
@@ -181,7 +188,7 @@ where
                 .extensions()
                 .get::<RequestLog>()
                 .is_some_and(|log| log.method.is_some());
-            if !named && let Some(route) = route {
+            if !named {
                 response.extensions_mut().insert(route);
             }
             Ok(response)
@@ -213,30 +220,38 @@ impl RpcRoute {
     }
 }
 
-/// The work of [`Resolve`] up to the inner layers: the call resolved and handed to
-/// `inner` in its span, or the answer that refuses it.
-fn resolve<S, I>(state: &AppState<S>, mut request: Request, inner: &mut I) -> Resolution<InPlace<I>>
+/// The agent a JSON-RPC path names (`named`, as written), or the default agent at
+/// `/`; else what makes the answer that refuses the call.
+fn agent_named<S: A2aService>(
+    state: &AppState<S>,
+    named: Option<&str>,
+) -> Result<Arc<str>, fn() -> Response> {
+    match named {
+        // Decoded as the HTTP+JSON binding decodes its segments (`RpcRoute::of`
+        // found it non-empty).
+        Some(name) => super::rest::path::decode(name)
+            .map(Arc::from)
+            .ok_or(reply::agent_name_not_utf8),
+        None => state
+            .service
+            .default_agent()
+            .map(Arc::from)
+            .ok_or(reply::no_default_agent),
+    }
+}
+
+/// The work of [`Resolve`] up to the inner layers: the call to `agent` resolved and
+/// handed to `inner` in its span, or the answer that refuses it.
+fn resolve<S, I>(
+    state: &AppState<S>,
+    agent: Arc<str>,
+    mut request: Request,
+    inner: &mut I,
+) -> Resolution<InPlace<I>>
 where
     S: A2aService,
     I: tower::Service<Request, Response = Response, Error = Infallible> + Clone,
 {
-    // The name as the router would read it, without its matching: the routes and
-    // `Dispatch` hand only these paths here.
-    let Some((_, named)) = RpcRoute::of(request.uri().path()) else {
-        return Resolution::Refused(unresolved());
-    };
-    let agent: Arc<str> = match named {
-        // Decoded as the HTTP+JSON binding decodes its segments (`RpcRoute::of`
-        // found it non-empty).
-        Some(name) => match super::rest::path::decode(name) {
-            Some(name) => name.into(),
-            None => return Resolution::Refused(reply::agent_name_not_utf8()),
-        },
-        None => match state.service.default_agent() {
-            Some(agent) => agent.into(),
-            None => return Resolution::Refused(reply::no_default_agent()),
-        },
-    };
     let Some(card) = state.service.card(&agent) else {
         return Resolution::Refused(reply::agent_not_found(&agent));
     };
@@ -417,35 +432,35 @@ where
 /// future a call: it awaits the body before the call.
 pub(super) enum ReadWholeBody {}
 
-impl Boxed for ReadWholeBody {
-    async fn run<S: A2aService, I: Inner>(
-        state: AppState<S>,
-        request: Request,
-        inner: I,
-    ) -> Response {
-        let Some(resolved) = request.extensions().get::<Arc<Resolved>>().cloned() else {
-            return unresolved();
-        };
-        match read_whole_body(&state, &resolved, request).await {
-            Ok(request) => match tower::ServiceExt::oneshot(inner, request).await {
-                Ok(response) => response,
-                Err(never) => match never {},
-            },
-            Err(refused) => refused,
-        }
-    }
-}
+impl<S, I> tower::Service<Request> for WithState<S, ReadWholeBody, I>
+where
+    S: A2aService,
+    I: Inner + Clone + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = futures::future::BoxFuture<'static, Result<Response, Infallible>>;
 
-/// A layer whose work awaits around the inner service's: its service runs
-/// [`Boxed::run`] in one boxed future a call, and is always ready (the inner service
-/// is asked once it is called).
-pub(super) trait Boxed: 'static {
-    /// The layer's work on `request`, handing it to `inner` when it goes on.
-    fn run<S: A2aService, I: Inner>(
-        state: AppState<S>,
-        request: Request,
-        inner: I,
-    ) -> impl Future<Output = Response> + Send;
+    /// Always ready: the handler inside is asked once the body is read.
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Infallible>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        let (state, inner) = (self.state.clone(), self.inner.clone());
+        Box::pin(async move {
+            let Some(resolved) = request.extensions().get::<Arc<Resolved>>().cloned() else {
+                return Ok(unresolved());
+            };
+            match read_whole_body(&state, &resolved, request).await {
+                Ok(request) => tower::ServiceExt::oneshot(inner, request).await,
+                Err(refused) => Ok(refused),
+            }
+        })
+    }
 }
 
 /// The service a layer of the JSON-RPC routes hands a request on to: the layers
@@ -458,29 +473,6 @@ pub(super) trait Inner:
 impl<T> Inner for T where
     T: tower::Service<Request, Response = Response, Error = Infallible, Future: Send> + Send
 {
-}
-
-impl<S, K, I> tower::Service<Request> for WithState<S, K, I>
-where
-    S: A2aService,
-    K: Boxed,
-    I: Inner + Clone + 'static,
-{
-    type Response = Response;
-    type Error = Infallible;
-    type Future = futures::future::BoxFuture<'static, Result<Response, Infallible>>;
-
-    fn poll_ready(
-        &mut self,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Infallible>> {
-        std::task::Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request) -> Self::Future {
-        let work = K::run(self.state.clone(), request, self.inner.clone());
-        Box::pin(async move { Ok(work.await) })
-    }
 }
 
 /// The answer to a call that reached a layer inside `resolve` without its mark: a

@@ -174,10 +174,11 @@ async fn limits_too_long_for_the_clock_keep_the_connection_open_without_a_panic(
 }
 
 /// A service that is not ready at once (here a place under a limit held elsewhere)
-/// answers through a clone, and the instance asked lets go of its wait: the place,
-/// once freed, goes to the clone, not to an instance no one would wake again.
+/// answers once it is, woken by the call's future rather than by the no-op waker it
+/// was first asked with, and a fresh clone takes its place: the place, once freed,
+/// goes to the waiting call and comes back after it.
 #[tokio::test(start_paused = true)]
-async fn a_service_not_ready_at_once_answers_through_a_clone_and_lets_go_of_its_wait() {
+async fn a_service_not_ready_at_once_answers_once_ready_and_a_clone_takes_its_place() {
     use axum::body::Body;
     use axum::http::Request;
 
