@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agentyard_transport::a2a::{
-    Artifact, Message, StreamEvent, TaskArtifactUpdateEvent, TaskState, TaskStatus,
+    Artifact, Message, StreamEvent, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus,
     TaskStatusUpdateEvent,
 };
 use agentyard_transport::{ContextId, TaskId};
@@ -13,7 +13,7 @@ use tokio::sync::broadcast;
 
 use crate::error::Result;
 use crate::events::{Envelope, EventBus, EventDetail, EventKind};
-use crate::send::{Follow, Published, Watcher};
+use crate::send::{Follow, Published, StateWatch, Watcher};
 use crate::signal;
 use crate::store::{TaskStore, at_once};
 
@@ -33,7 +33,10 @@ mod tests;
 /// sent, then the end. An ended task's broadcast goes with the channel itself.
 #[derive(Debug)]
 pub(crate) struct TaskChannel {
-    state: signal::Sender<TaskState>,
+    /// The state, and with a settled one the task as the store has it then, for its
+    /// waiter: read back at once, it cannot be gone before the waiter wakes, as it may
+    /// be from the store once more tasks have ended than the store keeps.
+    state: signal::Sender<TaskState, Box<Task>>,
     updates: Mutex<Option<broadcast::Sender<Published>>>,
     capacity: usize,
 }
@@ -81,8 +84,14 @@ impl TaskChannel {
     }
 
     /// The task's state from now on.
-    pub(crate) fn watch(&self) -> signal::Receiver<TaskState> {
+    pub(crate) fn watch(&self) -> StateWatch {
         self.state.subscribe()
+    }
+
+    /// Whether anyone waits on the task's state (then its settled task is read back
+    /// for them).
+    pub(crate) fn is_waited_on(&self) -> bool {
+        self.state.is_watched()
     }
 
     /// Records a state change that is not published as an update (a task resumed by a
@@ -91,7 +100,7 @@ impl TaskChannel {
         self.state.send_replace(state);
     }
 
-    fn publish(&self, seq: u64, event: StreamEvent) {
+    fn publish(&self, seq: u64, event: StreamEvent, settled: Option<Box<Task>>) {
         // Only a turn that stops for input lets the broadcast go: the task lives on
         // (waiting, perhaps for hours) and should not hold a ring of slots. An ended
         // task's channel goes with its live entry, and until then `stream_count` must
@@ -99,7 +108,7 @@ impl TaskChannel {
         // waits for them).
         let interrupted = match &event {
             StreamEvent::StatusUpdate(update) => {
-                self.state.send_replace(update.status.state);
+                self.state.send_with(update.status.state, settled);
                 update.is_final && !update.status.state.is_terminal()
             }
             _ => false,
@@ -191,19 +200,21 @@ impl TaskEvents {
             self.update(status.clone(), Finality::Progress),
         )
         .await?;
-        self.publish(bus, status, Finality::Progress, seq, || {});
+        self.publish(bus, status, Finality::Progress, seq, None, || {});
         Ok(())
     }
 
     /// Publishes a recorded status on the bus, runs `then`, and only then to the
     /// task's own followers: whoever waits on the task wakes after every bus event of
-    /// this step (e.g. the send's closing event) has gone out.
+    /// this step (e.g. the send's closing event) has gone out, and one of them gets
+    /// the `settled` task, if read back for it.
     pub(crate) fn publish(
         &self,
         bus: &EventBus,
         status: TaskStatus,
         finality: Finality,
         seq: Option<u64>,
+        settled: Option<Box<Task>>,
         then: impl FnOnce(),
     ) {
         let update = self.update(status, finality);
@@ -217,7 +228,7 @@ impl TaskEvents {
         });
         then();
         self.channel
-            .publish(seq.unwrap_or(0), StreamEvent::StatusUpdate(update));
+            .publish(seq.unwrap_or(0), StreamEvent::StatusUpdate(update), settled);
     }
 
     /// Records and publishes an artifact, or one chunk of it.
@@ -250,6 +261,7 @@ impl TaskEvents {
         self.channel.publish(
             seq.unwrap_or(0),
             StreamEvent::ArtifactUpdate(update.clone()),
+            None,
         );
         bus.emit(|| {
             self.envelope

@@ -151,7 +151,7 @@ impl LiveTasks {
         );
         let status = crate::channel::status(TaskState::Failed, Some(message.into()));
         events.envelope.count(crate::metrics::Outcome::Failed, at);
-        events.publish(bus, status, Finality::Final, None, || {
+        events.publish(bus, status, Finality::Final, None, None, || {
             bus.emit(|| {
                 events
                     .envelope
@@ -209,15 +209,34 @@ impl LiveTasks {
     ) -> Result<Option<(SessionKey, Arc<SessionShared>)>, StoreError> {
         // The final update is logged with the status, in one write, so a stream that
         // resumes sees every status the task had.
-        let (_, seq) = match self.publisher(task_id) {
+        let (seq, waited) = match self.publisher(task_id) {
             Some(events) => {
                 let update = events.update(status.clone(), Finality::Final);
-                at_once::set_status_logged(store, task_id, update).await?
+                let waited = events.channel.is_waited_on();
+                // Not held across the write: the future stays small.
+                drop(events);
+                let (_, seq) = at_once::set_status_logged(store, task_id, update).await?;
+                (seq, waited)
             }
-            None => (
-                at_once::set_status(store, task_id, status.clone()).await?,
-                None,
-            ),
+            None => {
+                at_once::set_status(store, task_id, status.clone()).await?;
+                (None, false)
+            }
+        };
+        // Read back now for whoever waits on the task, and handed to them with its
+        // state: by the time a waiter woke and asked, enough other tasks could have
+        // ended for the store's retention to have forgotten this one (the waiter
+        // reads the store only if this read failed or another waiter took it).
+        // Boxed: the task (168 bytes) is handed on five times before its waiter has
+        // it, and the copies cost more than the allocation (`docs/benchmarks.md`).
+        let settled = if waited {
+            at_once::get(store, task_id, None)
+                .await
+                .ok()
+                .flatten()
+                .map(Box::new)
+        } else {
+            None
         };
         let state = status.state;
         let (events, ended, at) = if state.is_terminal() {
@@ -269,7 +288,7 @@ impl LiveTasks {
         let response = (kind == EventKind::SendCompleted && bus.is_watched())
             .then(|| events.envelope.response(status.message.as_deref()));
         // The send's closing event goes out before its waiter wakes.
-        events.publish(bus, status, Finality::Final, seq, || {
+        events.publish(bus, status, Finality::Final, seq, settled, || {
             if let Some(response) = response {
                 bus.emit(|| response);
             }

@@ -209,11 +209,14 @@ pub(crate) type Published = (u64, std::sync::Arc<agentyard_transport::a2a::Strea
 pub(crate) enum Watcher {
     /// Nothing to follow.
     Nothing,
-    /// The task's state.
-    State(crate::signal::Receiver<TaskState>),
+    /// The task's state (and, once settled, the task as it was then).
+    State(StateWatch),
     /// The task's updates.
     Updates(broadcast::Receiver<Published>),
 }
+
+/// A waiter on a task's state: the state, and the settled task that came with it.
+pub(crate) type StateWatch = crate::signal::Receiver<TaskState, Box<Task>>;
 
 /// The metadata key that marks a task returned for a repeated idempotency key:
 /// `"agentyard.deduplicated": true` on the copy handed to the repeat, never stored.

@@ -18,10 +18,12 @@ mod echo_sends;
 #[global_allocator]
 static ALLOC: dhat::Alloc = dhat::Alloc;
 
-/// Allocations a send may make, the caller's included: what it makes now (24.07 on
+/// Allocations a send may make, the caller's included: what it makes now (25.07 on
 /// 2026-11-29; the tables' growth over the counted sends is the fraction), with room
-/// for less than one more. `docs/benchmarks.md` (Issue 13) says what each cut was.
-const BUDGET: f64 = 24.5;
+/// for less than one more. `docs/benchmarks.md` (Issue 13) says what each cut was, and
+/// what the one added that day is for: the settled task handed to its waiter, boxed
+/// (moved whole, it cost more instructions than the allocation).
+const BUDGET: f64 = 25.5;
 
 /// Sends before the count: the session, the store's tables and the conversation's
 /// list grow to their working size in these.

@@ -18,7 +18,7 @@ async fn a_capacity_past_the_most_is_taken_as_the_most() {
     // usize::MAX would overflow the ring's allocation and panic the stream's task.
     let channel = TaskChannel::new(TaskState::Submitted, usize::MAX);
     let mut follower = channel.subscribe();
-    channel.publish(1, update(TaskState::Completed, true));
+    channel.publish(1, update(TaskState::Completed, true), None);
     assert!(is_final(&follower.recv().await.expect("the final update")));
 }
 
@@ -26,8 +26,8 @@ async fn a_capacity_past_the_most_is_taken_as_the_most() {
 async fn the_broadcast_is_let_go_with_the_final_update_and_made_again_on_demand() {
     let channel = TaskChannel::new(TaskState::Submitted, 8);
     let mut follower = channel.subscribe();
-    channel.publish(1, update(TaskState::Working, false));
-    channel.publish(2, update(TaskState::InputRequired, true));
+    channel.publish(1, update(TaskState::Working, false), None);
+    channel.publish(2, update(TaskState::InputRequired, true), None);
 
     assert!(
         channel.updates.lock().expect("not poisoned").is_none(),
@@ -43,7 +43,7 @@ async fn the_broadcast_is_let_go_with_the_final_update_and_made_again_on_demand(
 
     // The next turn is followed on a fresh broadcast.
     let mut next = channel.subscribe();
-    channel.publish(3, update(TaskState::Working, false));
+    channel.publish(3, update(TaskState::Working, false), None);
     assert!(!is_final(
         &next.recv().await.expect("the next turn's update")
     ));
@@ -53,7 +53,7 @@ async fn the_broadcast_is_let_go_with_the_final_update_and_made_again_on_demand(
 async fn an_ended_task_keeps_counting_its_streams_until_they_let_go() {
     let channel = TaskChannel::new(TaskState::Submitted, 8);
     let mut follower = channel.subscribe();
-    channel.publish(1, update(TaskState::Failed, true));
+    channel.publish(1, update(TaskState::Failed, true), None);
     // The shutdown waits on this count for streams to take the final event.
     assert_eq!(channel.stream_count(), 1);
     assert!(is_final(&follower.recv().await.expect("the final update")));

@@ -10,11 +10,16 @@ use crate::task::CallerRun;
 
 impl Supervisor {
     /// Waits for a task to end or stop for input, then returns it.
-    async fn settle(&self, submitted: &Submitted, watcher: Watcher) -> Result<Task> {
+    pub(super) async fn settle(&self, submitted: &Submitted, watcher: Watcher) -> Result<Task> {
         if let Watcher::State(mut state) = watcher {
             // Returns at once if the task has already settled (a repeat may find it
             // waiting for input); an error means the task left the live set, i.e. ended.
             let _ = state.wait_for(|s| s.is_settled()).await;
+            // The task as it settled, read back for its waiter; the store's copy may
+            // be gone by now, past its retention.
+            if let Some(task) = state.take_attached() {
+                return Ok(*task);
+            }
         }
         self.get_task(&submitted.task.id, None).await
     }

@@ -5,7 +5,7 @@ use super::*;
 use crate::agent::{Agent, AgentError, TaskContext};
 use crate::store::InMemoryTaskStore;
 use agentyard_policy::AllowAll;
-use agentyard_transport::a2a::Message;
+use agentyard_transport::a2a::{Message, TaskState};
 
 struct Echo;
 
@@ -158,4 +158,48 @@ async fn a_send_refused_for_its_task_releases_its_idempotency_key() {
         .expect("a repeat");
     assert!(again.deduplicated);
     assert_eq!(again.task.id, done.task.id);
+}
+
+/// A waiter gets its task as it settled even when the store has forgotten it since:
+/// here the store keeps one ended task, and another send ends before the waiter of
+/// the first asks for it.
+#[tokio::test]
+async fn a_waiter_gets_its_settled_task_after_the_store_forgot_it() {
+    let supervisor = Supervisor::start(
+        SupervisorConfig::default(),
+        vec![Registration::new(AgentDescriptor::new("echo"), |_| Echo)],
+        Arc::new(AllowAll),
+        Arc::new(InMemoryTaskStore::new().finished_task_limit(1)),
+    )
+    .await
+    .expect("supervisor");
+    let mut first = in_context("first");
+    let (submitted, watcher, run) = supervisor
+        .submit(&mut first, Follow::State)
+        .await
+        .expect("submitted");
+    // The first task's turn runs to its end, but its waiter has not asked yet.
+    run.expect("the caller runs the turn").run().await;
+    supervisor
+        .send_and_wait(in_context("second"))
+        .await
+        .expect("the second answered");
+    assert!(
+        matches!(
+            supervisor.get_task(&submitted.task.id, None).await,
+            Err(Error::TaskNotFound(_))
+        ),
+        "the store kept one ended task, the second"
+    );
+    let task = supervisor
+        .settle(&submitted, watcher)
+        .await
+        .expect("the waiter has its task");
+    assert_eq!(task.id, submitted.task.id);
+    assert_eq!(task.status.state, TaskState::Completed);
+    assert_eq!(
+        task.status.message.as_ref().map(|m| m.text()).as_deref(),
+        Some("hi")
+    );
+    assert_eq!(task.history.as_deref().map(<[_]>::len), Some(2));
 }
