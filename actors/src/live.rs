@@ -124,9 +124,12 @@ impl LiveTasks {
     /// table, and its waiters and streams get a final `failed` update naming the
     /// store's error, so nobody waits forever and nothing reports an outcome the store
     /// does not have (the store still holds the task as it was; a restart fails it).
-    /// Returns its session, to offer to the warm set.
-    pub(crate) fn end_unstored(
+    /// A waiter gets the task as the store holds it with that `failed` status, as a
+    /// stream ends, if the store can still be read. Returns its session, to offer to
+    /// the warm set.
+    pub(crate) async fn end_unstored(
         &self,
+        store: &dyn TaskStore,
         bus: &EventBus,
         task_id: &TaskId,
         error: &StoreError,
@@ -150,8 +153,20 @@ impl LiveTasks {
             vec![agentyard_transport::a2a::Part::text(reason.clone())],
         );
         let status = crate::channel::status(TaskState::Failed, Some(message.into()));
+        let settled = if events.channel.is_waited_on() {
+            at_once::get(store, task_id, None)
+                .await
+                .ok()
+                .flatten()
+                .map(|mut task| {
+                    task.status = status.clone();
+                    Box::new(task)
+                })
+        } else {
+            None
+        };
         events.envelope.count(crate::metrics::Outcome::Failed, at);
-        events.publish(bus, status, Finality::Final, None, None, || {
+        events.publish(bus, status, Finality::Final, None, settled, || {
             bus.emit(|| {
                 events
                     .envelope

@@ -136,6 +136,17 @@ async fn send_within_deadline(runtime: &Runtime) -> agentyard::Result<agentyard:
     .expect("the waiter is not left waiting")
 }
 
+/// A status that says the task failed because the store did not keep it.
+fn assert_failed_by_the_store(status: &TaskStatus) {
+    assert_eq!(status.state, TaskState::Failed);
+    let why = status
+        .message
+        .as_deref()
+        .map(Message::text)
+        .unwrap_or_default();
+    assert!(why.contains("task store"), "{why}");
+}
+
 /// Once the store is fine again, a send completes.
 async fn sends_complete_again(runtime: &Runtime) {
     let settled = runtime
@@ -165,11 +176,11 @@ async fn a_store_that_refuses_writes_fails_the_send_by_name_and_recovers_with_it
 async fn an_outcome_the_store_did_not_keep_is_never_reported_done() {
     let mode = Arc::new(AtomicU8::new(NO_ENDINGS));
     let runtime = runtime(&mode).await;
-    // A waiter is woken, and not told the task completed.
-    let settled = send_within_deadline(&runtime).await;
-    if let Ok(settled) = settled {
-        assert_ne!(settled.task.status.state, TaskState::Completed);
-    }
+    // A waiter is woken and told the task failed, by the store, as a stream is.
+    let settled = send_within_deadline(&runtime)
+        .await
+        .expect("the store can still be read");
+    assert_failed_by_the_store(&settled.task.status);
     // A stream ends with a final `failed` that names the store.
     let stream = runtime
         .stream("echo", Message::user_text("hi"))
@@ -185,14 +196,7 @@ async fn an_outcome_the_store_did_not_keep_is_never_reported_done() {
         panic!("no final update: {events:?}");
     };
     assert!(last.is_final);
-    assert_eq!(last.status.state, TaskState::Failed);
-    let why = last
-        .status
-        .message
-        .as_deref()
-        .map(Message::text)
-        .unwrap_or_default();
-    assert!(why.contains("task store"), "{why}");
+    assert_failed_by_the_store(&last.status);
     runtime.shutdown(std::time::Duration::from_secs(1)).await;
 }
 
