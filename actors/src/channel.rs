@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use agentyard_transport::a2a::{
-    Artifact, Message, StreamEvent, Task, TaskArtifactUpdateEvent, TaskState, TaskStatus,
+    Artifact, Message, StreamEvent, TaskArtifactUpdateEvent, TaskState, TaskStatus,
     TaskStatusUpdateEvent,
 };
 use agentyard_transport::{ContextId, TaskId};
@@ -13,7 +13,7 @@ use tokio::sync::broadcast;
 
 use crate::error::Result;
 use crate::events::{Envelope, EventBus, EventDetail, EventKind};
-use crate::send::{Follow, Published, StateWatch, Watcher};
+use crate::send::{Follow, Handover, Published, StateWatch, Watcher};
 use crate::signal;
 use crate::store::{TaskStore, at_once};
 
@@ -33,10 +33,8 @@ mod tests;
 /// sent, then the end. An ended task's broadcast goes with the channel itself.
 #[derive(Debug)]
 pub(crate) struct TaskChannel {
-    /// The state, and with a settled one the task as the store has it then, for its
-    /// waiter: read back at once, it cannot be gone before the waiter wakes, as it may
-    /// be from the store once more tasks have ended than the store keeps.
-    state: signal::Sender<TaskState, Box<Task>>,
+    /// The state, and with a settled one what its waiter is handed.
+    state: signal::Sender<TaskState, Handover>,
     updates: Mutex<Option<broadcast::Sender<Published>>>,
     capacity: usize,
 }
@@ -100,7 +98,7 @@ impl TaskChannel {
         self.state.send_replace(state);
     }
 
-    fn publish(&self, seq: u64, event: StreamEvent, settled: Option<Box<Task>>) {
+    fn publish(&self, seq: u64, event: StreamEvent, settled: Option<Handover>) {
         // Only a turn that stops for input lets the broadcast go: the task lives on
         // (waiting, perhaps for hours) and should not hold a ring of slots. An ended
         // task's channel goes with its live entry, and until then `stream_count` must
@@ -206,15 +204,15 @@ impl TaskEvents {
 
     /// Publishes a recorded status on the bus, runs `then`, and only then to the
     /// task's own followers: whoever waits on the task wakes after every bus event of
-    /// this step (e.g. the send's closing event) has gone out, and one of them gets
-    /// the `settled` task, if read back for it.
+    /// this step (e.g. the send's closing event) has gone out, and one of them is
+    /// handed `settled`.
     pub(crate) fn publish(
         &self,
         bus: &EventBus,
         status: TaskStatus,
         finality: Finality,
         seq: Option<u64>,
-        settled: Option<Box<Task>>,
+        settled: Option<Handover>,
         then: impl FnOnce(),
     ) {
         let update = self.update(status, finality);

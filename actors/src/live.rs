@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::channel::{Finality, TaskChannel, TaskEvents};
 use crate::events::{Envelope, EventBus, EventDetail, EventKind};
 use crate::occupancy::{SessionShared, TaskPin};
-use crate::send::{Follow, Published, SessionKey, Watcher};
+use crate::send::{Follow, Handover, Published, SessionKey, Watcher};
 use crate::store::{StoreError, TaskStore, at_once};
 
 #[cfg(test)]
@@ -125,11 +125,9 @@ impl LiveTasks {
     /// store's error, so nobody waits forever and nothing reports an outcome the store
     /// does not have (the store still holds the task as it was; a restart fails it).
     /// A waiter gets the task as the store holds it with that `failed` status, as a
-    /// stream ends, if the store can still be read. Returns its session, to offer to
-    /// the warm set.
-    pub(crate) async fn end_unstored(
+    /// stream ends. Returns its session, to offer to the warm set.
+    pub(crate) fn end_unstored(
         &self,
-        store: &dyn TaskStore,
         bus: &EventBus,
         task_id: &TaskId,
         error: &StoreError,
@@ -153,20 +151,9 @@ impl LiveTasks {
             vec![agentyard_transport::a2a::Part::text(reason.clone())],
         );
         let status = crate::channel::status(TaskState::Failed, Some(message.into()));
-        let settled = if events.channel.is_waited_on() {
-            at_once::get(store, task_id, None)
-                .await
-                .ok()
-                .flatten()
-                .map(|mut task| {
-                    task.status = status.clone();
-                    Box::new(task)
-                })
-        } else {
-            None
-        };
+        let settled = Handover::Unstored(status.clone());
         events.envelope.count(crate::metrics::Outcome::Failed, at);
-        events.publish(bus, status, Finality::Final, None, settled, || {
+        events.publish(bus, status, Finality::Final, None, Some(settled), || {
             bus.emit(|| {
                 events
                     .envelope
@@ -242,14 +229,12 @@ impl LiveTasks {
         // state: by the time a waiter woke and asked, enough other tasks could have
         // ended for the store's retention to have forgotten this one (the waiter
         // reads the store only if this read failed or another waiter took it).
-        // Boxed: the task (168 bytes) is handed on five times before its waiter has
-        // it, and the copies cost more than the allocation (`docs/benchmarks.md`).
         let settled = if waited {
             at_once::get(store, task_id, None)
                 .await
                 .ok()
                 .flatten()
-                .map(Box::new)
+                .map(|task| Handover::Task(Box::new(task)))
         } else {
             None
         };

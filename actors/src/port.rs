@@ -64,11 +64,7 @@ pub(crate) async fn finish_task(
     {
         Ok(ended) => ended,
         Err(error) => {
-            if let Some((key, session)) = port
-                .live()
-                .end_unstored(port.store(), port.events(), task_id, &error)
-                .await
-            {
+            if let Some((key, session)) = port.live().end_unstored(port.events(), task_id, &error) {
                 port.settled(&key, &session);
             }
             return Err(error);

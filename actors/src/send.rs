@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use agentyard_policy::EntryPoint;
-use agentyard_transport::a2a::{Message, Metadata, Role, Task, TaskState};
+use agentyard_transport::a2a::{Message, Metadata, Role, Task, TaskState, TaskStatus};
 use agentyard_transport::handoff::HandoffPayload;
 use agentyard_transport::{ContextId, MessageId};
 use tokio::sync::broadcast;
@@ -215,8 +215,23 @@ pub(crate) enum Watcher {
     Updates(broadcast::Receiver<Published>),
 }
 
-/// A waiter on a task's state: the state, and the settled task that came with it.
-pub(crate) type StateWatch = crate::signal::Receiver<TaskState, Box<Task>>;
+/// A waiter on a task's state: the state, and what came with a settled one.
+pub(crate) type StateWatch = crate::signal::Receiver<TaskState, Handover>;
+
+/// What a waiter on a task's state is handed when the task settles, so that it need
+/// not read the task back from the store, or knows what the store does not have.
+#[derive(Debug)]
+pub(crate) enum Handover {
+    /// The task as it settled, read back with its final write: the store may forget
+    /// it before the waiter would have read it, past its retention. Boxed: moved
+    /// whole through the calls to its waiter, its 168 bytes cost more than the
+    /// allocation (`docs/benchmarks.md`).
+    Task(Box<Task>),
+    /// The store refused the final write: the task is as the store holds it, with
+    /// this status, as its streams end. (Not read back here: a store that refuses
+    /// may also be slow to answer, and the streams' final update would wait for it.)
+    Unstored(TaskStatus),
+}
 
 /// The metadata key that marks a task returned for a repeated idempotency key:
 /// `"agentyard.deduplicated": true` on the copy handed to the repeat, never stored.

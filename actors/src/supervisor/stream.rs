@@ -5,7 +5,7 @@ use agentyard_transport::a2a::Task;
 
 use super::Supervisor;
 use crate::error::Result;
-use crate::send::{Submitted, Watcher};
+use crate::send::{Handover, Submitted, Watcher};
 use crate::task::CallerRun;
 
 impl Supervisor {
@@ -15,10 +15,17 @@ impl Supervisor {
             // Returns at once if the task has already settled (a repeat may find it
             // waiting for input); an error means the task left the live set, i.e. ended.
             let _ = state.wait_for(|s| s.is_settled()).await;
-            // The task as it settled, read back for its waiter; the store's copy may
-            // be gone by now, past its retention.
-            if let Some(task) = state.take_attached() {
-                return Ok(*task);
+            match state.take_attached() {
+                // The task as it settled, read back for its waiter; the store's copy
+                // may be gone by now, past its retention.
+                Some(Handover::Task(task)) => return Ok(*task),
+                // Its streams were told it failed; so is its waiter.
+                Some(Handover::Unstored(status)) => {
+                    let mut task = self.get_task(&submitted.task.id, None).await?;
+                    task.status = status;
+                    return Ok(task);
+                }
+                None => {}
             }
         }
         self.get_task(&submitted.task.id, None).await
