@@ -227,8 +227,9 @@ impl LiveTasks {
         };
         // Read back now for whoever waits on the task, and handed to them with its
         // state: by the time a waiter woke and asked, enough other tasks could have
-        // ended for the store's retention to have forgotten this one (the waiter
-        // reads the store only if this read failed or another waiter took it).
+        // ended for the store's retention to have forgotten this one. A waiter reads
+        // the store itself only if this read failed, another waiter took it, or it
+        // began waiting after the write began (none was counted then).
         let settled = if waited {
             at_once::get(store, task_id, None)
                 .await

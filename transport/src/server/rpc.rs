@@ -160,6 +160,7 @@ where
     type Error = Infallible;
     type Future = futures::future::BoxFuture<'static, Result<Response, Infallible>>;
 
+    /// Always ready: the layers inside are asked in the call (`call_in_place`).
     fn poll_ready(
         &mut self,
         _: &mut std::task::Context<'_>,
