@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 
-use tokio::sync::{AcquireError, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::Semaphore;
 
 use crate::error::Error;
 
@@ -44,51 +44,62 @@ impl fmt::Display for LimitScope {
 }
 
 /// One limit: at most `limit` running, at most `queue` waiting.
+///
+/// Reached through an `Arc` of what holds it (see [`Limited`]): each [`Permit`]
+/// keeps that `Arc` to give its permit back. The semaphore sits inline rather than in
+/// an `Arc` of its own (what tokio's owned permits need), so a session's limiter is
+/// part of its shared state's one allocation instead of two more. The limit and the
+/// line's length are `u32`s for the same reason: every idle session carries them.
 #[derive(Debug)]
 pub(crate) struct Limiter {
-    scope: LimitScope,
-    limit: usize,
-    permits: Arc<Semaphore>,
+    permits: Semaphore,
     waiting: AtomicUsize,
-    queue: usize,
+    limit: u32,
+    queue: u32,
+    scope: LimitScope,
 }
 
-impl Limiter {
-    pub(crate) fn new(scope: LimitScope, limit: usize, queue: usize) -> Self {
-        // A limit of zero would refuse everything forever; one is the least that works.
-        let limit = limit.clamp(1, Semaphore::MAX_PERMITS);
-        Self {
-            scope,
-            limit,
-            permits: Arc::new(Semaphore::new(limit)),
-            waiting: AtomicUsize::new(0),
-            queue,
-        }
+/// What holds a [`Limiter`]: the limiter itself, or a session's shared state. Its
+/// methods take the holder's `Arc`, which the permits they hand out keep.
+pub(crate) trait Limited: Send + Sync + 'static {
+    /// The limiter held.
+    fn limiter(&self) -> &Limiter;
+
+    /// A permit if one is free right now.
+    fn try_acquire(self: &Arc<Self>) -> Option<Permit>
+    where
+        Self: Sized,
+    {
+        let permit = self.limiter().permits.try_acquire().ok()?;
+        Some(Permit::adopt(permit, self))
     }
 
     /// Takes a permit, waiting in line if there is room in the line.
     ///
     /// The semaphore is fair, so waiting sends run in arrival order; that is what keeps
     /// a session's messages in order.
-    pub(crate) async fn acquire(&self) -> Result<OwnedSemaphorePermit, Error> {
-        if let Ok(permit) = Arc::clone(&self.permits).try_acquire_owned() {
-            return Ok(permit);
+    fn acquire(self: &Arc<Self>) -> impl Future<Output = Result<Permit, Error>> + Send
+    where
+        Self: Sized,
+    {
+        async move {
+            if let Some(permit) = self.try_acquire() {
+                return Ok(permit);
+            }
+            let limiter = self.limiter();
+            let waiting = limiter.waiting.fetch_add(1, Ordering::AcqRel);
+            // Decrement on every exit, including when the caller drops this future.
+            let _in_line = InLine(&limiter.waiting);
+            if waiting >= limiter.queue() {
+                return Err(limiter.busy());
+            }
+            let permit = limiter
+                .permits
+                .acquire()
+                .await
+                .map_err(|_| Error::ShuttingDown)?;
+            Ok(Permit::adopt(permit, self))
         }
-        let waiting = self.waiting.fetch_add(1, Ordering::AcqRel);
-        // Decrement on every exit, including when the caller drops this future.
-        let _in_line = InLine(&self.waiting);
-        if waiting >= self.queue {
-            return Err(self.busy());
-        }
-        Arc::clone(&self.permits)
-            .acquire_owned()
-            .await
-            .map_err(|_| Error::ShuttingDown)
-    }
-
-    /// A permit if one is free right now.
-    pub(crate) fn try_acquire(&self) -> Option<OwnedSemaphorePermit> {
-        Arc::clone(&self.permits).try_acquire_owned().ok()
     }
 
     /// Takes a place in line now, without waiting: a permit if one is free, else a
@@ -98,54 +109,115 @@ impl Limiter {
     /// returns before another is served before it, even though the two wait in tasks
     /// that tokio may poll in any order. (`acquire` alone would join the semaphore's
     /// line only when first polled.)
-    pub(crate) fn enqueue(self: &Arc<Self>) -> Result<Place, Error> {
-        if let Ok(permit) = Arc::clone(&self.permits).try_acquire_owned() {
+    fn enqueue(self: &Arc<Self>) -> Result<Place, Error>
+    where
+        Self: Sized,
+    {
+        if let Some(permit) = self.try_acquire() {
             return Ok(Place::Ready(permit));
         }
-        let waiting = self.waiting.fetch_add(1, Ordering::AcqRel);
-        let in_line = InLineOwned(Arc::clone(self));
-        if waiting >= self.queue {
-            return Err(self.busy());
+        let limiter = self.limiter();
+        let waiting = limiter.waiting.fetch_add(1, Ordering::AcqRel);
+        let in_line = InLineOwned(Arc::clone(self) as Arc<dyn Limited>);
+        if waiting >= limiter.queue() {
+            return Err(limiter.busy());
         }
-        let mut acquire: Pin<Box<AcquireFuture>> =
-            Box::pin(Arc::clone(&self.permits).acquire_owned());
+        let holder = Arc::clone(self);
+        let mut acquire: Pin<Box<AcquireFuture>> = Box::pin(async move {
+            let permit = holder
+                .limiter()
+                .permits
+                .acquire()
+                .await
+                .map_err(|_| Error::ShuttingDown)?;
+            Ok(Permit::adopt(permit, &holder))
+        });
         // One poll joins the semaphore's FIFO line; the waker is replaced by the real
         // one when the waiting task polls again (tokio's `Acquire` keeps the latest),
         // and a permit granted in between is found on that poll.
         let mut cx = Context::from_waker(futures::task::noop_waker_ref());
         match acquire.as_mut().poll(&mut cx) {
-            Poll::Ready(Ok(permit)) => Ok(Place::Ready(permit)),
-            Poll::Ready(Err(_)) => Err(Error::ShuttingDown),
+            Poll::Ready(permit) => permit.map(Place::Ready),
             Poll::Pending => Ok(Place::Queued(Queued {
                 acquire,
                 _in_line: in_line,
             })),
         }
     }
+}
 
-    /// Whether a send would be refused right now: every permit taken and the line
-    /// full. A hint, not a reservation: it lets a send that would only be refused skip
-    /// the work before the limiter (spawning a session).
+impl Limited for Limiter {
+    fn limiter(&self) -> &Limiter {
+        self
+    }
+}
+
+/// One permit of a [`Limiter`], given back when dropped.
+pub(crate) struct Permit(Arc<dyn Limited>);
+
+impl Permit {
+    /// Takes over a permit acquired from `holder`'s semaphore and forgotten there.
+    fn adopt<L: Limited>(permit: tokio::sync::SemaphorePermit<'_>, holder: &Arc<L>) -> Self {
+        permit.forget();
+        Self(Arc::clone(holder) as Arc<dyn Limited>)
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        self.0.limiter().permits.add_permits(1);
+    }
+}
+
+impl fmt::Debug for Permit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Permit({})", self.0.limiter().scope)
+    }
+}
+
+impl Limiter {
+    pub(crate) fn new(scope: LimitScope, limit: usize, queue: usize) -> Self {
+        // A limit of zero would refuse everything forever; one is the least that works.
+        // Past `u32::MAX` (four billion) a limit or a line is as good as none.
+        let limit = u32::try_from(limit).unwrap_or(u32::MAX).max(1);
+        Self {
+            permits: Semaphore::new(limit as usize),
+            waiting: AtomicUsize::new(0),
+            limit,
+            queue: u32::try_from(queue).unwrap_or(u32::MAX),
+            scope,
+        }
+    }
+
+    fn queue(&self) -> usize {
+        self.queue as usize
+    }
+
     /// How many sends wait in line now.
     pub(crate) fn waiting(&self) -> usize {
         self.waiting.load(Ordering::Acquire)
     }
 
+    /// Whether a send would be refused right now: every permit taken and the line
+    /// full. A hint, not a reservation: it lets a send that would only be refused skip
+    /// the work before the limiter (spawning a session).
     pub(crate) fn is_saturated(&self) -> bool {
-        self.permits.available_permits() == 0 && self.waiting.load(Ordering::Acquire) >= self.queue
+        self.permits.available_permits() == 0
+            && self.waiting.load(Ordering::Acquire) >= self.queue()
     }
 
     /// The error of a send refused by this limiter.
     pub(crate) fn busy(&self) -> Error {
         Error::Busy {
             scope: self.scope,
-            queue: self.queue,
+            queue: self.queue(),
         }
     }
 
     /// Whether nobody holds or waits for a permit (used to forget idle session limiters).
     pub(crate) fn is_idle(&self) -> bool {
-        self.waiting.load(Ordering::Acquire) == 0 && self.permits.available_permits() >= self.limit
+        self.waiting.load(Ordering::Acquire) == 0
+            && self.permits.available_permits() >= self.limit as usize
     }
 }
 
@@ -158,20 +230,20 @@ impl Drop for InLine<'_> {
 }
 
 /// [`InLine`] for a place that outlives the call that took it.
-struct InLineOwned(Arc<Limiter>);
+struct InLineOwned(Arc<dyn Limited>);
 
 impl Drop for InLineOwned {
     fn drop(&mut self) {
-        self.0.waiting.fetch_sub(1, Ordering::AcqRel);
+        self.0.limiter().waiting.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
-type AcquireFuture = dyn Future<Output = Result<OwnedSemaphorePermit, AcquireError>> + Send;
+type AcquireFuture = dyn Future<Output = Result<Permit, Error>> + Send;
 
 /// What [`Limiter::enqueue`] took.
 pub(crate) enum Place {
     /// A permit was free.
-    Ready(OwnedSemaphorePermit),
+    Ready(Permit),
     /// A place in line, already holding its position.
     Queued(Queued),
 }
@@ -199,27 +271,23 @@ impl fmt::Debug for Queued {
 
 impl Queued {
     /// Waits for the permit this place is in line for.
-    pub(crate) async fn permit(self) -> Result<OwnedSemaphorePermit, Error> {
+    pub(crate) async fn permit(self) -> Result<Permit, Error> {
         let Self { acquire, _in_line } = self;
-        acquire.await.map_err(|_| Error::ShuttingDown)
+        acquire.await
     }
 }
 
 /// The permits a running task holds; dropping them lets the next send in.
 #[derive(Debug)]
 pub(crate) struct Permits {
-    _global: OwnedSemaphorePermit,
-    _agent: OwnedSemaphorePermit,
-    _session: OwnedSemaphorePermit,
+    _global: Permit,
+    _agent: Permit,
+    _session: Permit,
 }
 
 impl Permits {
     /// The three permits, taken separately.
-    pub(crate) fn from_parts(
-        session: OwnedSemaphorePermit,
-        agent: OwnedSemaphorePermit,
-        global: OwnedSemaphorePermit,
-    ) -> Self {
+    pub(crate) fn from_parts(session: Permit, agent: Permit, global: Permit) -> Self {
         Self {
             _global: global,
             _agent: agent,
@@ -231,9 +299,9 @@ impl Permits {
     /// that order so two sends can never hold one each of what the other needs, and so
     /// a send waiting on a busy session holds nothing other sessions need.
     pub(crate) async fn acquire(
-        session: &Limiter,
-        agent: &Limiter,
-        global: &Limiter,
+        session: &Arc<impl Limited>,
+        agent: &Arc<Limiter>,
+        global: &Arc<Limiter>,
     ) -> Result<Self, Error> {
         let session = session.acquire().await?;
         let agent = agent.acquire().await?;

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use crate::limits::Limiter;
+use crate::limits::{Limited, Limiter};
 
 #[cfg(test)]
 mod tests;
@@ -15,7 +15,10 @@ mod tests;
 /// session.
 #[derive(Debug)]
 pub(crate) struct SessionShared {
-    pub(crate) limiter: Arc<Limiter>,
+    /// Inline, not in an `Arc` of its own: the session's permits keep this whole
+    /// state alive instead (see [`Limited`]), which saves every live session an
+    /// allocation.
+    pub(crate) limiter: Limiter,
     /// Milliseconds since the supervisor started, at the last send to this session.
     pub(crate) last_used: AtomicU64,
     /// The stamp of this session's entry in the warm line; 0 while it has none.
@@ -28,7 +31,7 @@ impl SessionShared {
     /// A session's shared state, as it is when spawned: used now, not warm, no task.
     pub(crate) fn new(limiter: Limiter, now_ms: u64) -> Self {
         Self {
-            limiter: Arc::new(limiter),
+            limiter,
             last_used: AtomicU64::new(now_ms),
             warm: AtomicU64::new(0),
             live_tasks: AtomicUsize::new(0),
@@ -39,6 +42,12 @@ impl SessionShared {
     /// has not ended, and nobody holding or waiting for its permit.
     pub(crate) fn is_idle(&self) -> bool {
         self.live_tasks.load(Ordering::Acquire) == 0 && self.limiter.is_idle()
+    }
+}
+
+impl Limited for SessionShared {
+    fn limiter(&self) -> &Limiter {
+        &self.limiter
     }
 }
 

@@ -108,7 +108,7 @@ use sessions::Sessions;
 struct Registered {
     descriptor: AgentDescriptor,
     factory: Factory,
-    limiter: Limiter,
+    limiter: Arc<Limiter>,
     /// The agent's counters, found once at start rather than by name per send.
     metrics: Option<Arc<crate::metrics::AgentMetrics>>,
 }
@@ -129,7 +129,7 @@ pub(crate) struct Core {
     pub(crate) store: Arc<dyn TaskStore>,
     pub(crate) events: EventBus,
     idempotency: IdempotencyCache,
-    global: Limiter,
+    global: Arc<Limiter>,
     sessions: Sessions,
     live: LiveTasks,
     actor: OnceLock<ActorRef<SupervisorMsg>>,

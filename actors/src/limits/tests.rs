@@ -34,7 +34,7 @@ async fn permits_up_to_the_limit_then_queues_then_rejects() {
 
 #[tokio::test]
 async fn a_dropped_waiter_leaves_the_queue() {
-    let limiter = Limiter::new(LimitScope::Session, 1, 1);
+    let limiter = Arc::new(Limiter::new(LimitScope::Session, 1, 1));
     let _held = limiter.acquire().await.expect("permit");
     {
         let fut = limiter.acquire();
@@ -47,7 +47,7 @@ async fn a_dropped_waiter_leaves_the_queue() {
 
 #[tokio::test]
 async fn a_zero_queue_rejects_as_soon_as_the_limit_is_reached() {
-    let limiter = Limiter::new(LimitScope::Global, 1, 0);
+    let limiter = Arc::new(Limiter::new(LimitScope::Global, 1, 0));
     let _held = limiter.acquire().await.expect("permit");
     assert!(matches!(limiter.acquire().await, Err(Error::Busy { .. })));
     assert!(!limiter.is_idle());

@@ -40,11 +40,11 @@ impl Supervisor {
         let mut agents = registrations
             .into_iter()
             .map(|r| {
-                let limiter = Limiter::new(
+                let limiter = Arc::new(Limiter::new(
                     LimitScope::Agent,
                     r.descriptor.concurrency.unwrap_or(config.agent_limit),
                     config.agent_queue,
-                );
+                ));
                 let name: Arc<str> = Arc::from(r.descriptor.name.as_str());
                 (
                     name,
@@ -67,7 +67,11 @@ impl Supervisor {
         }
         let core = Arc::new_cyclic(|me| Core {
             me: me.clone(),
-            global: Limiter::new(LimitScope::Global, config.global_limit, config.global_queue),
+            global: Arc::new(Limiter::new(
+                LimitScope::Global,
+                config.global_limit,
+                config.global_queue,
+            )),
             idempotency: IdempotencyCache::new(config.idempotency_ttl, config.idempotency_capacity)
                 .keeping(Arc::clone(&store)),
             events: EventBus::new(config.event_capacity),

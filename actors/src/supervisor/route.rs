@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::events::{Envelope, EventDetail, EventKind};
 use crate::handoff::Handoff;
 use crate::idempotency::{self, Claim, Failure, KeyGuard};
-use crate::limits::{Permits, Place, Queued};
+use crate::limits::{Limited, Permit, Permits, Place, Queued};
 use crate::metrics::{Outcome, Refusal as Refused};
 use crate::occupancy::SessionShared;
 use crate::port::finish_task;
@@ -550,7 +550,7 @@ impl Supervisor {
             let ticket = if pace == Pace::Queue {
                 take_place(&session, registered, core)
             } else {
-                Permits::acquire(&session.limiter, &registered.limiter, &core.global)
+                Permits::acquire(&session, &registered.limiter, &core.global)
                     .await
                     .map(Ticket::Ready)
             }
@@ -948,15 +948,19 @@ enum Ticket {
 #[derive(Debug)]
 enum Turn {
     /// The session's permit is held; the agent's and global ones are still to come.
-    Session(tokio::sync::OwnedSemaphorePermit),
+    Session(Permit),
     /// A place in the session's line.
     Queued(Queued),
 }
 
 /// Takes a send's place without waiting: every permit if all are free, else the
 /// session's permit or a place in its line (refused `Busy` when the line is full).
-fn take_place(session: &SessionShared, registered: &Registered, core: &Core) -> Result<Ticket> {
-    Ok(match session.limiter.enqueue()? {
+fn take_place(
+    session: &Arc<SessionShared>,
+    registered: &Registered,
+    core: &Core,
+) -> Result<Ticket> {
+    Ok(match session.enqueue()? {
         Place::Ready(permit) => match (registered.limiter.try_acquire(), core.global.try_acquire())
         {
             (Some(agent), Some(global)) => {

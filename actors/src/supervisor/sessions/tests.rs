@@ -7,6 +7,7 @@ use ractor::ActorStatus;
 use super::*;
 use crate::agent::{Agent, AgentError, DynAgent, TaskContext};
 use crate::error::Error;
+use crate::limits::Limited;
 use crate::occupancy::TaskPin;
 use crate::session::{Runs, SessionActor};
 
@@ -134,7 +135,7 @@ async fn passivating_all_takes_only_the_chosen_sessions() {
     let sessions = Sessions::new(10, 1, 8);
     let (idle, _, _) = open(&sessions, "idle");
     let (_, busy, _) = open(&sessions, "busy");
-    let _permit = busy.limiter.try_acquire().expect("a free permit");
+    let _permit = busy.try_acquire().expect("a free permit");
     sessions.passivate_all(|session| session.limiter.is_idle());
     assert!(!sessions.contains(&key("idle")));
     assert!(sessions.contains(&key("busy")));
