@@ -84,8 +84,9 @@ use crate::occupancy::SessionShared;
 use crate::port::{BoxFuture, Port, finish_task};
 pub(crate) use crate::send::SessionKey;
 pub use crate::send::{DEDUPLICATED_METADATA_KEY, SendRequest, Settled, Submitted};
-use crate::send::{Follow, mark_deduplicated, policy_request};
+use crate::send::{Follow, Watcher, mark_deduplicated, policy_request};
 use crate::store::{StoreError, TaskFilter, TaskOwner, TaskPage, TaskStore, at_once};
+use crate::task::CallerRun;
 
 mod actor;
 mod config;
@@ -103,6 +104,28 @@ use actor::SupervisorMsg;
 pub use config::SupervisorConfig;
 pub use resume::NumberedEvent;
 use sessions::Sessions;
+
+/// A send accepted and followed, not waited for yet ([`Supervisor::send_pending`]).
+pub(crate) struct Pending {
+    submitted: Submitted,
+    watcher: Watcher,
+    run: Option<CallerRun>,
+}
+
+impl Pending {
+    /// The task as it was submitted.
+    pub(crate) fn task(&self) -> &Task {
+        &self.submitted.task
+    }
+}
+
+impl fmt::Debug for Pending {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pending")
+            .field("task_id", &self.submitted.task.id)
+            .finish_non_exhaustive()
+    }
+}
 
 /// A registered agent type.
 struct Registered {
@@ -451,19 +474,70 @@ impl Supervisor {
     ) -> impl Future<Output = Result<Submitted>> + Send + '_ {
         async move {
             let (submitted, watcher, run) = self.submit(&mut request, Follow::State).await?;
-            let settled = self.run_and_settle(&submitted, watcher, run);
-            let mut task = match tokio::time::timeout(wait, settled).await {
-                Ok(settled) => settled?,
-                Err(_) => self.get_task(&submitted.task.id, None).await?,
-            };
-            if submitted.deduplicated {
-                mark_deduplicated(&mut task);
-            }
-            Ok(Submitted {
-                task,
-                deduplicated: submitted.deduplicated,
+            self.settle_within(submitted, watcher, run, wait).await
+        }
+    }
+
+    /// The first half of [`Supervisor::send_and_wait_for`]: the send accepted and its
+    /// state followed, its turn (if the caller has it) not run yet. For a caller that
+    /// must act on the task between its creation and its end (store a webhook given
+    /// with it) and still be answered with the task as it settled, which the store
+    /// may have forgotten by the time the caller could read it.
+    ///
+    /// # Errors
+    /// As [`Supervisor::send`].
+    #[expect(
+        clippy::manual_async_fn,
+        reason = "holds the request once (see `send`)"
+    )]
+    pub(crate) fn send_pending(
+        &self,
+        mut request: SendRequest,
+    ) -> impl Future<Output = Result<Pending>> + Send + '_ {
+        async move {
+            let (submitted, watcher, run) = self.submit(&mut request, Follow::State).await?;
+            Ok(Pending {
+                submitted,
+                watcher,
+                run,
             })
         }
+    }
+
+    /// The second half of [`Supervisor::send_and_wait_for`]: runs the caller's turn,
+    /// if it has one, and waits at most `wait` for the task to settle.
+    ///
+    /// # Errors
+    /// [`Error::TaskNotFound`] if the task did not settle in time and the store no
+    /// longer has it; a store error reading it.
+    pub(crate) async fn wait_pending(&self, pending: Pending, wait: Duration) -> Result<Submitted> {
+        let Pending {
+            submitted,
+            watcher,
+            run,
+        } = pending;
+        self.settle_within(submitted, watcher, run, wait).await
+    }
+
+    async fn settle_within(
+        &self,
+        submitted: Submitted,
+        watcher: Watcher,
+        run: Option<CallerRun>,
+        wait: Duration,
+    ) -> Result<Submitted> {
+        let settled = self.run_and_settle(&submitted, watcher, run);
+        let mut task = match tokio::time::timeout(wait, settled).await {
+            Ok(settled) => settled?,
+            Err(_) => self.get_task(&submitted.task.id, None).await?,
+        };
+        if submitted.deduplicated {
+            mark_deduplicated(&mut task);
+        }
+        Ok(Submitted {
+            task,
+            deduplicated: submitted.deduplicated,
+        })
     }
 
     /// Sends a message and streams its task: first the task as submitted, then every

@@ -31,7 +31,7 @@ use super::rpc_error;
 use crate::agent::AgentDescriptor;
 use crate::error::Error;
 use crate::store::TaskOwner;
-use crate::supervisor::{DEDUPLICATED_METADATA_KEY, NumberedEvent, SendRequest, Supervisor};
+use crate::supervisor::{NumberedEvent, SendRequest, Supervisor};
 
 /// The longest `Idempotency-Key` header accepted, in bytes.
 const MAX_IDEMPOTENCY_KEY: usize = 255;
@@ -660,29 +660,40 @@ impl SupervisorService {
                     );
                 }
                 task
-            } else if blocking {
-                // A webhook must be stored as soon as the task exists, before it settles:
-                // follow the task's stream to register it in between.
-                // Boxed: this rare path would otherwise size every call's future.
-                let Started {
-                    task, mut updates, ..
-                } = Box::pin(self.start(request, webhook)).await?;
-                // Drained to the end: the stream ends after the update marked final (the
-                // task ended or stopped for input).
-                let drained =
-                    tokio::time::timeout(wait, async { while updates.next().await.is_some() {} })
-                        .await;
-                if drained.is_err() {
-                    tracing::info!(
-                        agent = %agent.name,
-                        task_id = %task.id,
-                        ?wait,
-                        "blocking message/send answered before its task settled; the task goes on"
-                    );
-                }
-                let mut settled = self.task(&task.id).await?;
-                carry_deduplicated(&task, &mut settled);
-                settled
+            } else if blocking && let Some(webhook) = webhook {
+                // A blocking send with a webhook: the webhook is stored once the task
+                // exists and before the caller's turn runs (a task that settles first is
+                // notified as it stands), and the answer is the task as it settled,
+                // handed over by the send path rather than read back from the store,
+                // which may have forgotten it by then. Boxed: this rare path would
+                // otherwise size every call's future.
+                Box::pin(async {
+                    let pending = self
+                        .inner
+                        .supervisor
+                        .send_pending(request)
+                        .await
+                        .map_err(JsonRpcError::from)?;
+                    self.register(pending.task(), webhook).await?;
+                    let task_id = pending.task().id.clone();
+                    let task = self
+                        .inner
+                        .supervisor
+                        .wait_pending(pending, wait)
+                        .await
+                        .map_err(JsonRpcError::from)?
+                        .task;
+                    if !task.status.state.is_terminal() && !task.status.state.is_interrupted() {
+                        tracing::info!(
+                            agent = %agent.name,
+                            %task_id,
+                            ?wait,
+                            "blocking message/send answered before its task settled; the task goes on"
+                        );
+                    }
+                    Ok::<_, JsonRpcError>(task)
+                })
+                .await?
             } else {
                 let submitted = self
                     .inner
@@ -853,19 +864,6 @@ fn checked_idempotency_key(context: &CallContext) -> Result<Option<String>, Json
     match problem {
         None => Ok(Some(key.clone())),
         Some(problem) => Err(rpc_error::invalid_idempotency_key(problem)),
-    }
-}
-
-/// Copies the deduplicated mark of a repeat's task onto the task as read again later.
-fn carry_deduplicated(from: &Task, to: &mut Task) {
-    if let Some(mark) = from
-        .metadata
-        .as_ref()
-        .and_then(|m| m.get(DEDUPLICATED_METADATA_KEY))
-    {
-        to.metadata
-            .get_or_insert_with(Metadata::new)
-            .insert(DEDUPLICATED_METADATA_KEY.to_owned(), mark.clone());
     }
 }
 

@@ -203,3 +203,56 @@ async fn a_waiter_gets_its_settled_task_after_the_store_forgot_it() {
     );
     assert_eq!(task.history.as_deref().map(<[_]>::len), Some(2));
 }
+
+/// The two halves a blocking send with a webhook is made of (the webhook is stored in
+/// between) answer the task as it settled too, not as the store has it by then.
+#[tokio::test]
+async fn a_pending_send_is_answered_with_its_settled_task_after_the_store_forgot_it() {
+    let supervisor = Supervisor::start(
+        SupervisorConfig::default(),
+        vec![Registration::new(AgentDescriptor::new("echo"), |_| Echo)],
+        Arc::new(AllowAll),
+        Arc::new(InMemoryTaskStore::new().finished_task_limit(1)),
+    )
+    .await
+    .expect("supervisor");
+    let mut pending = supervisor
+        .send_pending(in_context("first"))
+        .await
+        .expect("pending");
+    assert_eq!(pending.task().status.state, TaskState::Submitted);
+    let task_id = pending.task().id.clone();
+    pending
+        .run
+        .as_mut()
+        .expect("the caller runs the turn")
+        .run()
+        .await;
+    supervisor
+        .send_and_wait(in_context("second"))
+        .await
+        .expect("the second answered");
+    assert!(
+        matches!(
+            supervisor.get_task(&task_id, None).await,
+            Err(Error::TaskNotFound(_))
+        ),
+        "the store kept one ended task, the second"
+    );
+    let answered = supervisor
+        .wait_pending(pending, Duration::from_secs(5))
+        .await
+        .expect("the pending send has its task");
+    assert_eq!(answered.task.id, task_id);
+    assert_eq!(answered.task.status.state, TaskState::Completed);
+    assert_eq!(
+        answered
+            .task
+            .status
+            .message
+            .as_ref()
+            .map(|m| m.text())
+            .as_deref(),
+        Some("hi")
+    );
+}

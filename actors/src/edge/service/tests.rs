@@ -18,6 +18,7 @@ use crate::agent::{Agent, AgentError, TaskContext};
 use crate::edge::{AgentSettings, PushConfig};
 use crate::events::{EventKind, Received};
 use crate::store::InMemoryTaskStore;
+use crate::supervisor::DEDUPLICATED_METADATA_KEY;
 use crate::supervisor::{Registration, SupervisorConfig};
 
 /// Replies `echo: {text}`.
