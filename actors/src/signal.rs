@@ -159,16 +159,13 @@ impl<T: Copy, A> Receiver<T, A> {
         }
     }
 
-    /// Takes what came with the value this receiver last saw (in
-    /// [`Receiver::wait_for`]), if no other receiver took it first and no later value
-    /// replaced it.
-    pub(crate) fn take_attached(&self) -> Option<A> {
+    /// Lends `use_it` what came with the value this receiver last saw (in
+    /// [`Receiver::wait_for`]; none if a later value replaced it), under the value's
+    /// lock: it may take the attachment, so that no other receiver gets it, or copy it
+    /// and leave it for the value's other receivers.
+    pub(crate) fn with_attached<R>(&self, use_it: impl FnOnce(&mut Option<A>) -> R) -> Option<R> {
         let mut state = self.shared.lock();
-        if state.version == self.seen {
-            state.attached.take()
-        } else {
-            None
-        }
+        (state.version == self.seen).then(|| use_it(&mut state.attached))
     }
 
     /// Waits for a value this receiver has not seen.
@@ -209,6 +206,13 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    impl<T: Copy, A> Receiver<T, A> {
+        /// What came with the value last seen, taken if no other receiver took it.
+        fn take_attached(&self) -> Option<A> {
+            self.with_attached(Option::take).flatten()
+        }
+    }
 
     /// Joins `task` within the tests' patience: a missed wake-up fails the test
     /// instead of hanging it.
@@ -284,6 +288,29 @@ mod tests {
         assert_eq!(second.wait_for(|v| *v == 1).await, Ok(1));
         assert_eq!(first.take_attached().as_deref(), Some("one"));
         assert_eq!(second.take_attached(), None, "taken by the first");
+    }
+
+    #[tokio::test]
+    async fn an_attachment_lent_and_left_reaches_every_waiter_of_its_value() {
+        let tx: Sender<u8, String> = Sender::new(0);
+        let mut first = tx.subscribe();
+        let mut second = first.clone();
+        tx.send_with(1, Some(String::from("one")));
+        assert_eq!(first.wait_for(|v| *v == 1).await, Ok(1));
+        assert_eq!(second.wait_for(|v| *v == 1).await, Ok(1));
+        let copy = |attached: &mut Option<String>| attached.clone();
+        assert_eq!(first.with_attached(copy).flatten().as_deref(), Some("one"));
+        assert_eq!(
+            second.take_attached().as_deref(),
+            Some("one"),
+            "left by the first"
+        );
+        tx.send_with(2, Some(String::from("two")));
+        assert_eq!(
+            first.with_attached(copy),
+            None,
+            "a receiver that saw 1 is lent nothing of 2"
+        );
     }
 
     #[tokio::test]

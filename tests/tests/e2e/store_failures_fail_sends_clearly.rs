@@ -8,10 +8,11 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use agentyard::store::{StoreError, TaskOwner, TaskStore};
 use agentyard::{
-    AgentDescriptor, Artifact, ContextId, InMemoryTaskStore, Message, MessageId, Runtime,
-    StreamEvent, Task, TaskId, TaskState, TaskStatus,
+    AgentDescriptor, Artifact, ContextId, EventKind, InMemoryTaskStore, Message, MessageId,
+    Runtime, SendRequest, StreamEvent, Task, TaskId, TaskState, TaskStatus,
 };
-use agentyard_tests::agents::Echo;
+use agentyard_tests::agents::{Echo, Gated};
+use agentyard_tests::{EventLog, eventually, within};
 use async_trait::async_trait;
 use futures::StreamExt as _;
 
@@ -197,6 +198,55 @@ async fn an_outcome_the_store_did_not_keep_is_never_reported_done() {
     };
     assert!(last.is_final);
     assert_failed_by_the_store(&last.status);
+    runtime.shutdown(std::time::Duration::from_secs(1)).await;
+}
+
+/// A keyed repeat that waits beside the first send hears the same outcome: both are
+/// told the task failed, by the store, not one of them `working` as the store has it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_waiter_of_an_outcome_the_store_did_not_keep_hears_it_failed() {
+    const SOON: std::time::Duration = std::time::Duration::from_secs(10);
+    let mode = Arc::new(AtomicU8::new(NO_ENDINGS));
+    let gated = Gated::default();
+    let runtime = Runtime::builder()
+        .store(Flaky {
+            inner: InMemoryTaskStore::new(),
+            mode: Arc::clone(&mode),
+        })
+        .agent(AgentDescriptor::new("slow"), {
+            let gated = gated.clone();
+            move |_| gated.clone()
+        })
+        .build()
+        .await
+        .expect("the runtime starts");
+    let log = EventLog::start(&runtime);
+    let send = || {
+        let supervisor = runtime.supervisor().clone();
+        tokio::spawn(async move {
+            let request =
+                SendRequest::new("slow", Message::user_text("hi")).idempotency_key("once");
+            supervisor.send_and_wait(request).await
+        })
+    };
+    let first = send();
+    eventually(SOON, "the first send reached the agent", async || {
+        gated.started.count() == 1
+    })
+    .await;
+    let repeat = send();
+    eventually(SOON, "the repeat joined the first", async || {
+        log.count(EventKind::SendDeduplicated) == 1
+    })
+    .await;
+    gated.gate.open();
+    for (who, waiter) in [("the first send", first), ("the repeat", repeat)] {
+        let settled = within(SOON, who, waiter)
+            .await
+            .expect("joined")
+            .expect("the store can still be read");
+        assert_failed_by_the_store(&settled.task.status);
+    }
     runtime.shutdown(std::time::Duration::from_secs(1)).await;
 }
 
