@@ -278,26 +278,32 @@ mod tests {
         assert_eq!(rx.get(), 2);
     }
 
-    #[tokio::test]
-    async fn an_attachment_goes_to_one_waiter_of_its_value() {
+    /// A signal whose value 1 came with the attachment "one", and two receivers that
+    /// both saw it.
+    async fn two_waiters_of_one() -> (
+        Sender<u8, String>,
+        Receiver<u8, String>,
+        Receiver<u8, String>,
+    ) {
         let tx: Sender<u8, String> = Sender::new(0);
         let mut first = tx.subscribe();
         let mut second = first.clone();
         tx.send_with(1, Some(String::from("one")));
         assert_eq!(first.wait_for(|v| *v == 1).await, Ok(1));
         assert_eq!(second.wait_for(|v| *v == 1).await, Ok(1));
+        (tx, first, second)
+    }
+
+    #[tokio::test]
+    async fn an_attachment_goes_to_one_waiter_of_its_value() {
+        let (_tx, first, second) = two_waiters_of_one().await;
         assert_eq!(first.take_attached().as_deref(), Some("one"));
         assert_eq!(second.take_attached(), None, "taken by the first");
     }
 
     #[tokio::test]
     async fn an_attachment_lent_and_left_reaches_every_waiter_of_its_value() {
-        let tx: Sender<u8, String> = Sender::new(0);
-        let mut first = tx.subscribe();
-        let mut second = first.clone();
-        tx.send_with(1, Some(String::from("one")));
-        assert_eq!(first.wait_for(|v| *v == 1).await, Ok(1));
-        assert_eq!(second.wait_for(|v| *v == 1).await, Ok(1));
+        let (tx, first, second) = two_waiters_of_one().await;
         let copy = |attached: &mut Option<String>| attached.clone();
         assert_eq!(first.with_attached(copy).flatten().as_deref(), Some("one"));
         assert_eq!(

@@ -644,22 +644,12 @@ impl SupervisorService {
             let mut task = if blocking && webhook.is_none() {
                 // The common case, and the cheap one: wait on the task's state alone, at most
                 // until just before the request timeout, then answer the task as it stands.
-                let task = self
-                    .inner
+                self.inner
                     .supervisor
                     .send_and_wait_for(request, wait)
                     .await
                     .map_err(JsonRpcError::from)?
-                    .task;
-                if !task.status.state.is_terminal() && !task.status.state.is_interrupted() {
-                    tracing::info!(
-                        agent = %agent.name,
-                        task_id = %task.id,
-                        ?wait,
-                        "blocking message/send answered before its task settled; the task goes on"
-                    );
-                }
-                task
+                    .task
             } else if blocking && let Some(webhook) = webhook {
                 // A blocking send with a webhook: the webhook is stored once the task
                 // exists and before the caller's turn runs (a task that settles first is
@@ -675,25 +665,14 @@ impl SupervisorService {
                         .await
                         .map_err(JsonRpcError::from)?;
                     self.register(pending.task(), webhook).await?;
-                    let task_id = pending.task().id.clone();
-                    let task = self
-                        .inner
+                    self.inner
                         .supervisor
                         .wait_pending(pending, wait)
                         .await
-                        .map_err(JsonRpcError::from)?
-                        .task;
-                    if !task.status.state.is_terminal() && !task.status.state.is_interrupted() {
-                        tracing::info!(
-                            agent = %agent.name,
-                            %task_id,
-                            ?wait,
-                            "blocking message/send answered before its task settled; the task goes on"
-                        );
-                    }
-                    Ok::<_, JsonRpcError>(task)
+                        .map_err(JsonRpcError::from)
                 })
                 .await?
+                .task
             } else {
                 let submitted = self
                     .inner
@@ -706,6 +685,14 @@ impl SupervisorService {
                 }
                 submitted.task
             };
+            if blocking && !task.status.state.is_terminal() && !task.status.state.is_interrupted() {
+                tracing::info!(
+                    agent = %agent.name,
+                    task_id = %task.id,
+                    ?wait,
+                    "blocking message/send answered before its task settled; the task goes on"
+                );
+            }
             if blocking
                 && agent.answer_with_message
                 && task.status.state == TaskState::Completed

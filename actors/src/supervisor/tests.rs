@@ -160,19 +160,25 @@ async fn a_send_refused_for_its_task_releases_its_idempotency_key() {
     assert_eq!(again.task.id, done.task.id);
 }
 
-/// A waiter gets its task as it settled even when the store has forgotten it since:
-/// here the store keeps one ended task, and another send ends before the waiter of
-/// the first asks for it.
-#[tokio::test]
-async fn a_waiter_gets_its_settled_task_after_the_store_forgot_it() {
-    let supervisor = Supervisor::start(
+/// An echo supervisor whose store keeps one ended task: the next to end makes it
+/// forget the one before.
+async fn keeping_one_ended_task() -> Supervisor {
+    Supervisor::start(
         SupervisorConfig::default(),
         vec![Registration::new(AgentDescriptor::new("echo"), |_| Echo)],
         Arc::new(AllowAll),
         Arc::new(InMemoryTaskStore::new().finished_task_limit(1)),
     )
     .await
-    .expect("supervisor");
+    .expect("supervisor")
+}
+
+/// A waiter gets its task as it settled even when the store has forgotten it since:
+/// here the store keeps one ended task, and another send ends before the waiter of
+/// the first asks for it.
+#[tokio::test]
+async fn a_waiter_gets_its_settled_task_after_the_store_forgot_it() {
+    let supervisor = keeping_one_ended_task().await;
     let mut first = in_context("first");
     let (submitted, watcher, run) = supervisor
         .submit(&mut first, Follow::State)
@@ -208,14 +214,7 @@ async fn a_waiter_gets_its_settled_task_after_the_store_forgot_it() {
 /// between) answer the task as it settled too, not as the store has it by then.
 #[tokio::test]
 async fn a_pending_send_is_answered_with_its_settled_task_after_the_store_forgot_it() {
-    let supervisor = Supervisor::start(
-        SupervisorConfig::default(),
-        vec![Registration::new(AgentDescriptor::new("echo"), |_| Echo)],
-        Arc::new(AllowAll),
-        Arc::new(InMemoryTaskStore::new().finished_task_limit(1)),
-    )
-    .await
-    .expect("supervisor");
+    let supervisor = keeping_one_ended_task().await;
     let mut pending = supervisor
         .send_pending(in_context("first"))
         .await
