@@ -173,6 +173,21 @@ async fn keeping_one_ended_task() -> Supervisor {
     .expect("supervisor")
 }
 
+/// Another send ends, and the store (keeping one ended task) forgets `task_id`.
+async fn another_ends_and_the_store_forgets(supervisor: &Supervisor, task_id: &TaskId) {
+    supervisor
+        .send_and_wait(in_context("second"))
+        .await
+        .expect("the second answered");
+    assert!(
+        matches!(
+            supervisor.get_task(task_id, None).await,
+            Err(Error::TaskNotFound(_))
+        ),
+        "the store kept one ended task, the second"
+    );
+}
+
 /// A waiter gets its task as it settled even when the store has forgotten it since:
 /// here the store keeps one ended task, and another send ends before the waiter of
 /// the first asks for it.
@@ -186,17 +201,7 @@ async fn a_waiter_gets_its_settled_task_after_the_store_forgot_it() {
         .expect("submitted");
     // The first task's turn runs to its end, but its waiter has not asked yet.
     run.expect("the caller runs the turn").run().await;
-    supervisor
-        .send_and_wait(in_context("second"))
-        .await
-        .expect("the second answered");
-    assert!(
-        matches!(
-            supervisor.get_task(&submitted.task.id, None).await,
-            Err(Error::TaskNotFound(_))
-        ),
-        "the store kept one ended task, the second"
-    );
+    another_ends_and_the_store_forgets(&supervisor, &submitted.task.id).await;
     let task = supervisor
         .settle(&submitted, watcher)
         .await
@@ -227,17 +232,7 @@ async fn a_pending_send_is_answered_with_its_settled_task_after_the_store_forgot
         .expect("the caller runs the turn")
         .run()
         .await;
-    supervisor
-        .send_and_wait(in_context("second"))
-        .await
-        .expect("the second answered");
-    assert!(
-        matches!(
-            supervisor.get_task(&task_id, None).await,
-            Err(Error::TaskNotFound(_))
-        ),
-        "the store kept one ended task, the second"
-    );
+    another_ends_and_the_store_forgets(&supervisor, &task_id).await;
     let answered = supervisor
         .wait_pending(pending, Duration::from_secs(5))
         .await
