@@ -20,7 +20,9 @@ impl Supervisor {
                     // Every waiter of an outcome the store refused must hear it (a
                     // keyed repeat waits beside the first send): each copies the
                     // status, which is small, and leaves it. A settled task goes
-                    // whole to one waiter; another reads the store.
+                    // whole to one waiter; another reads the store, which has it: a
+                    // second waiter is a keyed repeat, and the store keeps a task
+                    // while its key is remembered.
                     Some(Handover::Unstored(status)) => Some(Handover::Unstored(status.clone())),
                     handover => handover.take(),
                 })
