@@ -108,3 +108,27 @@ async fn enqueue_refuses_past_the_line_and_a_dropped_place_leaves_it() {
     assert_eq!(limiter.waiting.load(Ordering::Acquire), 0);
     assert!(matches!(limiter.enqueue(), Ok(Place::Queued(_))));
 }
+
+#[tokio::test]
+async fn a_limit_or_a_line_past_four_billion_is_as_good_as_none() {
+    let limiter = Arc::new(Limiter::new(LimitScope::Global, usize::MAX, usize::MAX));
+    assert_eq!(limiter.limit, u32::MAX);
+    assert_eq!(limiter.queue(), u32::MAX as usize);
+    let held: Vec<Permit> = (0..1_000)
+        .map(|_| limiter.try_acquire().expect("far below the limit"))
+        .collect();
+    assert!(!limiter.is_idle());
+    drop(held);
+    assert!(limiter.is_idle(), "every permit given back");
+    // Zero is raised to one: a limit that refused everything forever would be a bug.
+    let one = Arc::new(Limiter::new(LimitScope::Agent, 0, 0));
+    let _only = one.try_acquire().expect("one permit");
+    assert!(one.try_acquire().is_none());
+    assert!(matches!(
+        one.acquire().await,
+        Err(Error::Busy {
+            scope: LimitScope::Agent,
+            queue: 0
+        })
+    ));
+}
