@@ -15,18 +15,16 @@ impl Supervisor {
             // Returns at once if the task has already settled (a repeat may find it
             // waiting for input); an error means the task left the live set, i.e. ended.
             let _ = state.wait_for(|s| s.is_settled()).await;
-            let handover = state
-                .with_attached(|attached| match attached {
-                    // Every waiter of an outcome the store refused must hear it (a
-                    // keyed repeat waits beside the first send): each copies the
-                    // status, which is small, and leaves it. A settled task goes
-                    // whole to one waiter; another reads the store, which has it: a
-                    // second waiter is a keyed repeat, and the store keeps a task
-                    // while its key is remembered.
-                    Some(Handover::Unstored(status)) => Some(Handover::Unstored(status.clone())),
-                    handover => handover.take(),
-                })
-                .flatten();
+            let handover = state.with_attached(|attached| match attached {
+                // Every waiter of an outcome the store refused must hear it (a
+                // keyed repeat waits beside the first send): each copies the
+                // status, which is small, and leaves it. A settled task goes
+                // whole to one waiter; another reads the store, which has it: a
+                // second waiter is a keyed repeat, and the store keeps a task
+                // while its key is remembered.
+                Some(Handover::Unstored(status)) => Some(Handover::Unstored(status.clone())),
+                handover => handover.take(),
+            });
             match handover {
                 // The task as it settled, read back for its waiter; the store's copy
                 // may be gone by now, past its retention.

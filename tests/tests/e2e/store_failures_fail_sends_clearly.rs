@@ -114,13 +114,17 @@ impl TaskStore for Flaky {
     }
 }
 
-async fn runtime(mode: &Arc<AtomicU8>) -> Runtime {
-    let store = Flaky {
+/// The in-memory store, refusing what `mode` says when it says it.
+fn flaky(mode: &Arc<AtomicU8>) -> Flaky {
+    Flaky {
         inner: InMemoryTaskStore::new(),
         mode: Arc::clone(mode),
-    };
+    }
+}
+
+async fn runtime(mode: &Arc<AtomicU8>) -> Runtime {
     Runtime::builder()
-        .store(store)
+        .store(flaky(mode))
         .agent(AgentDescriptor::new("echo"), |_| Echo::default())
         .build()
         .await
@@ -209,10 +213,7 @@ async fn every_waiter_of_an_outcome_the_store_did_not_keep_hears_it_failed() {
     let mode = Arc::new(AtomicU8::new(NO_ENDINGS));
     let gated = Gated::default();
     let runtime = Runtime::builder()
-        .store(Flaky {
-            inner: InMemoryTaskStore::new(),
-            mode: Arc::clone(&mode),
-        })
+        .store(flaky(&mode))
         .agent(AgentDescriptor::new("slow"), {
             let gated = gated.clone();
             move |_| gated.clone()
