@@ -10,7 +10,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::task::{Context, Poll};
 
 use tokio::sync::Semaphore;
@@ -48,12 +48,13 @@ impl fmt::Display for LimitScope {
 /// Reached through an `Arc` of what holds it (see [`Limited`]): each [`Permit`]
 /// keeps that `Arc` to give its permit back. The semaphore sits inline rather than in
 /// an `Arc` of its own (what tokio's owned permits need), so a session's limiter is
-/// part of its shared state's one allocation instead of two more. The limit and the
-/// line's length are `u32`s for the same reason: every idle session carries them.
+/// part of its shared state's one allocation instead of two more. The limit, the
+/// line's length and the count in line are `u32`s for the same reason: every idle
+/// session carries them (a line of four billion sends would not fit in memory).
 #[derive(Debug)]
 pub(crate) struct Limiter {
     permits: Semaphore,
-    waiting: AtomicUsize,
+    waiting: AtomicU32,
     limit: u32,
     queue: u32,
     scope: LimitScope,
@@ -182,20 +183,20 @@ impl Limiter {
         let limit = u32::try_from(limit).unwrap_or(u32::MAX).max(1);
         Self {
             permits: Semaphore::new(limit as usize),
-            waiting: AtomicUsize::new(0),
+            waiting: AtomicU32::new(0),
             limit,
             queue: u32::try_from(queue).unwrap_or(u32::MAX),
             scope,
         }
     }
 
-    fn queue(&self) -> usize {
-        self.queue as usize
+    fn queue(&self) -> u32 {
+        self.queue
     }
 
     /// How many sends wait in line now.
     pub(crate) fn waiting(&self) -> usize {
-        self.waiting.load(Ordering::Acquire)
+        self.waiting.load(Ordering::Acquire) as usize
     }
 
     /// Whether a send would be refused right now: every permit taken and the line
@@ -210,7 +211,7 @@ impl Limiter {
     pub(crate) fn busy(&self) -> Error {
         Error::Busy {
             scope: self.scope,
-            queue: self.queue(),
+            queue: self.queue as usize,
         }
     }
 
@@ -221,7 +222,7 @@ impl Limiter {
     }
 }
 
-struct InLine<'a>(&'a AtomicUsize);
+struct InLine<'a>(&'a AtomicU32);
 
 impl Drop for InLine<'_> {
     fn drop(&mut self) {

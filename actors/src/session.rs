@@ -96,31 +96,38 @@ impl Actor for SessionActor {
         })
     }
 
-    async fn handle(
+    // Not an `async fn`: ractor's loop future, boxed once per actor and kept for the
+    // actor's life, is as large as the largest handler future it may hold, twice over
+    // (it keeps the handler's future both as an argument and while it runs). An
+    // `async fn` would keep its four arguments and their copies (72 bytes); this future
+    // keeps only the boxed turn, which took every idle session's loop from 928 bytes
+    // to 832, into the allocator's 896-byte class (see docs/benchmarks.md).
+    fn handle(
         &self,
         _myself: ActorRef<Self::Msg>,
         msg: Self::Msg,
         state: &mut Self::State,
-    ) -> Result<(), ActorProcessingErr> {
-        match msg {
-            SessionMsg::Deliver(work) => {
-                let agent = Arc::clone(&state.agent);
-                match state.runs {
-                    // The work catches its handler's panics, so running it here never
-                    // fails the actor. Boxed: the actor's loop future is as large as
-                    // its largest handler future, and every idle session would carry
-                    // the work's size (kilobytes) if it were inline.
-                    Runs::InTurn => Box::pin(work.run(agent)).await,
-                    // Not spawned on the supervisor's tracker: the work holds a
-                    // tracker token from the moment it was accepted until its run
-                    // ends.
-                    Runs::Beside => {
-                        tokio::spawn(work.run(agent));
-                    }
-                }
+    ) -> impl Future<Output = Result<(), ActorProcessingErr>> + Send {
+        let SessionMsg::Deliver(work) = msg;
+        let agent = Arc::clone(&state.agent);
+        let turn = match state.runs {
+            // The work catches its handler's panics, so running it here never fails
+            // the actor. Boxed: inline, every idle session's loop future would carry
+            // the work's size (kilobytes).
+            Runs::InTurn => Some(Box::pin(work.run(agent))),
+            // Not spawned on the supervisor's tracker: the work holds a tracker token
+            // from the moment it was accepted until its run ends.
+            Runs::Beside => {
+                tokio::spawn(work.run(agent));
+                None
             }
+        };
+        async move {
+            if let Some(turn) = turn {
+                turn.await;
+            }
+            Ok(())
         }
-        Ok(())
     }
 
     async fn post_stop(

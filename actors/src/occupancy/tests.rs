@@ -34,3 +34,15 @@ fn a_held_permit_keeps_its_session_busy() {
     drop(permit);
     assert!(session.is_idle());
 }
+
+#[test]
+fn an_idle_sessions_shared_state_stays_in_the_96_byte_allocation() {
+    // Every live session holds one, so its size class is part of the figure the
+    // `sessions` benchmark holds against a raw actor's (docs/benchmarks.md). With
+    // `Arc`'s two counts, 80 bytes allocate 96; one more word would take 112.
+    assert!(
+        std::mem::size_of::<SessionShared>() <= 80,
+        "SessionShared grew to {} bytes",
+        std::mem::size_of::<SessionShared>()
+    );
+}
