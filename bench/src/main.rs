@@ -47,7 +47,7 @@ use tracing_subscriber::EnvFilter;
 use crate::error::{Error, Result};
 use crate::options::Options;
 use crate::report::Report;
-use crate::suites::sessions::Side;
+use crate::suites::sessions::{Pace, Side};
 
 /// Measures the agentyard runtime against its floors and prints one table.
 #[derive(Debug, Parser)]
@@ -133,6 +133,8 @@ enum ChildCommand {
         side: Side,
         #[arg(long)]
         sessions: usize,
+        #[arg(long, value_enum, default_value = "storm")]
+        pace: Pace,
     },
     /// Measures one round of the overload suite and prints its figures as JSON.
     #[command(hide = true)]
@@ -234,8 +236,12 @@ fn warnings() -> Result<Telemetry> {
 /// Runs what the command line asks; `Ok(false)` when a check failed.
 async fn run(cli: Cli) -> Result<bool> {
     match cli.child {
-        Some(ChildCommand::ChildSessions { side, sessions }) => {
-            let phases = suites::sessions::measure(side, sessions).await?;
+        Some(ChildCommand::ChildSessions {
+            side,
+            sessions,
+            pace,
+        }) => {
+            let phases = suites::sessions::measure(side, sessions, pace).await?;
             emit(&format!("{}\n", serde_json::to_string(&phases)?))?;
             return Ok(true);
         }

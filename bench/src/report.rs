@@ -207,6 +207,19 @@ impl Report {
             }),
             met: idle.map(|row| row.runtime.median - row.floor.median <= 2048.0),
         });
+        let paced = self.row("sessions.idle_paced.bytes");
+        targets.push(Target {
+            target: "resident memory per idle session at or below a raw ractor actor's, spawned at a server's pace (issue 13)",
+            measured: paced.map_or_else(not_run, |row| {
+                format!(
+                    "{:.0} B vs {:.0} B ({} of raw)",
+                    row.runtime.median,
+                    row.floor.median,
+                    fmt_ratio(row.ratio.median)
+                )
+            }),
+            met: paced.map(|row| row.runtime.median <= row.floor.median),
+        });
         targets.append(&mut self.targets);
         self.targets = targets;
     }

@@ -13,6 +13,14 @@
 //! Memory per session after phase 2 includes the task the message created, which the
 //! runtime keeps in its task store after the session is gone; that is what phase 3
 //! leaves behind.
+//!
+//! Each side is measured twice a round: spawned in a storm (64 tasks that never yield,
+//! the rows above) and at a server's pace (the same tasks yielding after every spawn,
+//! as a server's request handlers do between the sessions they start; one row, idle
+//! memory). A storm defers the work each spawn sets off (the session starting, the
+//! supervisor hearing of it) until the spawners let go of the cores, and the runtime's
+//! figure then scatters by about ±100 bytes a session from run to run; raw actors,
+//! which set off nothing, hold the same either way.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -53,6 +61,24 @@ pub(crate) enum Side {
     Raw,
 }
 
+/// How a child's spawners go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Pace {
+    /// Never yielding: as fast as the spawners can.
+    Storm,
+    /// Yielding after every spawn, as a server's request handlers would.
+    Paced,
+}
+
+impl Pace {
+    /// Lets the runtime's other tasks run, if this pace says so.
+    async fn after_spawn(self) {
+        if self == Self::Paced {
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
 /// What one child measured, in seconds and bytes.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Phases {
@@ -79,21 +105,19 @@ impl Phases {
 pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
     let n = options.sessions;
     let (mut runtime, mut raw) = (Vec::<Phases>::new(), Vec::<Phases>::new());
+    let (mut runtime_paced, mut raw_paced) = (Vec::<Phases>::new(), Vec::<Phases>::new());
     for round in 0..options.rounds() {
         progress(format!(
             "{SUITE}: {n} sessions, {}",
             options.round_label(round)
         ));
-        let (r, f) = if round % 2 == 0 {
-            let r = child(Side::Runtime, n).await?;
-            (r, child(Side::Raw, n).await?)
-        } else {
-            let f = child(Side::Raw, n).await?;
-            (child(Side::Runtime, n).await?, f)
-        };
+        let (r, f) = pair(round, n, Pace::Storm).await?;
+        let (rp, fp) = pair(round, n, Pace::Paced).await?;
         if options.measured(round) {
             runtime.push(r);
             raw.push(f);
+            runtime_paced.push(rp);
+            raw_paced.push(fp);
         }
     }
     type Pick = fn(&Phases) -> f64;
@@ -141,14 +165,26 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
             |p| p.per_session(p.rss_stopped, p.rss_base),
         ),
     ];
+    let values = |runs: &[Phases], pick: Pick| runs.iter().map(pick).collect::<Vec<_>>();
     for (id, case, unit, better, pick) in figures {
-        let values = |runs: &[Phases]| runs.iter().map(pick).collect::<Vec<_>>();
         report.rows.push(
             Figure::new(SUITE, id, case, unit, better)
                 .against("raw ractor actors")
-                .row(&values(&runtime), &values(&raw))?,
+                .row(&values(&runtime, pick), &values(&raw, pick))?,
         );
     }
+    let idle: Pick = |p| p.per_session(p.rss_idle, p.rss_base);
+    report.rows.push(
+        Figure::new(
+            SUITE,
+            "idle_paced.bytes",
+            String::from("resident memory per idle session, spawned at a server's pace"),
+            Unit::Bytes,
+            Better::Lower,
+        )
+        .against("raw ractor actors")
+        .row(&values(&runtime_paced, idle), &values(&raw_paced, idle))?,
+    );
     report.notes.push(format!(
         "{SUITE}: each side in its own child process; memory is VmRSS after a {}ms settle, \
          minus the child's baseline, over {n}; the runtime's figure after 1 message \
@@ -158,19 +194,36 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
     Ok(())
 }
 
-async fn child(side: Side, sessions: usize) -> Result<Phases> {
+/// One child per side at `pace`, the side that goes first alternating by round.
+async fn pair(round: usize, n: usize, pace: Pace) -> Result<(Phases, Phases)> {
+    Ok(if round.is_multiple_of(2) {
+        let r = child(Side::Runtime, n, pace).await?;
+        (r, child(Side::Raw, n, pace).await?)
+    } else {
+        let f = child(Side::Raw, n, pace).await?;
+        (child(Side::Runtime, n, pace).await?, f)
+    })
+}
+
+async fn child(side: Side, sessions: usize, pace: Pace) -> Result<Phases> {
     let side_arg = match side {
         Side::Runtime => "runtime",
         Side::Raw => "raw",
     };
+    let pace_arg = match pace {
+        Pace::Storm => "storm",
+        Pace::Paced => "paced",
+    };
     in_child(
-        &format!("{SUITE} ({side_arg})"),
+        &format!("{SUITE} ({side_arg}, {pace_arg})"),
         vec![
             String::from("child-sessions"),
             String::from("--side"),
             side_arg.to_owned(),
             String::from("--sessions"),
             sessions.to_string(),
+            String::from("--pace"),
+            pace_arg.to_owned(),
         ],
     )
     .await
@@ -180,10 +233,10 @@ async fn child(side: Side, sessions: usize) -> Result<Phases> {
 ///
 /// # Errors
 /// A spawn or send that fails, or a phase that never finishes.
-pub(crate) async fn measure(side: Side, count: usize) -> Result<Phases> {
+pub(crate) async fn measure(side: Side, count: usize, pace: Pace) -> Result<Phases> {
     match side {
-        Side::Runtime => measure_runtime(count).await,
-        Side::Raw => measure_raw(count).await,
+        Side::Runtime => measure_runtime(count, pace).await,
+        Side::Raw => measure_raw(count, pace).await,
     }
 }
 
@@ -204,7 +257,7 @@ async fn settle_rss() -> Result<u64> {
     rss_bytes()
 }
 
-async fn measure_runtime(count: usize) -> Result<Phases> {
+async fn measure_runtime(count: usize, pace: Pace) -> Result<Phases> {
     let handled = Counter::new(count);
     let alive = Arc::new(Alive::default());
     // Every task is kept (the store's default keeps 10,000 ended ones), so the
@@ -220,6 +273,7 @@ async fn measure_runtime(count: usize) -> Result<Phases> {
         tasks.spawn(async move {
             for i in range {
                 runtime.spawn_session(ECHO, Some(context(i)))?;
+                pace.after_spawn().await;
             }
             Ok::<_, Error>(())
         });
@@ -282,7 +336,7 @@ async fn measure_runtime(count: usize) -> Result<Phases> {
     })
 }
 
-async fn measure_raw(count: usize) -> Result<Phases> {
+async fn measure_raw(count: usize, pace: Pace) -> Result<Phases> {
     let handled = Counter::new(count);
     let alive = Arc::new(Alive::default());
     let args = EchoArgs {
@@ -295,7 +349,17 @@ async fn measure_raw(count: usize) -> Result<Phases> {
     let mut tasks = JoinSet::new();
     for range in ranges(count) {
         let args = args.clone();
-        tasks.spawn(async move { spawn_echo_actors(range.len(), &args) });
+        tasks.spawn(async move {
+            if pace == Pace::Storm {
+                return spawn_echo_actors(range.len(), &args);
+            }
+            let mut actors = Vec::with_capacity(range.len());
+            for _ in range {
+                actors.extend(spawn_echo_actors(1, &args)?);
+                pace.after_spawn().await;
+            }
+            Ok::<_, Error>(actors)
+        });
     }
     let mut groups = Vec::new();
     while let Some(joined) = tasks.join_next().await {
@@ -367,10 +431,14 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn both_sides_measure_every_phase_in_process() {
         for side in [Side::Runtime, Side::Raw] {
-            let phases = measure(side, 200).await.expect("a small run succeeds");
-            assert_eq!(phases.count, 200);
-            assert!(phases.rss_base > 0 && phases.rss_idle > 0 && phases.rss_loaded > 0);
-            assert!(phases.spawn_secs > 0.0 && phases.deliver_secs > 0.0);
+            for pace in [Pace::Storm, Pace::Paced] {
+                let phases = measure(side, 200, pace)
+                    .await
+                    .expect("a small run succeeds");
+                assert_eq!(phases.count, 200);
+                assert!(phases.rss_base > 0 && phases.rss_idle > 0 && phases.rss_loaded > 0);
+                assert!(phases.spawn_secs > 0.0 && phases.deliver_secs > 0.0);
+            }
         }
     }
 }
