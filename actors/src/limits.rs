@@ -75,7 +75,8 @@ pub(crate) trait Limited: Send + Sync + 'static {
         Some(Permit::adopt(permit, self))
     }
 
-    /// Takes a permit, waiting in line if there is room in the line.
+    /// Takes a permit, waiting in line if there is room in the line: [`Limited::enqueue`]
+    /// then the wait, so the line is counted and refused in one place.
     ///
     /// The semaphore is fair, so waiting sends run in arrival order; that is what keeps
     /// a session's messages in order.
@@ -84,22 +85,10 @@ pub(crate) trait Limited: Send + Sync + 'static {
         Self: Sized,
     {
         async move {
-            if let Some(permit) = self.try_acquire() {
-                return Ok(permit);
+            match self.enqueue()? {
+                Place::Ready(permit) => Ok(permit),
+                Place::Queued(place) => place.permit().await,
             }
-            let limiter = self.limiter();
-            let waiting = limiter.waiting.fetch_add(1, Ordering::AcqRel);
-            // Decrement on every exit, including when the caller drops this future.
-            let _in_line = InLine(&limiter.waiting);
-            if waiting >= limiter.queue() {
-                return Err(limiter.busy());
-            }
-            let permit = limiter
-                .permits
-                .acquire()
-                .await
-                .map_err(|_| Error::ShuttingDown)?;
-            Ok(Permit::adopt(permit, self))
         }
     }
 
@@ -119,8 +108,8 @@ pub(crate) trait Limited: Send + Sync + 'static {
         }
         let limiter = self.limiter();
         let waiting = limiter.waiting.fetch_add(1, Ordering::AcqRel);
-        let in_line = InLineOwned(Arc::clone(self) as Arc<dyn Limited>);
-        if waiting >= limiter.queue() {
+        let in_line = InLine(Arc::clone(self) as Arc<dyn Limited>);
+        if waiting >= limiter.queue {
             return Err(limiter.busy());
         }
         let holder = Arc::clone(self);
@@ -190,10 +179,6 @@ impl Limiter {
         }
     }
 
-    fn queue(&self) -> u32 {
-        self.queue
-    }
-
     /// How many sends wait in line now.
     pub(crate) fn waiting(&self) -> usize {
         self.waiting.load(Ordering::Acquire) as usize
@@ -203,8 +188,7 @@ impl Limiter {
     /// full. A hint, not a reservation: it lets a send that would only be refused skip
     /// the work before the limiter (spawning a session).
     pub(crate) fn is_saturated(&self) -> bool {
-        self.permits.available_permits() == 0
-            && self.waiting.load(Ordering::Acquire) >= self.queue()
+        self.permits.available_permits() == 0 && self.waiting.load(Ordering::Acquire) >= self.queue
     }
 
     /// The error of a send refused by this limiter.
@@ -222,18 +206,10 @@ impl Limiter {
     }
 }
 
-struct InLine<'a>(&'a AtomicU32);
+/// A place counted in a limiter's line until it is served or dropped.
+struct InLine(Arc<dyn Limited>);
 
-impl Drop for InLine<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// [`InLine`] for a place that outlives the call that took it.
-struct InLineOwned(Arc<dyn Limited>);
-
-impl Drop for InLineOwned {
+impl Drop for InLine {
     fn drop(&mut self) {
         self.0.limiter().waiting.fetch_sub(1, Ordering::AcqRel);
     }
@@ -261,7 +237,7 @@ impl fmt::Debug for Place {
 /// A place in a limiter's line; counts as waiting until it is served or dropped.
 pub(crate) struct Queued {
     acquire: Pin<Box<AcquireFuture>>,
-    _in_line: InLineOwned,
+    _in_line: InLine,
 }
 
 impl fmt::Debug for Queued {

@@ -469,12 +469,12 @@ impl Supervisor {
     )]
     pub fn send_and_wait_for(
         &self,
-        mut request: SendRequest,
+        request: SendRequest,
         wait: Duration,
     ) -> impl Future<Output = Result<Submitted>> + Send + '_ {
         async move {
-            let (submitted, watcher, run) = self.submit(&mut request, Follow::State).await?;
-            self.settle_within(submitted, watcher, run, wait).await
+            let pending = self.send_pending(request).await?;
+            self.wait_pending(pending, wait).await
         }
     }
 
@@ -516,16 +516,6 @@ impl Supervisor {
             watcher,
             run,
         } = pending;
-        self.settle_within(submitted, watcher, run, wait).await
-    }
-
-    async fn settle_within(
-        &self,
-        submitted: Submitted,
-        watcher: Watcher,
-        run: Option<CallerRun>,
-        wait: Duration,
-    ) -> Result<Submitted> {
         let settled = self.run_and_settle(&submitted, watcher, run);
         let mut task = match tokio::time::timeout(wait, settled).await {
             Ok(settled) => settled?,
