@@ -16,6 +16,7 @@
 //! - `fixtures`: the echo agent, the raw echo actor, counters.
 //! - `stats`: medians, ranges, pairwise ratios, latency histograms.
 //! - `report`: rows, the printed table, the JSON file, the performance targets.
+//! - `machine`: what the machine is, and what its cores do together.
 //! - `memory`: resident memory from `/proc/self/status`.
 //! - `child`: servers in child processes of this program (the sustained suite's,
 //!   the remote suite's peer).
@@ -29,6 +30,7 @@ mod child;
 mod error;
 mod fixtures;
 mod load;
+mod machine;
 mod memory;
 mod options;
 mod report;
@@ -45,6 +47,7 @@ use serde::Serialize;
 use tracing_subscriber::EnvFilter;
 
 use crate::error::{Error, Result};
+use crate::machine::Machine;
 use crate::options::Options;
 use crate::report::Report;
 use crate::suites::sessions::{Pace, Side};
@@ -165,39 +168,6 @@ struct Context<'a> {
     wall_secs: f64,
 }
 
-/// The machine the figures come from.
-#[derive(Debug, Serialize)]
-struct Machine {
-    cores: usize,
-    cpu: Option<String>,
-    kernel: Option<String>,
-}
-
-impl Machine {
-    fn detect() -> Self {
-        let read = |path: &str| std::fs::read_to_string(path).ok();
-        Self {
-            cores: std::thread::available_parallelism().map_or(1, usize::from),
-            cpu: read("/proc/cpuinfo").and_then(|info| {
-                info.lines()
-                    .find_map(|l| l.strip_prefix("model name"))
-                    .and_then(|l| l.split_once(':'))
-                    .map(|(_, name)| name.trim().to_owned())
-            }),
-            kernel: read("/proc/sys/kernel/osrelease").map(|k| k.trim().to_owned()),
-        }
-    }
-
-    fn describe(&self) -> String {
-        format!(
-            "{} cores, {}, Linux {}",
-            self.cores,
-            self.cpu.as_deref().unwrap_or("unknown CPU"),
-            self.kernel.as_deref().unwrap_or("?")
-        )
-    }
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let tokio = match tokio::runtime::Builder::new_multi_thread()
@@ -305,6 +275,8 @@ async fn run(cli: Cli) -> Result<bool> {
         options.only = cli.only;
     }
 
+    // Before the suites, so that nothing of theirs is still running.
+    let machine = Machine::detect(cli.quick);
     let started = Instant::now();
     let mut report = Report::default();
     let every = cli.suite == Suite::All;
@@ -340,7 +312,6 @@ async fn run(cli: Cli) -> Result<bool> {
     }
     report.evaluate_targets();
 
-    let machine = Machine::detect();
     let header = format!(
         "agentyard-bench {} — {}; figures are median [min–max] over {} run(s){}; \
          ratio = runtime/floor per paired run (↑ higher is better, ↓ lower is better)",
