@@ -205,25 +205,27 @@ async fn pair(round: usize, n: usize, pace: Pace) -> Result<(Phases, Phases)> {
     })
 }
 
+/// A value as the child's command line spells it: the name clap parses it from, so
+/// the two cannot drift apart.
+fn arg(value: impl clap::ValueEnum) -> String {
+    value
+        .to_possible_value()
+        .map(|name| name.get_name().to_owned())
+        .unwrap_or_default()
+}
+
 async fn child(side: Side, sessions: usize, pace: Pace) -> Result<Phases> {
-    let side_arg = match side {
-        Side::Runtime => "runtime",
-        Side::Raw => "raw",
-    };
-    let pace_arg = match pace {
-        Pace::Storm => "storm",
-        Pace::Paced => "paced",
-    };
+    let (side_arg, pace_arg) = (arg(side), arg(pace));
     in_child(
         &format!("{SUITE} ({side_arg}, {pace_arg})"),
         vec![
             String::from("child-sessions"),
             String::from("--side"),
-            side_arg.to_owned(),
+            side_arg.clone(),
             String::from("--sessions"),
             sessions.to_string(),
             String::from("--pace"),
-            pace_arg.to_owned(),
+            pace_arg.clone(),
         ],
     )
     .await
@@ -426,6 +428,18 @@ mod tests {
             assert_eq!(covered, (0..count).collect::<Vec<_>>(), "count {count}");
             assert!(ranges(count).count() <= WORKERS);
         }
+    }
+
+    #[test]
+    fn the_child_is_asked_in_the_words_its_command_line_parses() {
+        use clap::ValueEnum as _;
+        for side in Side::value_variants() {
+            assert_eq!(Side::from_str(&arg(*side), false), Ok(*side));
+        }
+        for pace in Pace::value_variants() {
+            assert_eq!(Pace::from_str(&arg(*pace), false), Ok(*pace));
+        }
+        assert_eq!(arg(Pace::Storm), "storm", "the child's default");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
