@@ -194,6 +194,27 @@ impl Report {
             }),
             met: call.map(|row| row.ratio.median >= 0.5),
         });
+        // Issue 13's targets beside the first wave's: lower for many senders, and a
+        // latency at one sender, so that every run says where that issue stands.
+        targets.push(Target {
+            target: "supervisor request/reply >= 25% of raw ractor `call` throughput at 64 senders (issue 13)",
+            measured: call.map_or_else(not_run, |row| {
+                format!("{} of raw", fmt_ratio(row.ratio.median))
+            }),
+            met: call.map(|row| row.ratio.median >= 0.25),
+        });
+        let one = self.row("supervisor.request_reply.1.p50");
+        targets.push(Target {
+            target: "supervisor request/reply p50 <= 8 µs at one sender (issue 13)",
+            measured: one.map_or_else(not_run, |row| {
+                format!(
+                    "{:.2} µs (raw `call` {:.2} µs)",
+                    row.runtime.median / 1e3,
+                    row.floor.median / 1e3
+                )
+            }),
+            met: one.map(|row| row.runtime.median <= 8_000.0),
+        });
         let idle = self.row("sessions.idle.bytes");
         targets.push(Target {
             target: "<= 2 KiB more resident memory per idle session than a raw ractor actor",
