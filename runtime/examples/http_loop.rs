@@ -2,6 +2,8 @@
 //! shared machine: N calls, one after another on one kept-alive connection, to the
 //! built-in echo agent served on 127.0.0.1 (the in-memory store, a warnings-level
 //! log, as the benchmark runs; push notifications on, as `agentyard serve` runs).
+//! `HTTP_LOOP_AGENT=tasker` calls the benchmark's task-mode agent instead (one
+//! artifact, then the echo's reply: the answer is the whole task).
 //! Counted by an instruction counter, two runs give a request's instructions, which
 //! do not vary from run to run as times do. A directory after the count serves the
 //! same agent on the journal store kept there (`agentyard serve`'s default), to count
@@ -25,12 +27,29 @@
 //! byte a `rep movsb` copies as an instruction, so a large `memcpy` (a future boxed
 //! whole) weighs more in the count than in time.
 
+use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 
 use agentyard::builtin::Echo;
 use agentyard::store::{JournalTaskStore, Retention};
-use agentyard::{HttpConfig, Runtime};
+use agentyard::{
+    Agent, AgentDescriptor, AgentError, Artifact, HttpConfig, Part, Runtime, TaskContext,
+};
+
+/// The benchmark's task-mode agent: one artifact, then the echo's reply.
+#[derive(Debug)]
+struct Tasker;
+
+impl Agent for Tasker {
+    async fn handle(&self, ctx: &mut TaskContext) -> Result<(), AgentError> {
+        let text = ctx.message().text();
+        ctx.artifact(Artifact::new("result-0", vec![Part::text(&text)]))
+            .await?;
+        ctx.reply_text(text);
+        Ok(())
+    }
+}
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -45,7 +64,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_max_level(tracing::Level::WARN)
         .with_writer(std::io::stderr)
         .init();
-    let mut builder = Runtime::builder().agent(Echo::descriptor().expose(), |_session| Echo);
+    let mut builder = Runtime::builder()
+        .agent(Echo::descriptor().expose(), |_session| Echo)
+        .agent(AgentDescriptor::new("tasker").expose(), |_session| Tasker);
     if let Some(dir) = journal {
         let store = JournalTaskStore::open(dir, Retention::default()).await?;
         builder = builder.store(store);
@@ -71,15 +92,22 @@ fn call(address: SocketAddr, calls: u64) -> Result<u64, Box<dyn std::error::Erro
     let mut answered = 0;
     let mut line = String::new();
     let mut body = Vec::new();
+    let agent = std::env::var("HTTP_LOOP_AGENT").unwrap_or_else(|_| String::from("echo"));
+    let mut head = String::new();
     for n in 0..calls {
         let request = format!(
             r#"{{"jsonrpc":"2.0","id":{n},"method":"message/send","params":{{"message":{{"kind":"message","messageId":"m-{n}","role":"user","contextId":"loop","parts":[{{"kind":"text","text":"ping"}}]}},"configuration":{{"blocking":true}}}}}}"#
         );
+        // Formatted first and written at once, as a client's buffered writer would:
+        // `write!` on the socket itself sends each piece of the format in a system
+        // call of its own, and the server wakes for each.
+        head.clear();
         write!(
-            writer,
-            "POST /agents/echo HTTP/1.1\r\nHost: {address}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{request}",
+            head,
+            "POST /agents/{agent} HTTP/1.1\r\nHost: {address}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{request}",
             request.len()
         )?;
+        writer.write_all(head.as_bytes())?;
         let mut length = None;
         loop {
             line.clear();
