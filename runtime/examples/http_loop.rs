@@ -3,7 +3,9 @@
 //! built-in echo agent served on 127.0.0.1 (the in-memory store, a warnings-level
 //! log, as the benchmark runs; push notifications on, as `agentyard serve` runs).
 //! `HTTP_LOOP_AGENT=tasker` calls the benchmark's task-mode agent instead (one
-//! artifact, then the echo's reply: the answer is the whole task).
+//! artifact, then the echo's reply). Both answer with the whole task, as the
+//! benchmark's task-mode row does; its `message/send → Message` row has its echo
+//! answer with the reply alone (`answer_with_message`), a smaller answer than here.
 //! Counted by an instruction counter, two runs give a request's instructions, which
 //! do not vary from run to run as times do. A directory after the count serves the
 //! same agent on the journal store kept there (`agentyard serve`'s default), to count
