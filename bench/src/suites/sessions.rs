@@ -216,16 +216,17 @@ fn arg(value: impl clap::ValueEnum) -> String {
 
 async fn child(side: Side, sessions: usize, pace: Pace) -> Result<Phases> {
     let (side_arg, pace_arg) = (arg(side), arg(pace));
+    let label = format!("{SUITE} ({side_arg}, {pace_arg})");
     in_child(
-        &format!("{SUITE} ({side_arg}, {pace_arg})"),
+        &label,
         vec![
             String::from("child-sessions"),
             String::from("--side"),
-            side_arg.clone(),
+            side_arg,
             String::from("--sessions"),
             sessions.to_string(),
             String::from("--pace"),
-            pace_arg.clone(),
+            pace_arg,
         ],
     )
     .await
