@@ -134,6 +134,21 @@ impl Target {
         }
     }
 
+    /// A target one row decides: `measured` says what the row holds and `met` judges
+    /// it; "suite not run" and no verdict when the row is missing.
+    fn from_row(
+        target: &'static str,
+        row: Option<&Row>,
+        measured: impl FnOnce(&Row) -> String,
+        met: impl FnOnce(&Row) -> bool,
+    ) -> Self {
+        Self {
+            target,
+            measured: row.map_or_else(not_run, measured),
+            met: row.map(met),
+        }
+    }
+
     /// A target that each of `expected` ratios must reach `least`, from the ratios
     /// measured (by row); not decided when `--only` left some of them out.
     pub(crate) fn from_ratios(
@@ -185,63 +200,62 @@ impl Report {
     /// Puts the targets that rows decide ahead of those suites added
     /// themselves.
     pub(crate) fn evaluate_targets(&mut self) {
-        let mut targets = Vec::new();
-        let call = self.row("supervisor.request_reply.64.throughput");
-        // The first wave's target, then issue 13's beside it: lower for many senders,
-        // and a latency at one sender, so that every run says where that issue stands.
-        let of_raw_call = |target, least| Target {
-            target,
-            measured: call.map_or_else(not_run, |row| {
-                format!("{} of raw", fmt_ratio(row.ratio.median))
-            }),
-            met: call.map(|row| row.ratio.median >= least),
-        };
-        targets.push(of_raw_call(
-            "supervisor request/reply >= 50% of raw ractor `call` throughput at 64 senders",
-            0.5,
-        ));
-        targets.push(of_raw_call(
-            "supervisor request/reply >= 25% of raw ractor `call` throughput at 64 senders (issue 13)",
-            0.25,
-        ));
-        let one = self.row("supervisor.request_reply.1.p50");
-        targets.push(Target {
-            target: "supervisor request/reply p50 <= 8 µs at one sender (issue 13)",
-            measured: one.map_or_else(not_run, |row| {
-                format!(
-                    "{:.2} µs (raw `call` {:.2} µs)",
-                    row.runtime.median / 1e3,
-                    row.floor.median / 1e3
-                )
-            }),
-            met: one.map(|row| row.runtime.median <= 8_000.0),
-        });
-        let idle = self.row("sessions.idle.bytes");
-        targets.push(Target {
-            target: "<= 2 KiB more resident memory per idle session than a raw ractor actor",
-            measured: idle.map_or_else(not_run, |row| {
-                format!(
-                    "{:.0} B more ({:.0} B vs {:.0} B)",
-                    row.runtime.median - row.floor.median,
-                    row.runtime.median,
-                    row.floor.median
-                )
-            }),
-            met: idle.map(|row| row.runtime.median - row.floor.median <= 2048.0),
-        });
-        let paced = self.row("sessions.idle_paced.bytes");
-        targets.push(Target {
-            target: "resident memory per idle session at or below a raw ractor actor's, spawned at a server's pace (issue 13)",
-            measured: paced.map_or_else(not_run, |row| {
-                format!(
-                    "{:.0} B vs {:.0} B ({} of raw)",
-                    row.runtime.median,
-                    row.floor.median,
-                    fmt_ratio(row.ratio.median)
-                )
-            }),
-            met: paced.map(|row| row.runtime.median <= row.floor.median),
-        });
+        let of_raw = |row: &Row| format!("{} of raw", fmt_ratio(row.ratio.median));
+        let mut targets = vec![
+            // The first wave's target, then issue 13's beside it: lower for many
+            // senders, and a latency at one sender, so that every run says where that
+            // issue stands.
+            Target::from_row(
+                "supervisor request/reply >= 50% of raw ractor `call` throughput at 64 senders",
+                self.row("supervisor.request_reply.64.throughput"),
+                of_raw,
+                |row| row.ratio.median >= 0.5,
+            ),
+            Target::from_row(
+                "supervisor request/reply >= 25% of raw ractor `call` throughput at 64 senders (issue 13)",
+                self.row("supervisor.request_reply.64.throughput"),
+                of_raw,
+                |row| row.ratio.median >= 0.25,
+            ),
+            Target::from_row(
+                "supervisor request/reply p50 <= 8 µs at one sender (issue 13)",
+                self.row("supervisor.request_reply.1.p50"),
+                |row| {
+                    format!(
+                        "{:.2} µs (raw `call` {:.2} µs)",
+                        row.runtime.median / 1e3,
+                        row.floor.median / 1e3
+                    )
+                },
+                |row| row.runtime.median <= 8_000.0,
+            ),
+            Target::from_row(
+                "<= 2 KiB more resident memory per idle session than a raw ractor actor",
+                self.row("sessions.idle.bytes"),
+                |row| {
+                    format!(
+                        "{:.0} B more ({:.0} B vs {:.0} B)",
+                        row.runtime.median - row.floor.median,
+                        row.runtime.median,
+                        row.floor.median
+                    )
+                },
+                |row| row.runtime.median - row.floor.median <= 2048.0,
+            ),
+            Target::from_row(
+                "resident memory per idle session at or below a raw ractor actor's, spawned at a server's pace (issue 13)",
+                self.row("sessions.idle_paced.bytes"),
+                |row| {
+                    format!(
+                        "{:.0} B vs {:.0} B ({} of raw)",
+                        row.runtime.median,
+                        row.floor.median,
+                        fmt_ratio(row.ratio.median)
+                    )
+                },
+                |row| row.runtime.median <= row.floor.median,
+            ),
+        ];
         targets.append(&mut self.targets);
         self.targets = targets;
     }
