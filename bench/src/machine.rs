@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::stats::Summary;
+
 /// The machine the figures come from.
 #[derive(Debug, Serialize)]
 pub(crate) struct Machine {
@@ -72,7 +74,7 @@ const ITERATIONS: u64 = 12_000_000;
 /// writes over 256 KiB, beyond the first-level cache, with integer arithmetic), not
 /// a loop that fits in registers, which hardware threads of one core share well.
 pub(crate) fn parallel_speedup(threads: usize, iterations: u64) -> f64 {
-    let mut speedups: Vec<f64> = (0..ROUNDS)
+    let speedups: Vec<f64> = (0..ROUNDS)
         .map(|_| {
             let alone = timed(|| {
                 std::hint::black_box(work(iterations));
@@ -87,8 +89,7 @@ pub(crate) fn parallel_speedup(threads: usize, iterations: u64) -> f64 {
             speedup(alone, together, threads)
         })
         .collect();
-    speedups.sort_by(f64::total_cmp);
-    speedups[ROUNDS / 2]
+    Summary::of(&speedups).map_or(threads as f64, |summary| summary.median)
 }
 
 /// The speedup of `threads` threads that took `together` to do what one did in
