@@ -7,8 +7,8 @@
 //! message handed back (and goes to a fresh session).
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use ractor::ActorRef;
@@ -54,26 +54,54 @@ struct WarmEntry {
     stamp: u64,
 }
 
+/// A session's `warm` mark while the line is not kept: it settled and has not been
+/// used since, and it has no entry in the line (nor a place in `WarmLine::len`).
+/// The line's stamps count up from 1 and never reach it.
+const UNLINED: u64 = u64::MAX;
+
 /// The idle sessions kept live, least recently settled first.
 ///
 /// A queue of stamped entries rather than a linked map: marking a session warm again
 /// pushes a new entry and leaves the old one stale, to be skipped when it reaches the
 /// front or dropped when stale entries outnumber current ones. `len` counts sessions
-/// whose stamp is set, i.e. current entries; every change of a stamp between zero and
-/// non-zero goes through a swap or compare-exchange that tells which way it went.
+/// whose stamp is set, i.e. current entries; every change of a stamp between zero (or
+/// [`UNLINED`]) and a stamp goes through a swap or compare-exchange that tells which
+/// way it went.
+///
+/// The line is kept only while the registry holds more sessions than the warm limit:
+/// below it, no idle session can be one too many, and keeping the order would cost
+/// every send the line's lock and counters, which every worker shares. Then a session
+/// that settles is only marked ([`UNLINED`], on its own state); the first to settle
+/// once the registry has grown past the limit lines up the marked ones, least
+/// recently used first, and the line is kept until the registry is back to half the
+/// limit.
 #[derive(Debug, Default)]
 struct WarmLine {
     entries: Mutex<VecDeque<WarmEntry>>,
     len: AtomicUsize,
     next_stamp: AtomicU64,
+    /// Whether the line is kept (changed only under `entries`' lock).
+    kept: AtomicBool,
 }
 
 impl WarmLine {
     /// Takes a session out of the warm set (it is in use, or leaves the registry).
     fn take(&self, session: &SessionShared) {
-        if session.warm.swap(0, Ordering::AcqRel) != 0 {
+        let mark = session.warm.swap(0, Ordering::AcqRel);
+        if mark != 0 && mark != UNLINED {
             self.len.fetch_sub(1, Ordering::AcqRel);
         }
+    }
+
+    /// Gives `session` a new stamp, newer than every entry in the line, counting it
+    /// if it had none.
+    fn stamp(&self, session: &SessionShared) -> u64 {
+        let stamp = self.next_stamp.fetch_add(1, Ordering::Relaxed) + 1;
+        let mark = session.warm.swap(stamp, Ordering::AcqRel);
+        if mark == 0 || mark == UNLINED {
+            self.len.fetch_add(1, Ordering::AcqRel);
+        }
+        stamp
     }
 }
 
@@ -81,6 +109,9 @@ impl WarmLine {
 #[derive(Debug)]
 pub(crate) struct Sessions {
     slots: crate::Map<SessionKey, Slot>,
+    /// How many sessions `slots` holds: read on every settle, which `DashMap::len`
+    /// (a lock per shard) is too slow for.
+    live: AtomicUsize,
     warm: WarmLine,
     /// Idle sessions kept live at most ([`super::SupervisorConfig::warm_sessions`]).
     warm_limit: usize,
@@ -96,6 +127,7 @@ impl Sessions {
     pub(crate) fn new(warm_limit: usize, session_limit: usize, session_queue: usize) -> Self {
         Self {
             slots: crate::Map::default(),
+            live: AtomicUsize::new(0),
             warm: WarmLine::default(),
             warm_limit,
             session_limit,
@@ -130,7 +162,7 @@ impl Sessions {
 
     /// The number of live sessions.
     pub(crate) fn len(&self) -> usize {
-        self.slots.len()
+        self.live.load(Ordering::Acquire)
     }
 
     /// The number of live sessions of each agent type that has any. Walks the
@@ -176,6 +208,7 @@ impl Sessions {
             dashmap::mapref::entry::Entry::Vacant(vacant) => {
                 let (actor, agent) = spawn()?;
                 created = true;
+                self.live.fetch_add(1, Ordering::AcqRel);
                 vacant.insert(Slot {
                     actor,
                     agent,
@@ -207,6 +240,7 @@ impl Sessions {
             .slots
             .remove_if(key, |_, slot| slot.actor.get_id() == id)
         {
+            self.live.fetch_sub(1, Ordering::AcqRel);
             self.warm.take(&slot.session);
         }
     }
@@ -216,6 +250,7 @@ impl Sessions {
     pub(crate) fn passivate_if(&self, key: &SessionKey, pick: impl FnOnce(&Slot) -> bool) -> bool {
         match self.slots.remove_if(key, |_, slot| pick(slot)) {
             Some((_, slot)) => {
+                self.live.fetch_sub(1, Ordering::AcqRel);
                 self.passivate(&key.agent, slot);
                 true
             }
@@ -230,6 +265,7 @@ impl Sessions {
             let chosen = pick(&slot.session);
             if chosen {
                 // Out of the warm count with the registry, not a moment later.
+                self.live.fetch_sub(1, Ordering::AcqRel);
                 self.warm.take(&slot.session);
                 removed.push((Arc::clone(&key.agent), slot.clone()));
             }
@@ -266,48 +302,152 @@ impl Sessions {
     /// still registered under `key` joins it as the most recently used, and the least
     /// recently used ones past the warm limit are passivated at once.
     pub(crate) fn settled(&self, key: &SessionKey, session: &Arc<SessionShared>) {
-        if !session.is_idle() || !self.is_current(key, session) {
-            // Busy, or passivated or stopped already: nothing to keep warm.
+        if !session.is_idle() {
+            // Busy: nothing to keep warm.
             return;
         }
-        let stamp = self.warm.next_stamp.fetch_add(1, Ordering::Relaxed) + 1;
-        if session.warm.swap(stamp, Ordering::AcqRel) == 0 {
-            self.warm.len.fetch_add(1, Ordering::AcqRel);
-        }
-        let victims = {
-            let mut entries = self
-                .warm
-                .entries
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            entries.push_back(WarmEntry {
-                key: key.clone(),
-                session: Arc::clone(session),
-                stamp,
-            });
-            let mut victims = Vec::new();
-            while self.warm.len.load(Ordering::Acquire) > self.warm_limit {
-                let Some(entry) = entries.pop_front() else {
-                    break;
-                };
-                if entry
-                    .session
-                    .warm
-                    .compare_exchange(entry.stamp, 0, Ordering::AcqRel, Ordering::Acquire)
-                    .is_ok()
-                {
-                    self.warm.len.fetch_sub(1, Ordering::AcqRel);
-                    victims.push(entry);
+        if !self.warm.kept.load(Ordering::SeqCst) {
+            if self.live.load(Ordering::Acquire) <= self.warm_limit {
+                self.mark(session);
+                // Marked after a first line was made without it: line it up now.
+                if !self.warm.kept.load(Ordering::SeqCst) {
+                    return;
                 }
+            } else {
+                self.keep_line();
             }
-            // Stale entries are skipped at the front; drop them in one pass once they
-            // outnumber the current ones, so the line stays O(warm sessions).
-            if entries.len() > 2 * self.warm.len.load(Ordering::Acquire) + 64 {
-                entries.retain(|e| e.session.warm.load(Ordering::Acquire) == e.stamp);
+        } else if self.live.load(Ordering::Acquire) <= self.warm_limit / 2 {
+            self.drop_line();
+            if !self.warm.kept.load(Ordering::SeqCst) {
+                self.mark(session);
+                return;
             }
-            victims
-        };
+        }
+        if !self.is_current(key, session) {
+            // Passivated or stopped already.
+            return;
+        }
+        let stamp = self.warm.stamp(session);
+        let mut entries = self
+            .warm
+            .entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        entries.push_back(WarmEntry {
+            key: key.clone(),
+            session: Arc::clone(session),
+            stamp,
+        });
+        self.evict(entries);
+    }
+
+    /// Marks an idle session warm while the line is not kept (its own state only).
+    fn mark(&self, session: &SessionShared) {
+        let mark = session.warm.swap(UNLINED, Ordering::SeqCst);
+        if mark != 0 && mark != UNLINED {
+            // A stamp given while the line was kept, counted then.
+            self.warm.len.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Begins keeping the line, if no one has: the sessions marked warm go into it,
+    /// least recently used first, and the oldest past the limit are passivated.
+    fn keep_line(&self) {
+        let mut entries = self
+            .warm
+            .entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if self.warm.kept.load(Ordering::SeqCst) {
+            return;
+        }
+        // Before the marks are read: a session marked after this sees the line kept
+        // and joins it itself (`settled`).
+        self.warm.kept.store(true, Ordering::SeqCst);
+        let mut marked: Vec<_> = self
+            .slots
+            .iter()
+            .filter(|slot| slot.session.warm.load(Ordering::SeqCst) == UNLINED)
+            .map(|slot| {
+                (
+                    slot.session.last_used.load(Ordering::Relaxed),
+                    slot.key().clone(),
+                    Arc::clone(&slot.session),
+                )
+            })
+            .collect();
+        marked.sort_unstable_by_key(|(last_used, ..)| *last_used);
+        for (_, key, session) in marked {
+            let stamp = self.warm.next_stamp.fetch_add(1, Ordering::Relaxed) + 1;
+            // Not if it was used (0) or lined up by its own settle since.
+            if session
+                .warm
+                .compare_exchange(UNLINED, stamp, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                self.warm.len.fetch_add(1, Ordering::AcqRel);
+                entries.push_back(WarmEntry {
+                    key,
+                    session,
+                    stamp,
+                });
+            }
+        }
+        self.evict(entries);
+    }
+
+    /// Stops keeping the line, if the registry is still small enough: its sessions
+    /// stay warm, marked on their own state.
+    fn drop_line(&self) {
+        let mut entries = self
+            .warm
+            .entries
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if !self.warm.kept.load(Ordering::SeqCst)
+            || self.live.load(Ordering::Acquire) > self.warm_limit / 2
+        {
+            return;
+        }
+        self.warm.kept.store(false, Ordering::SeqCst);
+        for entry in entries.drain(..) {
+            if entry
+                .session
+                .warm
+                .compare_exchange(entry.stamp, UNLINED, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                self.warm.len.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+    }
+
+    /// Passivates the least recently settled sessions past the warm limit, and drops
+    /// stale entries once they pile up; takes the line's lock, and lets it go before
+    /// the passivations.
+    fn evict(&self, mut entries: MutexGuard<'_, VecDeque<WarmEntry>>) {
+        let mut victims = Vec::new();
+        while self.warm.len.load(Ordering::Acquire) > self.warm_limit {
+            let Some(entry) = entries.pop_front() else {
+                break;
+            };
+            if entry
+                .session
+                .warm
+                .compare_exchange(entry.stamp, 0, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                self.warm.len.fetch_sub(1, Ordering::AcqRel);
+                victims.push(entry);
+            }
+        }
+        // Stale entries are skipped at the front; drop them in one pass once they
+        // outnumber the current ones, so the line stays O(warm sessions).
+        if entries.len() > 2 * self.warm.len.load(Ordering::Acquire) + 64 {
+            entries.retain(|e| e.session.warm.load(Ordering::Acquire) == e.stamp);
+        }
         // Outside the line's lock: removal takes a registry shard lock.
+        drop(entries);
         for victim in victims {
             self.passivate_if(&victim.key, |slot| {
                 Arc::ptr_eq(&slot.session, &victim.session) && slot.session.is_idle()
@@ -318,7 +458,10 @@ impl Sessions {
     /// Forgets every session and the warm set (at shutdown, once the actors are told
     /// to stop).
     pub(crate) fn clear(&self) {
-        self.slots.clear();
+        self.slots.retain(|_, _| {
+            self.live.fetch_sub(1, Ordering::AcqRel);
+            false
+        });
         self.warm
             .entries
             .lock()
@@ -330,9 +473,17 @@ impl Sessions {
 /// What the supervisor's own tests read of the registry.
 #[cfg(test)]
 impl Sessions {
-    /// How many sessions are warm.
+    /// How many sessions are warm, whether the line is kept or not.
     pub(crate) fn warm_len(&self) -> usize {
-        self.warm.len.load(Ordering::Acquire)
+        self.slots
+            .iter()
+            .filter(|slot| slot.session.warm.load(Ordering::Acquire) != 0)
+            .count()
+    }
+
+    /// Whether the warm line is kept (the registry outgrew the warm limit).
+    pub(crate) fn line_kept(&self) -> bool {
+        self.warm.kept.load(Ordering::Acquire)
     }
 
     /// How many entries the warm line holds, stale ones included.

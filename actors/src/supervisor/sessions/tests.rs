@@ -76,18 +76,111 @@ async fn a_session_is_spawned_once_and_found_after() {
     assert_eq!(sessions.len(), 1);
 }
 
-#[tokio::test]
-async fn past_the_warm_limit_the_least_recently_settled_is_passivated() {
-    let sessions = Sessions::new(2, 1, 8);
+/// Opens and settles each session in turn, a millisecond apart (a line made when
+/// the registry outgrows the limit orders the sessions by their last use, counted in
+/// milliseconds).
+async fn open_settled(sessions: &Sessions, contexts: &[&str]) -> Vec<ActorRef<SessionMsg>> {
     let mut actors = Vec::new();
-    for context in ["a", "b", "c"] {
-        let (actor, shared, _) = open(&sessions, context);
+    for context in contexts {
+        let (actor, shared, _) = open(sessions, context);
         sessions.settled(&key(context), &shared);
         actors.push(actor);
+        tokio::time::advance(Duration::from_millis(1)).await;
     }
+    actors
+}
+
+#[tokio::test(start_paused = true)]
+async fn past_the_warm_limit_the_least_recently_settled_is_passivated() {
+    let sessions = Sessions::new(2, 1, 8);
+    let actors = open_settled(&sessions, &["a", "b", "c"]).await;
     assert!(!sessions.contains(&key("a")), "the oldest went");
     assert!(sessions.contains(&key("b")) && sessions.contains(&key("c")));
     assert!(stopped(&actors[0]).await, "and its actor stopped");
+    // Kept from here: "d" pushes out "b", the oldest of the line.
+    open_settled(&sessions, &["d"]).await;
+    assert!(!sessions.contains(&key("b")));
+    assert!(sessions.contains(&key("c")) && sessions.contains(&key("d")));
+}
+
+#[tokio::test]
+async fn below_the_warm_limit_no_line_is_kept() {
+    let sessions = Sessions::new(3, 1, 8);
+    for context in ["a", "b", "c"] {
+        let (_, shared, _) = open(&sessions, context);
+        sessions.settled(&key(context), &shared);
+    }
+    assert!(!sessions.line_kept(), "no session can be one too many");
+    assert_eq!(sessions.warm_entries(), 0);
+    assert_eq!(
+        sessions.warm_len(),
+        3,
+        "each is marked warm on its own state"
+    );
+    // Used again, a session is not warm until it settles.
+    let a = sessions
+        .touch(&key("a"), Instant::now())
+        .expect("live")
+        .session;
+    assert_eq!(sessions.warm_len(), 2);
+    sessions.settled(&key("a"), &a);
+    assert_eq!(sessions.warm_len(), 3);
+    assert_eq!(sessions.len(), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_registry_past_the_limit_lines_up_its_warm_sessions_least_recently_used_first() {
+    let sessions = Sessions::new(3, 1, 8);
+    open_settled(&sessions, &["a", "b", "c"]).await;
+    // "a" is used again and settles last: "b" is now the least recently used.
+    let a = sessions
+        .touch(&key("a"), Instant::now())
+        .expect("live")
+        .session;
+    sessions.settled(&key("a"), &a);
+    tokio::time::advance(Duration::from_millis(1)).await;
+    // A session in use is not lined up: "busy" is registered, then "d" settles.
+    let (_, busy, _) = open(&sessions, "busy");
+    let _permit = busy.try_acquire().expect("a free permit");
+    open_settled(&sessions, &["d"]).await;
+    assert!(sessions.line_kept());
+    assert!(
+        !sessions.contains(&key("b")),
+        "the least recently used went"
+    );
+    for context in ["a", "c", "d", "busy"] {
+        assert!(sessions.contains(&key(context)), "{context} stays");
+    }
+    assert_eq!(sessions.warm_len(), 3);
+    assert_eq!(sessions.len(), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_line_is_let_go_at_half_the_limit_and_made_again_past_it() {
+    let sessions = Sessions::new(4, 1, 8);
+    open_settled(&sessions, &["a", "b", "c", "d", "e"]).await;
+    assert!(sessions.line_kept());
+    assert!(!sessions.contains(&key("a")));
+    for context in ["b", "c"] {
+        assert!(sessions.passivate_if(&key(context), |_| true));
+    }
+    // Two left, half the limit: the next settle lets the line go, and they stay warm.
+    let d = sessions
+        .touch(&key("d"), Instant::now())
+        .expect("live")
+        .session;
+    sessions.settled(&key("d"), &d);
+    assert!(!sessions.line_kept());
+    assert_eq!(sessions.warm_entries(), 0);
+    assert_eq!(sessions.warm_len(), 2);
+    // Past the limit again: "e" (used before "d") is the first to go.
+    open_settled(&sessions, &["f", "g", "h"]).await;
+    assert!(sessions.line_kept());
+    assert!(!sessions.contains(&key("e")));
+    for context in ["d", "f", "g", "h"] {
+        assert!(sessions.contains(&key(context)), "{context} stays");
+    }
+    assert_eq!(sessions.warm_len(), 4);
 }
 
 #[tokio::test]
