@@ -85,6 +85,12 @@ struct WarmLine {
 }
 
 impl WarmLine {
+    /// The line's entries, locked. A panic under the lock leaves them whole (each
+    /// change is one push, pop or pass of `retain`), so a poisoned lock is taken as is.
+    fn locked(&self) -> MutexGuard<'_, VecDeque<WarmEntry>> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Takes a session out of the warm set (it is in use, or leaves the registry).
     fn take(&self, session: &SessionShared) {
         let mark = session.warm.swap(0, Ordering::AcqRel);
@@ -328,11 +334,7 @@ impl Sessions {
             return;
         }
         let stamp = self.warm.stamp(session);
-        let mut entries = self
-            .warm
-            .entries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut entries = self.warm.locked();
         entries.push_back(WarmEntry {
             key: key.clone(),
             session: Arc::clone(session),
@@ -353,11 +355,7 @@ impl Sessions {
     /// Begins keeping the line, if no one has: the sessions marked warm go into it,
     /// least recently used first, and the oldest past the limit are passivated.
     fn keep_line(&self) {
-        let mut entries = self
-            .warm
-            .entries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut entries = self.warm.locked();
         if self.warm.kept.load(Ordering::SeqCst) {
             return;
         }
@@ -399,11 +397,7 @@ impl Sessions {
     /// Stops keeping the line, if the registry is still small enough: its sessions
     /// stay warm, marked on their own state.
     fn drop_line(&self) {
-        let mut entries = self
-            .warm
-            .entries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut entries = self.warm.locked();
         if !self.warm.kept.load(Ordering::SeqCst)
             || self.live.load(Ordering::Acquire) > self.warm_limit / 2
         {
@@ -462,11 +456,7 @@ impl Sessions {
             self.live.fetch_sub(1, Ordering::AcqRel);
             false
         });
-        self.warm
-            .entries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clear();
+        self.warm.locked().clear();
     }
 }
 
@@ -488,11 +478,7 @@ impl Sessions {
 
     /// How many entries the warm line holds, stale ones included.
     pub(crate) fn warm_entries(&self) -> usize {
-        self.warm
-            .entries
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .len()
+        self.warm.locked().len()
     }
 
     /// Whether every live session is idle.
