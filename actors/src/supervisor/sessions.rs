@@ -417,7 +417,7 @@ impl Sessions {
     }
 
     /// Passivates the least recently settled sessions past the warm limit, and drops
-    /// stale entries once they pile up; takes the line's lock, and lets it go before
+    /// stale entries once they pile up; given the line's lock, it lets it go before
     /// the passivations.
     fn evict(&self, mut entries: MutexGuard<'_, VecDeque<WarmEntry>>) {
         let mut victims = Vec::new();
