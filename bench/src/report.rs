@@ -436,3 +436,17 @@ impl Scale {
         )
     }
 }
+
+/// What tests read of a report.
+#[cfg(test)]
+impl Report {
+    /// The one target whose text begins with `start`; panics if none or two do.
+    pub(crate) fn target(&self, start: &str) -> &Target {
+        let mut found = self.targets.iter().filter(|t| t.target.starts_with(start));
+        let target = found
+            .next()
+            .unwrap_or_else(|| panic!("no target `{start}…`"));
+        assert!(found.next().is_none(), "two targets `{start}…`");
+        target
+    }
+}

@@ -39,7 +39,10 @@ use agentyard::{
     Agent, AgentDescriptor, AgentError, Artifact, HttpConfig, Part, Runtime, TaskContext,
 };
 
-/// The benchmark's task-mode agent: one artifact, then the echo's reply.
+/// The benchmark's task-mode agent: one artifact, then the echo's reply. A copy of
+/// `Artifacts(1)` in `bench/src/suites/http.rs` (an example cannot use the bench
+/// crate, which depends on this one): change both together, or the counts here stop
+/// describing the benchmark's task-mode row.
 #[derive(Debug)]
 struct Tasker;
 

@@ -305,8 +305,9 @@ impl Sessions {
     }
 
     /// Offers a session that may have become idle to the warm set: an idle session
-    /// still registered under `key` joins it as the most recently used, and the least
-    /// recently used ones past the warm limit are passivated at once.
+    /// is marked warm on its own state while the registry is within the warm limit;
+    /// past it, one still registered under `key` joins the line as the most recently
+    /// used, and the least recently used ones past the limit are passivated at once.
     pub(crate) fn settled(&self, key: &SessionKey, session: &Arc<SessionShared>) {
         if !session.is_idle() {
             // Busy: nothing to keep warm.

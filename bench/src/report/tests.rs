@@ -57,24 +57,11 @@ fn targets_compare_the_median_ratio_and_the_memory_difference() {
         ..Report::default()
     };
     report.evaluate_targets();
-    let first_wave = target(&report, "supervisor request/reply >= 50%");
+    let first_wave = report.target("supervisor request/reply >= 50%");
     assert_eq!(first_wave.met, Some(true));
-    let memory = target(&report, "<= 2 KiB more");
+    let memory = report.target("<= 2 KiB more");
     assert_eq!(memory.met, Some(false));
     assert!(memory.measured.starts_with("2500 B more"));
-}
-
-/// The one target whose text begins with `start`.
-fn target<'a>(report: &'a Report, start: &str) -> &'a Target {
-    let mut found = report
-        .targets
-        .iter()
-        .filter(|t| t.target.starts_with(start));
-    let target = found
-        .next()
-        .unwrap_or_else(|| panic!("no target `{start}…`"));
-    assert!(found.next().is_none(), "two targets `{start}…`");
-    target
 }
 
 #[test]
@@ -102,23 +89,23 @@ fn issue_13s_supervisor_targets_are_read_beside_the_first_waves() {
     // 0.30 of raw: issue 13's quarter is met where the first wave's half is not.
     let report = evaluated(vec![throughput_row(&[30.0], &[100.0]), p50(7_900.0)]);
     assert_eq!(
-        target(&report, "supervisor request/reply >= 50%").met,
+        report.target("supervisor request/reply >= 50%").met,
         Some(false)
     );
-    let quarter = target(&report, "supervisor request/reply >= 25%");
+    let quarter = report.target("supervisor request/reply >= 25%");
     assert_eq!(quarter.met, Some(true));
     assert_eq!(quarter.measured, "0.300 of raw");
-    let latency = target(&report, "supervisor request/reply p50 <= 8 µs");
+    let latency = report.target("supervisor request/reply p50 <= 8 µs");
     assert_eq!(latency.met, Some(true));
     assert_eq!(latency.measured, "7.90 µs (raw `call` 1.50 µs)");
 
     let report = evaluated(vec![throughput_row(&[20.0], &[100.0]), p50(8_100.0)]);
     assert_eq!(
-        target(&report, "supervisor request/reply >= 25%").met,
+        report.target("supervisor request/reply >= 25%").met,
         Some(false)
     );
     assert_eq!(
-        target(&report, "supervisor request/reply p50 <= 8 µs").met,
+        report.target("supervisor request/reply p50 <= 8 µs").met,
         Some(false)
     );
 }
