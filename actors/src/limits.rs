@@ -10,7 +10,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
 use tokio::sync::Semaphore;
@@ -49,30 +49,77 @@ impl fmt::Display for LimitScope {
 /// keeps that `Arc` to give its permit back. The semaphore sits inline rather than in
 /// an `Arc` of its own (what tokio's owned permits need), so a session's limiter is
 /// part of its shared state's one allocation instead of two more. The limit, the
-/// line's length and the count in line are `u32`s for the same reason: every idle
-/// session carries them (a line of four billion sends would not fit in memory).
+/// line's length and the counts are `u32`s for the same reason, and the scope a
+/// refusal names is the holder's (a session's is always the session's): every idle
+/// session carries a limiter (a line of four billion sends would not fit in memory).
+///
+/// Permits live in two places. While nobody waits they are a count, taken and given
+/// back with one atomic operation each: tokio's semaphore takes its waiters' lock on
+/// every release, whether anyone waits or not, and the global and agent limiters are
+/// released by every send on every worker. The semaphore is the line: it holds the
+/// permits handed to waiting sends, in their order. The free count and the count in
+/// line share one atomic word, so a release that finds nobody in line adds to the
+/// count, and one that finds anyone gives its permit to the semaphore, in one step
+/// that no send can join the line in the middle of; while anyone is in line the
+/// count stays at zero (a send joins only when it finds the count empty). A permit
+/// can also rest in the semaphore with nobody in line (a waiter that gave up after
+/// its permit was handed over returns it there); a send that finds the count empty
+/// looks there before it joins the line.
 #[derive(Debug)]
 pub(crate) struct Limiter {
     permits: Semaphore,
-    waiting: AtomicU32,
+    /// The free permits (low half) and the sends in line (high half).
+    state: AtomicU64,
     limit: u32,
     queue: u32,
-    scope: LimitScope,
 }
 
-/// What holds a [`Limiter`]: the limiter itself, or a session's shared state. Its
-/// methods take the holder's `Arc`, which the permits they hand out keep.
+/// One send in line, as counted in [`Limiter::state`].
+const ONE_IN_LINE: u64 = 1 << 32;
+
+/// The free permits of a [`Limiter::state`].
+fn free(state: u64) -> u32 {
+    // The low half.
+    #[allow(clippy::cast_possible_truncation)]
+    let free = state as u32;
+    free
+}
+
+/// The sends in line of a [`Limiter::state`].
+fn in_line(state: u64) -> u32 {
+    // The high half, which fits.
+    #[allow(clippy::cast_possible_truncation)]
+    let waiting = (state >> 32) as u32;
+    waiting
+}
+
+/// What holds a [`Limiter`]: an agent's or the global [`ScopedLimiter`], or a
+/// session's shared state. Its methods take the holder's `Arc`, which the permits
+/// they hand out keep.
 pub(crate) trait Limited: Send + Sync + 'static {
     /// The limiter held.
     fn limiter(&self) -> &Limiter;
 
-    /// A permit if one is free right now.
+    /// Which limit the limiter is, named when it refuses a send.
+    fn scope(&self) -> LimitScope;
+
+    /// The error of a send refused by this limiter.
+    fn busy(&self) -> Error {
+        Error::Busy {
+            scope: self.scope(),
+            queue: self.limiter().queue as usize,
+        }
+    }
+
+    /// A permit if one is free right now and nobody is in line for one (who would be
+    /// overtaken).
     fn try_acquire(self: &Arc<Self>) -> Option<Permit>
     where
         Self: Sized,
     {
-        let permit = self.limiter().permits.try_acquire().ok()?;
-        Some(Permit::adopt(permit, self))
+        self.limiter()
+            .take_free()
+            .then(|| Permit(Arc::clone(self) as Arc<dyn Limited>))
     }
 
     /// Takes a permit, waiting in line if there is room in the line: [`Limited::enqueue`]
@@ -107,11 +154,32 @@ pub(crate) trait Limited: Send + Sync + 'static {
             return Ok(Place::Ready(permit));
         }
         let limiter = self.limiter();
-        let waiting = limiter.waiting.fetch_add(1, Ordering::AcqRel);
-        let in_line = InLine(Arc::clone(self) as Arc<dyn Limited>);
-        if waiting >= limiter.queue {
-            return Err(limiter.busy());
+        // Joins the line only if no permit is free and the line has room, in one step:
+        // a release between the look and the join would otherwise leave its permit in
+        // the count while this send waits.
+        let mut state = limiter.state.load(Ordering::Acquire);
+        loop {
+            let next = if in_line(state) == 0 && free(state) > 0 {
+                state - 1
+            } else if in_line(state) >= limiter.queue {
+                return Err(self.busy());
+            } else {
+                state + ONE_IN_LINE
+            };
+            match limiter.state.compare_exchange_weak(
+                state,
+                next,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) if next < state => {
+                    return Ok(Place::Ready(Permit(Arc::clone(self) as Arc<dyn Limited>)));
+                }
+                Ok(_) => break,
+                Err(now) => state = now,
+            }
         }
+        let in_line = InLine(Arc::clone(self) as Arc<dyn Limited>);
         let holder = Arc::clone(self);
         let mut acquire: Pin<Box<AcquireFuture>> = Box::pin(async move {
             let permit = holder
@@ -136,9 +204,37 @@ pub(crate) trait Limited: Send + Sync + 'static {
     }
 }
 
-impl Limited for Limiter {
+/// An agent type's or the runtime's limiter: a [`Limiter`] that names its scope.
+#[derive(Debug)]
+pub(crate) struct ScopedLimiter {
+    limiter: Limiter,
+    scope: LimitScope,
+}
+
+impl ScopedLimiter {
+    pub(crate) fn new(scope: LimitScope, limit: usize, queue: usize) -> Self {
+        Self {
+            limiter: Limiter::new(limit, queue),
+            scope,
+        }
+    }
+}
+
+impl std::ops::Deref for ScopedLimiter {
+    type Target = Limiter;
+
+    fn deref(&self) -> &Limiter {
+        &self.limiter
+    }
+}
+
+impl Limited for ScopedLimiter {
     fn limiter(&self) -> &Limiter {
-        self
+        &self.limiter
+    }
+
+    fn scope(&self) -> LimitScope {
+        self.scope
     }
 }
 
@@ -155,54 +251,85 @@ impl Permit {
 
 impl Drop for Permit {
     fn drop(&mut self) {
-        self.0.limiter().permits.add_permits(1);
+        self.0.limiter().release();
     }
 }
 
 impl fmt::Debug for Permit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Permit({})", self.0.limiter().scope)
+        write!(f, "Permit({})", self.0.scope())
     }
 }
 
 impl Limiter {
-    pub(crate) fn new(scope: LimitScope, limit: usize, queue: usize) -> Self {
+    pub(crate) fn new(limit: usize, queue: usize) -> Self {
         // A limit of zero would refuse everything forever; one is the least that works.
         // Past `u32::MAX` (four billion) a limit or a line is as good as none.
         let limit = u32::try_from(limit).unwrap_or(u32::MAX).max(1);
         Self {
-            permits: Semaphore::new(limit as usize),
-            waiting: AtomicU32::new(0),
+            permits: Semaphore::new(0),
+            state: AtomicU64::new(u64::from(limit)),
             limit,
             queue: u32::try_from(queue).unwrap_or(u32::MAX),
-            scope,
+        }
+    }
+
+    /// Takes a free permit if nobody is in line: from the count, else one resting in
+    /// the semaphore.
+    fn take_free(&self) -> bool {
+        let taken = self
+            .state
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
+                (in_line(state) == 0 && free(state) > 0).then(|| state - 1)
+            });
+        match taken {
+            Ok(_) => true,
+            // tokio hands a permit to the first in its line as it is released, so
+            // one it holds with nobody in line is nobody's.
+            Err(state) => {
+                in_line(state) == 0
+                    && self
+                        .permits
+                        .try_acquire()
+                        .map(tokio::sync::SemaphorePermit::forget)
+                        .is_ok()
+            }
+        }
+    }
+
+    /// Gives a permit back: to the free count while nobody is in line, else to the
+    /// line.
+    fn release(&self) {
+        let counted = self
+            .state
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |state| {
+                (in_line(state) == 0).then(|| state + 1)
+            });
+        if counted.is_err() {
+            self.permits.add_permits(1);
         }
     }
 
     /// How many sends wait in line now.
     pub(crate) fn waiting(&self) -> usize {
-        self.waiting.load(Ordering::Acquire) as usize
+        in_line(self.state.load(Ordering::Acquire)) as usize
+    }
+
+    /// Free permits, in the count or resting in the semaphore.
+    fn available(&self) -> usize {
+        free(self.state.load(Ordering::Acquire)) as usize + self.permits.available_permits()
     }
 
     /// Whether a send would be refused right now: every permit taken and the line
     /// full. A hint, not a reservation: it lets a send that would only be refused skip
     /// the work before the limiter (spawning a session).
     pub(crate) fn is_saturated(&self) -> bool {
-        self.permits.available_permits() == 0 && self.waiting.load(Ordering::Acquire) >= self.queue
-    }
-
-    /// The error of a send refused by this limiter.
-    pub(crate) fn busy(&self) -> Error {
-        Error::Busy {
-            scope: self.scope,
-            queue: self.queue as usize,
-        }
+        self.available() == 0 && self.waiting() >= self.queue as usize
     }
 
     /// Whether nobody holds or waits for a permit (used to forget idle session limiters).
     pub(crate) fn is_idle(&self) -> bool {
-        self.waiting.load(Ordering::Acquire) == 0
-            && self.permits.available_permits() >= self.limit as usize
+        self.waiting() == 0 && self.available() >= self.limit as usize
     }
 }
 
@@ -211,7 +338,10 @@ struct InLine(Arc<dyn Limited>);
 
 impl Drop for InLine {
     fn drop(&mut self) {
-        self.0.limiter().waiting.fetch_sub(1, Ordering::AcqRel);
+        self.0
+            .limiter()
+            .state
+            .fetch_sub(ONE_IN_LINE, Ordering::AcqRel);
     }
 }
 
@@ -277,8 +407,8 @@ impl Permits {
     /// a send waiting on a busy session holds nothing other sessions need.
     pub(crate) async fn acquire(
         session: &Arc<impl Limited>,
-        agent: &Arc<Limiter>,
-        global: &Arc<Limiter>,
+        agent: &Arc<ScopedLimiter>,
+        global: &Arc<ScopedLimiter>,
     ) -> Result<Self, Error> {
         let session = session.acquire().await?;
         let agent = agent.acquire().await?;

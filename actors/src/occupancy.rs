@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use crate::limits::{Limited, Limiter};
+use crate::limits::{LimitScope, Limited, Limiter};
 
 #[cfg(test)]
 mod tests;
@@ -48,6 +48,10 @@ impl SessionShared {
 impl Limited for SessionShared {
     fn limiter(&self) -> &Limiter {
         &self.limiter
+    }
+
+    fn scope(&self) -> LimitScope {
+        LimitScope::Session
     }
 }
 

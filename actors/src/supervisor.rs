@@ -77,7 +77,7 @@ use crate::error::{Error, Result};
 use crate::events::{EventBus, Subscription};
 use crate::handoff::Handoff;
 use crate::idempotency::IdempotencyCache;
-use crate::limits::Limiter;
+use crate::limits::ScopedLimiter;
 use crate::live::LiveTasks;
 use crate::metrics::Metrics;
 use crate::occupancy::SessionShared;
@@ -131,7 +131,7 @@ impl fmt::Debug for Pending {
 struct Registered {
     descriptor: AgentDescriptor,
     factory: Factory,
-    limiter: Arc<Limiter>,
+    limiter: Arc<ScopedLimiter>,
     /// The agent's counters, found once at start rather than by name per send.
     metrics: Option<Arc<crate::metrics::AgentMetrics>>,
 }
@@ -152,7 +152,7 @@ pub(crate) struct Core {
     pub(crate) store: Arc<dyn TaskStore>,
     pub(crate) events: EventBus,
     idempotency: IdempotencyCache,
-    global: Arc<Limiter>,
+    global: Arc<ScopedLimiter>,
     sessions: Sessions,
     live: LiveTasks,
     actor: OnceLock<ActorRef<SupervisorMsg>>,

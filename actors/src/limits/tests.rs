@@ -1,8 +1,9 @@
 use super::*;
+use std::sync::atomic::AtomicU32;
 
 #[tokio::test]
 async fn permits_up_to_the_limit_then_queues_then_rejects() {
-    let limiter = Arc::new(Limiter::new(LimitScope::Agent, 2, 1));
+    let limiter = Arc::new(ScopedLimiter::new(LimitScope::Agent, 2, 1));
     let a = limiter.acquire().await.expect("first permit");
     let _b = limiter.acquire().await.expect("second permit");
 
@@ -11,7 +12,7 @@ async fn permits_up_to_the_limit_then_queues_then_rejects() {
         let limiter = Arc::clone(&limiter);
         async move { limiter.acquire().await.map(drop) }
     });
-    while limiter.waiting.load(Ordering::Acquire) == 0 {
+    while limiter.waiting() == 0 {
         tokio::task::yield_now().await;
     }
     // ...and the fourth finds the queue full.
@@ -29,25 +30,25 @@ async fn permits_up_to_the_limit_then_queues_then_rejects() {
         .await
         .expect("join")
         .expect("queued send gets a permit");
-    assert_eq!(limiter.waiting.load(Ordering::Acquire), 0);
+    assert_eq!(limiter.waiting(), 0);
 }
 
 #[tokio::test]
 async fn a_dropped_waiter_leaves_the_queue() {
-    let limiter = Arc::new(Limiter::new(LimitScope::Session, 1, 1));
+    let limiter = Arc::new(ScopedLimiter::new(LimitScope::Session, 1, 1));
     let _held = limiter.acquire().await.expect("permit");
     {
         let fut = limiter.acquire();
         tokio::pin!(fut);
         assert!(futures::poll!(&mut fut).is_pending());
-        assert_eq!(limiter.waiting.load(Ordering::Acquire), 1);
+        assert_eq!(limiter.waiting(), 1);
     }
-    assert_eq!(limiter.waiting.load(Ordering::Acquire), 0);
+    assert_eq!(limiter.waiting(), 0);
 }
 
 #[tokio::test]
 async fn a_zero_queue_rejects_as_soon_as_the_limit_is_reached() {
-    let limiter = Arc::new(Limiter::new(LimitScope::Global, 1, 0));
+    let limiter = Arc::new(ScopedLimiter::new(LimitScope::Global, 1, 0));
     let _held = limiter.acquire().await.expect("permit");
     assert!(matches!(limiter.acquire().await, Err(Error::Busy { .. })));
     assert!(!limiter.is_idle());
@@ -55,7 +56,7 @@ async fn a_zero_queue_rejects_as_soon_as_the_limit_is_reached() {
 
 #[tokio::test]
 async fn enqueued_places_are_served_in_the_order_they_were_taken() {
-    let limiter = Arc::new(Limiter::new(LimitScope::Session, 1, 8));
+    let limiter = Arc::new(ScopedLimiter::new(LimitScope::Session, 1, 8));
     let first = match limiter.enqueue().expect("a free permit") {
         Place::Ready(permit) => permit,
         Place::Queued(_) => panic!("the first place is served at once"),
@@ -66,7 +67,7 @@ async fn enqueued_places_are_served_in_the_order_they_were_taken() {
             Place::Ready(_) => panic!("the permit is taken"),
         })
         .collect();
-    assert_eq!(limiter.waiting.load(Ordering::Acquire), 4);
+    assert_eq!(limiter.waiting(), 4);
     // Spawned in reverse: the tasks may first run in any order, yet each is served in
     // the order its place was taken.
     let order = Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -86,13 +87,13 @@ async fn enqueued_places_are_served_in_the_order_they_were_taken() {
         waiter.await.expect("join");
     }
     assert_eq!(*order.lock().expect("not poisoned"), [0, 1, 2, 3]);
-    assert_eq!(limiter.waiting.load(Ordering::Acquire), 0);
+    assert_eq!(limiter.waiting(), 0);
     assert!(limiter.is_idle());
 }
 
 #[tokio::test]
 async fn enqueue_refuses_past_the_line_and_a_dropped_place_leaves_it() {
-    let limiter = Arc::new(Limiter::new(LimitScope::Session, 1, 1));
+    let limiter = Arc::new(ScopedLimiter::new(LimitScope::Session, 1, 1));
     let _held = limiter.enqueue().expect("a free permit");
     let place = limiter.enqueue().expect("room for one");
     assert!(matches!(place, Place::Queued(_)));
@@ -103,15 +104,19 @@ async fn enqueue_refuses_past_the_line_and_a_dropped_place_leaves_it() {
             queue: 1
         })
     ));
-    assert_eq!(limiter.waiting.load(Ordering::Acquire), 1);
+    assert_eq!(limiter.waiting(), 1);
     drop(place);
-    assert_eq!(limiter.waiting.load(Ordering::Acquire), 0);
+    assert_eq!(limiter.waiting(), 0);
     assert!(matches!(limiter.enqueue(), Ok(Place::Queued(_))));
 }
 
 #[tokio::test]
 async fn a_limit_or_a_line_past_four_billion_is_as_good_as_none() {
-    let limiter = Arc::new(Limiter::new(LimitScope::Global, usize::MAX, usize::MAX));
+    let limiter = Arc::new(ScopedLimiter::new(
+        LimitScope::Global,
+        usize::MAX,
+        usize::MAX,
+    ));
     assert_eq!(limiter.limit, u32::MAX);
     assert_eq!(limiter.queue, u32::MAX);
     let held: Vec<Permit> = (0..1_000)
@@ -121,7 +126,7 @@ async fn a_limit_or_a_line_past_four_billion_is_as_good_as_none() {
     drop(held);
     assert!(limiter.is_idle(), "every permit given back");
     // Zero is raised to one: a limit that refused everything forever would be a bug.
-    let one = Arc::new(Limiter::new(LimitScope::Agent, 0, 0));
+    let one = Arc::new(ScopedLimiter::new(LimitScope::Agent, 0, 0));
     let _only = one.try_acquire().expect("one permit");
     assert!(one.try_acquire().is_none());
     assert!(matches!(
@@ -131,4 +136,160 @@ async fn a_limit_or_a_line_past_four_billion_is_as_good_as_none() {
             queue: 0
         })
     ));
+}
+
+#[tokio::test]
+async fn a_release_goes_to_the_line_and_nobody_overtakes_it() {
+    let limiter = Arc::new(ScopedLimiter::new(LimitScope::Agent, 1, 4));
+    let held = limiter.try_acquire().expect("the free permit");
+    let Place::Queued(place) = limiter.enqueue().expect("room in line") else {
+        panic!("the permit is held");
+    };
+    drop(held);
+    // The permit went to the place in line, not back to the free count.
+    assert_eq!(free(limiter.state.load(Ordering::Acquire)), 0);
+    assert!(limiter.try_acquire().is_none(), "a send overtook the line");
+    let permit = place.permit().await.expect("served");
+    assert_eq!(limiter.waiting(), 0);
+    drop(permit);
+    // Nobody waits now: the permit is a count again.
+    assert_eq!(free(limiter.state.load(Ordering::Acquire)), 1);
+    assert!(limiter.is_idle());
+}
+
+#[tokio::test]
+async fn a_place_given_up_after_its_permit_came_leaves_the_permit_for_the_next() {
+    let limiter = Arc::new(ScopedLimiter::new(LimitScope::Session, 1, 4));
+    let held = limiter.try_acquire().expect("the free permit");
+    let place = limiter.enqueue().expect("room in line");
+    assert!(matches!(place, Place::Queued(_)));
+    drop(held);
+    // Handed to the place, which is dropped without taking it.
+    drop(place);
+    assert_eq!(limiter.waiting(), 0);
+    assert!(limiter.is_idle(), "the permit was lost");
+    assert!(!limiter.is_saturated());
+    let again = limiter.try_acquire().expect("the permit the place left");
+    assert!(limiter.try_acquire().is_none(), "a permit was made twice");
+    drop(again);
+    assert!(limiter.is_idle());
+}
+
+#[tokio::test]
+async fn a_place_taken_while_a_permit_is_free_is_served_at_once() {
+    let limiter = Arc::new(ScopedLimiter::new(LimitScope::Global, 2, 4));
+    let _held = limiter.try_acquire().expect("one of two");
+    // A place that finds the line empty and a permit free takes it.
+    assert!(matches!(limiter.enqueue(), Ok(Place::Ready(_))));
+}
+
+/// Many sends on two workers take, hold and give back permits of a small limit, some
+/// giving up while they wait (before or after their permit comes): never more than the
+/// limit held at once, nobody left waiting forever, and every permit back at the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn permits_are_never_more_than_the_limit_nor_lost_under_contention() {
+    const LIMIT: usize = 3;
+    let limiter = Arc::new(ScopedLimiter::new(LimitScope::Agent, LIMIT, 10_000));
+    let held = Arc::new(AtomicU32::new(0));
+    let mut senders = Vec::new();
+    for sender in 0..8_u32 {
+        let limiter = Arc::clone(&limiter);
+        let held = Arc::clone(&held);
+        senders.push(tokio::spawn(async move {
+            for round in 0..2_000_u32 {
+                let wait = limiter.acquire();
+                let permit = if (round + sender) % 5 == 0 {
+                    // Gives up if the permit does not come by its second poll.
+                    let mut wait = std::pin::pin!(wait);
+                    match futures::poll!(wait.as_mut()) {
+                        std::task::Poll::Ready(permit) => permit,
+                        std::task::Poll::Pending => {
+                            tokio::task::yield_now().await;
+                            match futures::poll!(wait.as_mut()) {
+                                std::task::Poll::Ready(permit) => permit,
+                                std::task::Poll::Pending => continue,
+                            }
+                        }
+                    }
+                } else {
+                    wait.await
+                };
+                let permit = permit.expect("the line is long enough");
+                let now = held.fetch_add(1, Ordering::SeqCst) + 1;
+                assert!(now as usize <= LIMIT, "{now} permits held at once");
+                if round % 3 == 0 {
+                    tokio::task::yield_now().await;
+                }
+                held.fetch_sub(1, Ordering::SeqCst);
+                drop(permit);
+            }
+        }));
+    }
+    let all = futures::future::join_all(senders);
+    let joined = tokio::time::timeout(std::time::Duration::from_secs(60), all)
+        .await
+        .expect("a send waited forever for a permit");
+    for sender in joined {
+        sender.expect("a sender panicked");
+    }
+    assert_eq!(limiter.waiting(), 0);
+    assert!(limiter.is_idle(), "permits were lost");
+    let every: Vec<Permit> = (0..LIMIT)
+        .map(|_| limiter.try_acquire().expect("every permit is back"))
+        .collect();
+    assert!(limiter.try_acquire().is_none(), "a permit was made twice");
+    drop(every);
+}
+
+/// A release and a place taken in line at the same moment, on two threads, many times:
+/// whichever comes first, the permit ends with the place (served at once or handed to
+/// it in line), never left in the free count while the place waits.
+#[test]
+fn a_release_racing_a_place_in_line_leaves_the_permit_with_the_place() {
+    use futures::FutureExt as _;
+
+    let limiter = Arc::new(ScopedLimiter::new(LimitScope::Session, 1, 4));
+    let go = Arc::new(AtomicU32::new(0));
+    let released = Arc::new(AtomicU32::new(0));
+    let (hand, held) = std::sync::mpsc::channel::<Permit>();
+    let releaser = std::thread::spawn({
+        let go = Arc::clone(&go);
+        let released = Arc::clone(&released);
+        move || {
+            let mut round = 0;
+            while let Ok(permit) = held.recv() {
+                round += 1;
+                while go.load(Ordering::Acquire) != round {
+                    std::hint::spin_loop();
+                }
+                drop(permit);
+                released.store(round, Ordering::Release);
+            }
+        }
+    });
+    for round in 1..=20_000 {
+        hand.send(
+            limiter
+                .try_acquire()
+                .expect("the permit is free between rounds"),
+        )
+        .expect("the releaser runs");
+        go.store(round, Ordering::Release);
+        let place = limiter.enqueue().expect("room in line");
+        while released.load(Ordering::Acquire) != round {
+            std::hint::spin_loop();
+        }
+        let permit = match place {
+            Place::Ready(permit) => permit,
+            Place::Queued(place) => place
+                .permit()
+                .now_or_never()
+                .unwrap_or_else(|| panic!("round {round}: the permit was left free"))
+                .expect("served"),
+        };
+        drop(permit);
+    }
+    drop(hand);
+    releaser.join().expect("the releaser did not panic");
+    assert!(limiter.is_idle());
 }

@@ -3,13 +3,10 @@ use agentyard_transport::ContextId;
 use agentyard_transport::a2a::TaskState;
 
 use super::*;
-use crate::limits::{LimitScope, Limiter};
+use crate::limits::Limiter;
 
 fn session() -> Arc<SessionShared> {
-    Arc::new(SessionShared::new(
-        Limiter::new(LimitScope::Session, 1, 8),
-        0,
-    ))
+    Arc::new(SessionShared::new(Limiter::new(1, 8), 0))
 }
 
 fn envelope(from: &str) -> Envelope {

@@ -1,11 +1,7 @@
 use super::*;
-use crate::limits::LimitScope;
 
 fn session() -> Arc<SessionShared> {
-    Arc::new(SessionShared::new(
-        Limiter::new(LimitScope::Session, 1, 4),
-        0,
-    ))
+    Arc::new(SessionShared::new(Limiter::new(1, 4), 0))
 }
 
 #[test]

@@ -17,7 +17,7 @@ use crate::context::{Finish, TaskContext};
 use crate::error::Error;
 use crate::events::Envelope;
 use crate::handoff::Handoff;
-use crate::limits::{LimitScope, Limiter};
+use crate::limits::Limiter;
 use crate::store::{InMemoryTaskStore, TaskOwner};
 use crate::task::Work;
 
@@ -89,10 +89,7 @@ impl TestPort {
                 metrics: None,
             },
         );
-        let session = Arc::new(SessionShared::new(
-            Limiter::new(LimitScope::Session, 1, 4),
-            0,
-        ));
+        let session = Arc::new(SessionShared::new(Limiter::new(1, 4), 0));
         let cancel = CancellationToken::new();
         self.live
             .create(Arc::from("echo"), events.clone(), cancel.clone(), &session);

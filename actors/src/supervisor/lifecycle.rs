@@ -19,7 +19,7 @@ use crate::channel::status;
 use crate::error::{Error, Result};
 use crate::events::EventBus;
 use crate::idempotency::IdempotencyCache;
-use crate::limits::{LimitScope, Limiter};
+use crate::limits::{LimitScope, ScopedLimiter};
 use crate::live::LiveTasks;
 use crate::metrics::Metrics;
 use crate::port::finish_task;
@@ -40,7 +40,7 @@ impl Supervisor {
         let mut agents = registrations
             .into_iter()
             .map(|r| {
-                let limiter = Arc::new(Limiter::new(
+                let limiter = Arc::new(ScopedLimiter::new(
                     LimitScope::Agent,
                     r.descriptor.concurrency.unwrap_or(config.agent_limit),
                     config.agent_queue,
@@ -67,7 +67,7 @@ impl Supervisor {
         }
         let core = Arc::new_cyclic(|me| Core {
             me: me.clone(),
-            global: Arc::new(Limiter::new(
+            global: Arc::new(ScopedLimiter::new(
                 LimitScope::Global,
                 config.global_limit,
                 config.global_queue,

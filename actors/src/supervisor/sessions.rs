@@ -16,7 +16,7 @@ use tokio::time::Instant;
 
 use crate::agent::DynAgent;
 use crate::error::Result;
-use crate::limits::{LimitScope, Limiter};
+use crate::limits::Limiter;
 use crate::metrics::Metrics;
 use crate::occupancy::SessionShared;
 use crate::send::SessionKey;
@@ -219,7 +219,7 @@ impl Sessions {
                     actor,
                     agent,
                     session: Arc::new(SessionShared::new(
-                        Limiter::new(LimitScope::Session, self.session_limit, self.session_queue),
+                        Limiter::new(self.session_limit, self.session_queue),
                         self.elapsed_ms(),
                     )),
                 })
