@@ -212,6 +212,8 @@ pub(crate) struct ScopedLimiter {
 }
 
 impl ScopedLimiter {
+    /// A limiter of `limit` running and `queue` waiting sends that names `scope` when
+    /// it refuses one.
     pub(crate) fn new(scope: LimitScope, limit: usize, queue: usize) -> Self {
         Self {
             limiter: Limiter::new(limit, queue),
@@ -262,6 +264,7 @@ impl fmt::Debug for Permit {
 }
 
 impl Limiter {
+    /// A limiter of `limit` running and `queue` waiting sends, every permit free.
     pub(crate) fn new(limit: usize, queue: usize) -> Self {
         // A limit of zero would refuse everything forever; one is the least that works.
         // Past `u32::MAX` (four billion) a limit or a line is as good as none.
