@@ -124,3 +124,24 @@ fn ratios_print_with_three_significant_figures() {
     assert_eq!(fmt_ratio(12.34), "12.3");
     assert_eq!(fmt_ratio(f64::NAN), "n/a");
 }
+
+#[test]
+fn a_ratio_beside_a_target_prints_on_its_side_of_the_bound() {
+    // Three figures would put these on the bound, met or not as the text reads.
+    assert_eq!(fmt_against(0.9496, 0.95), "0.9496");
+    assert_eq!(fmt_against(1.500_4, 1.5), "1.5004");
+    assert_eq!(fmt_against(0.249_96, 0.25), "0.24996");
+    // Otherwise as the table prints them.
+    assert_eq!(fmt_against(0.2144, 0.25), "0.214");
+    assert_eq!(fmt_against(0.95, 0.95), "0.950");
+    assert_eq!(fmt_against(0.951_2, 0.95), "0.951");
+    assert_eq!(fmt_against(f64::NAN, 0.95), "n/a");
+}
+
+#[test]
+fn a_target_of_ratios_names_one_just_under_its_bound_exactly() {
+    let ratios = [(String::from("v1.send.task.16"), 0.9496)];
+    let target = Target::from_ratios("A2A 1.0 >= 95%", &ratios, 1, 0.95);
+    assert_eq!(target.met, Some(false));
+    assert_eq!(target.measured, "v1.send.task.16: 0.9496");
+}

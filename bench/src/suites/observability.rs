@@ -331,7 +331,12 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
         }
         let measured = costs
             .iter()
-            .map(|(id, ratio)| format!("{id}: {}", crate::report::fmt_ratio(*ratio)))
+            .map(|(id, ratio)| {
+                format!(
+                    "{id}: {}",
+                    crate::report::fmt_against(*ratio, 1.0 - MAX_COST)
+                )
+            })
             .collect::<Vec<_>>()
             .join(", ");
         if let Some(target) = side.target() {

@@ -337,7 +337,7 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
         .collect();
     let measured = ratios
         .iter()
-        .map(|(callers, ratio)| format!("{callers}: {}", crate::report::fmt_ratio(*ratio)))
+        .map(|(callers, ratio)| format!("{callers}: {}", crate::report::fmt_against(*ratio, 0.8)))
         .collect::<Vec<_>>()
         .join(", ");
     let met = ratios.len() == CALLERS.len() && ratios.iter().all(|(_, ratio)| *ratio >= 0.8);

@@ -32,7 +32,7 @@ use tokio::time::Instant;
 use crate::error::{Error, Result};
 use crate::fixtures::bench_builder;
 use crate::options::{Options, progress};
-use crate::report::{Better, Figure, Report, Target, Unit, fmt_ratio};
+use crate::report::{Better, Figure, Report, Target, Unit, fmt_against};
 
 const SUITE: &str = "workflow";
 
@@ -270,7 +270,7 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
         let ratio = row.ratio.median;
         report.targets.push(Target::new(
             "workflow runner <= 1.5x a plain send_and_wait per node (100-node fan-out, in process)",
-            format!("{} of plain", fmt_ratio(ratio)),
+            format!("{} of plain", fmt_against(ratio, 1.5)),
             ratio <= 1.5,
         ));
     }
