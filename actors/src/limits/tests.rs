@@ -1,7 +1,17 @@
 use super::*;
 use std::sync::atomic::AtomicU32;
+use std::time::Duration;
 
-#[tokio::test]
+/// Waits for `wait`, failing the test if it never ends: under paused time the clock
+/// jumps to the deadline as soon as nothing else can run, so a permit a bug lost fails
+/// the test at once instead of hanging the suite.
+async fn ends<F: Future>(wait: F) -> F::Output {
+    tokio::time::timeout(Duration::from_secs(60), wait)
+        .await
+        .expect("a wait that had to end did not: a permit was lost")
+}
+
+#[tokio::test(start_paused = true)]
 async fn permits_up_to_the_limit_then_queues_then_rejects() {
     let limiter = Arc::new(ScopedLimiter::new(LimitScope::Agent, 2, 1));
     let a = limiter.acquire().await.expect("first permit");
@@ -12,9 +22,12 @@ async fn permits_up_to_the_limit_then_queues_then_rejects() {
         let limiter = Arc::clone(&limiter);
         async move { limiter.acquire().await.map(drop) }
     });
-    while limiter.waiting() == 0 {
-        tokio::task::yield_now().await;
-    }
+    ends(async {
+        while limiter.waiting() == 0 {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
     // ...and the fourth finds the queue full.
     let err = limiter.acquire().await.expect_err("queue is full");
     assert!(matches!(
@@ -26,7 +39,7 @@ async fn permits_up_to_the_limit_then_queues_then_rejects() {
     ));
 
     drop(a);
-    waiter
+    ends(waiter)
         .await
         .expect("join")
         .expect("queued send gets a permit");
@@ -54,7 +67,7 @@ async fn a_zero_queue_rejects_as_soon_as_the_limit_is_reached() {
     assert!(!limiter.is_idle());
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn enqueued_places_are_served_in_the_order_they_were_taken() {
     let limiter = Arc::new(ScopedLimiter::new(LimitScope::Session, 1, 8));
     let first = match limiter.enqueue().expect("a free permit") {
@@ -75,7 +88,7 @@ async fn enqueued_places_are_served_in_the_order_they_were_taken() {
     for (i, place) in places.into_iter().enumerate().rev() {
         let order = Arc::clone(&order);
         waiters.push(tokio::spawn(async move {
-            let permit = place.permit().await.expect("served");
+            let permit = ends(place.permit()).await.expect("served");
             order.lock().expect("not poisoned").push(i);
             tokio::task::yield_now().await;
             drop(permit);
@@ -84,7 +97,7 @@ async fn enqueued_places_are_served_in_the_order_they_were_taken() {
     tokio::task::yield_now().await;
     drop(first);
     for waiter in waiters {
-        waiter.await.expect("join");
+        ends(waiter).await.expect("join");
     }
     assert_eq!(*order.lock().expect("not poisoned"), [0, 1, 2, 3]);
     assert_eq!(limiter.waiting(), 0);
@@ -138,7 +151,7 @@ async fn a_limit_or_a_line_past_four_billion_is_as_good_as_none() {
     ));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_release_goes_to_the_line_and_nobody_overtakes_it() {
     let limiter = Arc::new(ScopedLimiter::new(LimitScope::Agent, 1, 4));
     let held = limiter.try_acquire().expect("the free permit");
@@ -149,7 +162,7 @@ async fn a_release_goes_to_the_line_and_nobody_overtakes_it() {
     // The permit went to the place in line, not back to the free count.
     assert_eq!(free(limiter.state.load(Ordering::Acquire)), 0);
     assert!(limiter.try_acquire().is_none(), "a send overtook the line");
-    let permit = place.permit().await.expect("served");
+    let permit = ends(place.permit()).await.expect("served");
     assert_eq!(limiter.waiting(), 0);
     drop(permit);
     // Nobody waits now: the permit is a count again.
@@ -226,7 +239,7 @@ async fn permits_are_never_more_than_the_limit_nor_lost_under_contention() {
         }));
     }
     let all = futures::future::join_all(senders);
-    let joined = tokio::time::timeout(std::time::Duration::from_secs(60), all)
+    let joined = tokio::time::timeout(Duration::from_secs(20), all)
         .await
         .expect("a send waited forever for a permit");
     for sender in joined {
