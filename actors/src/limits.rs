@@ -117,9 +117,7 @@ pub(crate) trait Limited: Send + Sync + 'static {
     where
         Self: Sized,
     {
-        self.limiter()
-            .take_free()
-            .then(|| Permit(Arc::clone(self) as Arc<dyn Limited>))
+        self.limiter().take_free().then(|| Permit::of(self))
     }
 
     /// Takes a permit, waiting in line if there is room in the line: [`Limited::enqueue`]
@@ -173,7 +171,7 @@ pub(crate) trait Limited: Send + Sync + 'static {
                 Ordering::Acquire,
             ) {
                 Ok(_) if next < state => {
-                    return Ok(Place::Ready(Permit(Arc::clone(self) as Arc<dyn Limited>)));
+                    return Ok(Place::Ready(Permit::of(self)));
                 }
                 Ok(_) => break,
                 Err(now) => state = now,
@@ -244,10 +242,16 @@ impl Limited for ScopedLimiter {
 pub(crate) struct Permit(Arc<dyn Limited>);
 
 impl Permit {
+    /// A permit already taken from `holder`'s limiter (from its free count, or from
+    /// its semaphore and forgotten there), given back when dropped.
+    fn of<L: Limited>(holder: &Arc<L>) -> Self {
+        Self(Arc::clone(holder) as Arc<dyn Limited>)
+    }
+
     /// Takes over a permit acquired from `holder`'s semaphore and forgotten there.
     fn adopt<L: Limited>(permit: tokio::sync::SemaphorePermit<'_>, holder: &Arc<L>) -> Self {
         permit.forget();
-        Self(Arc::clone(holder) as Arc<dyn Limited>)
+        Self::of(holder)
     }
 }
 

@@ -151,13 +151,19 @@ async fn a_limit_or_a_line_past_four_billion_is_as_good_as_none() {
     ));
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_release_goes_to_the_line_and_nobody_overtakes_it() {
-    let limiter = Arc::new(ScopedLimiter::new(LimitScope::Agent, 1, 4));
+/// A limiter of one permit, that permit held, and a place in line behind it.
+fn held_and_in_line() -> (Arc<ScopedLimiter>, Permit, Queued) {
+    let limiter = Arc::new(ScopedLimiter::new(LimitScope::Session, 1, 4));
     let held = limiter.try_acquire().expect("the free permit");
     let Place::Queued(place) = limiter.enqueue().expect("room in line") else {
         panic!("the permit is held");
     };
+    (limiter, held, place)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_release_goes_to_the_line_and_nobody_overtakes_it() {
+    let (limiter, held, place) = held_and_in_line();
     drop(held);
     // The permit went to the place in line, not back to the free count.
     assert_eq!(free(limiter.state.load(Ordering::Acquire)), 0);
@@ -172,10 +178,7 @@ async fn a_release_goes_to_the_line_and_nobody_overtakes_it() {
 
 #[tokio::test]
 async fn a_place_given_up_after_its_permit_came_leaves_the_permit_for_the_next() {
-    let limiter = Arc::new(ScopedLimiter::new(LimitScope::Session, 1, 4));
-    let held = limiter.try_acquire().expect("the free permit");
-    let place = limiter.enqueue().expect("room in line");
-    assert!(matches!(place, Place::Queued(_)));
+    let (limiter, held, place) = held_and_in_line();
     drop(held);
     // Handed to the place, which is dropped without taking it.
     drop(place);

@@ -93,22 +93,39 @@ impl WarmLine {
 
     /// Takes a session out of the warm set (it is in use, or leaves the registry).
     fn take(&self, session: &SessionShared) {
-        let mark = session.warm.swap(0, Ordering::AcqRel);
-        if mark != 0 && mark != UNLINED {
-            self.len.fetch_sub(1, Ordering::AcqRel);
-        }
+        self.remark(session, 0);
     }
 
-    /// Gives `session` a new stamp, newer than every entry in the line, counting it
-    /// if it had none.
+    /// Marks an idle session warm while the line is not kept (its own state only).
+    fn mark(&self, session: &SessionShared) {
+        self.remark(session, UNLINED);
+    }
+
+    /// Gives `session` a new stamp, newer than every entry in the line.
     fn stamp(&self, session: &SessionShared) -> u64 {
         let stamp = self.next_stamp.fetch_add(1, Ordering::Relaxed) + 1;
-        let mark = session.warm.swap(stamp, Ordering::AcqRel);
-        if mark == 0 || mark == UNLINED {
-            self.len.fetch_add(1, Ordering::AcqRel);
-        }
+        self.remark(session, stamp);
         stamp
     }
+
+    /// Sets a session's mark, keeping `len` the count of sessions with a stamp.
+    fn remark(&self, session: &SessionShared, mark: u64) {
+        let was = session.warm.swap(mark, Ordering::SeqCst);
+        match (has_stamp(was), has_stamp(mark)) {
+            (true, false) => {
+                self.len.fetch_sub(1, Ordering::AcqRel);
+            }
+            (false, true) => {
+                self.len.fetch_add(1, Ordering::AcqRel);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether a session's `warm` mark is a stamp, i.e. an entry in the line.
+fn has_stamp(mark: u64) -> bool {
+    mark != 0 && mark != UNLINED
 }
 
 /// The live sessions and the warm set.
@@ -313,20 +330,17 @@ impl Sessions {
             // Busy: nothing to keep warm.
             return;
         }
-        if !self.warm.kept.load(Ordering::SeqCst) {
-            if self.live.load(Ordering::Acquire) <= self.warm_limit {
-                self.mark(session);
-                // Marked after a first line was made without it: line it up now.
-                if !self.warm.kept.load(Ordering::SeqCst) {
-                    return;
-                }
-            } else {
-                self.keep_line();
-            }
-        } else if self.live.load(Ordering::Acquire) <= self.warm_limit / 2 {
+        let live = self.live.load(Ordering::Acquire);
+        let kept = self.warm.kept.load(Ordering::SeqCst);
+        if !kept && live > self.warm_limit {
+            self.keep_line();
+        } else if kept && live <= self.warm_limit / 2 {
             self.drop_line();
+        }
+        if !self.warm.kept.load(Ordering::SeqCst) {
+            self.warm.mark(session);
+            // Marked after a first line was made without it: line it up now.
             if !self.warm.kept.load(Ordering::SeqCst) {
-                self.mark(session);
                 return;
             }
         }
@@ -342,15 +356,6 @@ impl Sessions {
             stamp,
         });
         self.evict(entries);
-    }
-
-    /// Marks an idle session warm while the line is not kept (its own state only).
-    fn mark(&self, session: &SessionShared) {
-        let mark = session.warm.swap(UNLINED, Ordering::SeqCst);
-        if mark != 0 && mark != UNLINED {
-            // A stamp given while the line was kept, counted then.
-            self.warm.len.fetch_sub(1, Ordering::AcqRel);
-        }
     }
 
     /// Begins keeping the line, if no one has: the sessions marked warm go into it,
