@@ -491,4 +491,60 @@ impl Sessions {
     pub(crate) fn all_idle(&self) -> bool {
         self.slots.iter().all(|slot| slot.session.is_idle())
     }
+
+    /// What must hold of the registry and the warm line once no call is running:
+    /// `live` counts the registry; `len` counts the line's current entries (an entry
+    /// whose session still carries its stamp), no session has two, and every
+    /// registered session with a stamp has one (or it could never be evicted, and
+    /// would hold a place under the limit for ever), and while the line is kept none
+    /// is marked warm outside it. A session that left the registry
+    /// may still have a current entry (it settled as it was passivated); evicting it
+    /// later is harmless, so that is allowed.
+    pub(crate) fn check_warm_count(&self) -> std::result::Result<(), String> {
+        let registered = self.slots.len();
+        let live = self.live.load(Ordering::Acquire);
+        if live != registered {
+            return Err(format!(
+                "live counts {live}, the registry holds {registered}"
+            ));
+        }
+        let entries = self.warm.locked();
+        let current: Vec<&WarmEntry> = entries
+            .iter()
+            .filter(|entry| entry.session.warm.load(Ordering::Acquire) == entry.stamp)
+            .collect();
+        for (i, entry) in current.iter().enumerate() {
+            if current[..i]
+                .iter()
+                .any(|other| Arc::ptr_eq(&other.session, &entry.session))
+            {
+                return Err(format!("{:?} has two current entries", entry.key));
+            }
+        }
+        let len = self.warm.len.load(Ordering::Acquire);
+        if len != current.len() {
+            return Err(format!(
+                "len counts {len}, the line holds {} current entries",
+                current.len()
+            ));
+        }
+        let kept = self.warm.kept.load(Ordering::Acquire);
+        for slot in &self.slots {
+            let mark = slot.session.warm.load(Ordering::Acquire);
+            if kept && mark == UNLINED {
+                return Err(format!(
+                    "{:?} is marked warm outside a kept line: it would never be evicted",
+                    slot.key()
+                ));
+            }
+            if has_stamp(mark)
+                && !current
+                    .iter()
+                    .any(|entry| Arc::ptr_eq(&entry.session, &slot.session))
+            {
+                return Err(format!("{:?} has stamp {mark} and no entry", slot.key()));
+            }
+        }
+        Ok(())
+    }
 }

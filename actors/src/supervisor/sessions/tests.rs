@@ -249,3 +249,94 @@ async fn a_forgotten_session_is_only_the_one_registered() {
     sessions.forget(&key("a"), &fresh);
     assert!(!sessions.contains(&key("a")));
 }
+
+/// A small xorshift, so the stress test below needs no random crate and each of its
+/// threads replays the same choices.
+fn next(state: &mut u64) -> u64 {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    *state
+}
+
+/// Four threads open, use, settle and passivate two dozen sessions around a warm
+/// limit of eight at once, so the line is made (past eight live), let go (at four)
+/// and made again under them while other sessions settle, are touched and leave. The
+/// threads stop together every fifty calls each, and one of them checks that the
+/// counts agree with the line (`check_warm_count`) before they go on; at the end, one
+/// more settle of every session leaves no more than the limit live, all of them warm.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_warm_count_holds_while_the_line_is_made_and_let_go_under_racing_settles() {
+    const LIMIT: usize = 8;
+    const THREADS: u64 = 4;
+    let sessions = Arc::new(Sessions::new(LIMIT, 1, 8));
+    let pause = Arc::new(std::sync::Barrier::new(THREADS as usize));
+    // The first broken count: every thread stops at the round after it (a panic
+    // would leave the others waiting at the barrier for ever).
+    let broken = Arc::new(std::sync::OnceLock::new());
+    let workers: Vec<_> = (0..THREADS)
+        .map(|thread| {
+            let sessions = Arc::clone(&sessions);
+            let pause = Arc::clone(&pause);
+            let broken = Arc::clone(&broken);
+            tokio::task::spawn_blocking(move || {
+                let mut rng = 0x9E37_79B9_7F4A_7C15 ^ (thread + 1);
+                for round in 0..100 {
+                    for _ in 0..50 {
+                        let roll = next(&mut rng);
+                        let context = format!("c{}", roll % 24);
+                        match (roll >> 8) % 16 {
+                            0..=8 => {
+                                let (_, shared, _) = open(&sessions, &context);
+                                sessions.settled(&key(&context), &shared);
+                            }
+                            9..=11 => {
+                                if let Some(slot) = sessions.touch(&key(&context), Instant::now()) {
+                                    sessions.settled(&key(&context), &slot.session);
+                                }
+                            }
+                            // Used and not yet settled: out of the warm set for now.
+                            12 => {
+                                sessions.touch(&key(&context), Instant::now());
+                            }
+                            13 | 14 => {
+                                sessions.passivate_if(&key(&context), |_| true);
+                            }
+                            _ => sessions.passivate_idle_for(Duration::ZERO),
+                        }
+                    }
+                    if pause.wait().is_leader()
+                        && let Err(why) = sessions.check_warm_count()
+                    {
+                        let _ = broken.set(format!("after round {round}: {why}"));
+                    }
+                    pause.wait();
+                    if broken.get().is_some() {
+                        return;
+                    }
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.await.expect("no thread panicked");
+    }
+    assert_eq!(broken.get(), None, "the counts agree after every round");
+    let live: Vec<(SessionKey, Arc<SessionShared>)> = sessions
+        .slots
+        .iter()
+        .map(|slot| (slot.key().clone(), Arc::clone(&slot.session)))
+        .collect();
+    for (key, session) in &live {
+        sessions.settled(key, session);
+    }
+    sessions
+        .check_warm_count()
+        .expect("counts agree after settling");
+    assert!(
+        sessions.len() <= LIMIT,
+        "{} live past the limit",
+        sessions.len()
+    );
+    assert_eq!(sessions.warm_len(), sessions.len(), "every idle one warm");
+}
