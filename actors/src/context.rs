@@ -9,8 +9,8 @@ use agentyard_policy::EntryPoint;
 use agentyard_transport::a2a::{Artifact, Message, Metadata, Part, Role, Task, TaskState};
 use agentyard_transport::handoff::{HandoffPayload, Intent};
 use agentyard_transport::{ContextId, TaskId};
-use tokio_util::sync::CancellationToken;
 
+use crate::cancel::Cancel;
 use crate::channel::{ArtifactChunk, TaskEvents, status};
 use crate::error::{Error, Result};
 use crate::port::Port;
@@ -82,7 +82,7 @@ pub struct TaskContext {
     /// Loaded on first use: most agents never read it, and copying it out of the
     /// store for every message was a large part of a send's cost.
     pub(crate) history: tokio::sync::OnceCell<Vec<Arc<Message>>>,
-    pub(crate) cancel: CancellationToken,
+    pub(crate) cancel: Cancel,
     pub(crate) events: TaskEvents,
     /// Whether the turn's first write (`working`) is stored: see [`Stored`].
     pub(crate) stored: Stored,

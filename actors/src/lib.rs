@@ -61,6 +61,7 @@
 //! ```
 
 pub mod agent;
+mod cancel;
 mod channel;
 mod clock;
 mod context;

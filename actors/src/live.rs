@@ -8,8 +8,8 @@ use std::sync::Arc;
 use agentyard_transport::TaskId;
 use agentyard_transport::a2a::{TaskState, TaskStatus};
 use tokio::sync::broadcast;
-use tokio_util::sync::CancellationToken;
 
+use crate::cancel::Cancel;
 use crate::channel::{Finality, TaskChannel, TaskEvents};
 use crate::events::{Envelope, EventBus, EventDetail, EventKind};
 use crate::occupancy::{SessionShared, TaskPin};
@@ -24,7 +24,7 @@ mod tests;
 struct LiveTask {
     /// The agent type the task belongs to.
     agent: Arc<str>,
-    cancel: CancellationToken,
+    cancel: Cancel,
     /// How the task's updates are published (its channel, and the envelope of the
     /// send now being handled, for its closing event).
     events: TaskEvents,
@@ -65,7 +65,7 @@ impl LiveTasks {
         &self,
         agent: Arc<str>,
         events: TaskEvents,
-        cancel: CancellationToken,
+        cancel: Cancel,
         session: &Arc<SessionShared>,
     ) {
         self.tasks.insert(
@@ -88,7 +88,7 @@ impl LiveTasks {
         task_id: &TaskId,
         envelope: &Envelope,
         session: &Arc<SessionShared>,
-    ) -> Option<(TaskEvents, CancellationToken)> {
+    ) -> Option<(TaskEvents, Cancel)> {
         let mut live = self.tasks.get_mut(task_id)?;
         live.events = live.events.for_send(envelope.clone());
         if !Arc::ptr_eq(&live.pin.session(), session) {
@@ -106,7 +106,7 @@ impl LiveTasks {
         envelope: &Envelope,
         session: &Arc<SessionShared>,
         stream_capacity: usize,
-    ) -> (TaskEvents, CancellationToken) {
+    ) -> (TaskEvents, Cancel) {
         let mut envelope = envelope.clone();
         envelope.task_id = Some(task.id.clone());
         let events = TaskEvents::new(
@@ -115,7 +115,7 @@ impl LiveTasks {
             TaskChannel::new(task.status.state, stream_capacity),
             envelope,
         );
-        let cancel = CancellationToken::new();
+        let cancel = Cancel::new();
         self.create(Arc::clone(agent), events.clone(), cancel.clone(), session);
         (events, cancel)
     }
@@ -304,7 +304,7 @@ impl LiveTasks {
     }
 
     /// Cancel: the token that tells the task's handler to stop.
-    pub(crate) fn cancel_token(&self, task_id: &TaskId) -> Option<CancellationToken> {
+    pub(crate) fn cancel_token(&self, task_id: &TaskId) -> Option<Cancel> {
         self.tasks.get(task_id).map(|live| live.cancel.clone())
     }
 
@@ -336,7 +336,7 @@ impl LiveTasks {
     }
 
     /// Every live task's id, cancel token and channel, as they stand now.
-    pub(crate) fn snapshot(&self) -> Vec<(TaskId, CancellationToken, Arc<TaskChannel>)> {
+    pub(crate) fn snapshot(&self) -> Vec<(TaskId, Cancel, Arc<TaskChannel>)> {
         self.tasks
             .iter()
             .map(|live| {

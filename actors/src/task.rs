@@ -9,11 +9,11 @@ use std::sync::Arc;
 use agentyard_transport::a2a::{Message, Metadata, Part, Role, TaskState, TaskStatus};
 use agentyard_transport::trace::Cause;
 use futures::FutureExt;
-use tokio_util::sync::CancellationToken;
 use tokio_util::task::task_tracker::TaskTrackerToken;
 use tracing::Instrument;
 
 use crate::agent::DynAgent;
+use crate::cancel::Cancel;
 use crate::channel::{TaskEvents, status};
 use crate::context::{Finish, Stored, TaskContext};
 use crate::handoff::Handoff;
@@ -45,7 +45,7 @@ pub(crate) struct Work {
     /// The sessions waiting on this work's sender (its own session, `key`, is added
     /// only when the work itself sends and waits: most turns never do).
     pub(crate) waiting: Arc<[SessionKey]>,
-    pub(crate) cancel: CancellationToken,
+    pub(crate) cancel: Cancel,
     pub(crate) events: TaskEvents,
     /// Held while the work exists: dropping them admits the next send.
     pub(crate) _permits: Option<Permits>,

@@ -34,7 +34,7 @@ fn open(session: &Arc<SessionShared>) -> LiveTasks {
         TaskChannel::new(TaskState::Submitted, 4),
         envelope("first"),
     );
-    live.create(Arc::from("echo"), events, CancellationToken::new(), session);
+    live.create(Arc::from("echo"), events, Cancel::new(), session);
     live
 }
 

@@ -8,10 +8,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use agentyard_policy::EntryPoint;
 use agentyard_transport::ContextId;
 use agentyard_transport::a2a::{Message, Task, TaskState};
-use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::*;
+use crate::cancel::Cancel;
 use crate::channel::{TaskChannel, TaskEvents};
 use crate::context::{Finish, TaskContext};
 use crate::error::Error;
@@ -90,7 +90,7 @@ impl TestPort {
             },
         );
         let session = Arc::new(SessionShared::new(Limiter::new(1, 4), 0));
-        let cancel = CancellationToken::new();
+        let cancel = Cancel::new();
         self.live
             .create(Arc::from("echo"), events.clone(), cancel.clone(), &session);
         Opened {
@@ -112,7 +112,7 @@ pub(crate) struct Opened {
     pub(crate) key: SessionKey,
     pub(crate) message: Message,
     pub(crate) events: TaskEvents,
-    pub(crate) cancel: CancellationToken,
+    pub(crate) cancel: Cancel,
     pub(crate) session: Arc<SessionShared>,
 }
 

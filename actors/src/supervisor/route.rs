@@ -14,12 +14,12 @@ use agentyard_transport::a2a::{
 use agentyard_transport::{ContextId, TaskId};
 use ractor::ActorRef;
 use tokio::time::Instant;
-use tokio_util::sync::CancellationToken;
 use tracing::Instrument;
 
 use super::sessions::Slot;
 use super::{Core, Registered, Supervisor};
 use crate::agent::{DynAgent, SessionInfo};
+use crate::cancel::Cancel;
 use crate::channel::{TaskChannel, TaskEvents, status};
 use crate::error::{Error, Result};
 use crate::events::{Envelope, EventDetail, EventKind};
@@ -601,7 +601,7 @@ impl Supervisor {
         session: &Arc<SessionShared>,
         envelope: &mut Envelope,
         follow: Follow,
-    ) -> std::result::Result<(Task, TaskEvents, CancellationToken, Arc<Message>), Refusal> {
+    ) -> std::result::Result<(Task, TaskEvents, Cancel, Arc<Message>), Refusal> {
         let core = &self.core;
         let context_id = &key.context_id;
         request.message.context_id = Some(context_id.clone());
@@ -690,7 +690,7 @@ impl Supervisor {
             .map_err(Error::from)?;
         let task = submitted;
         let channel = TaskChannel::new(TaskState::Submitted, core.config.stream_capacity);
-        let cancel = CancellationToken::new();
+        let cancel = Cancel::new();
         envelope.task_id = Some(task_id.clone());
         // Subscribers learn of the task when it exists, not only once its agent
         // starts: `submitted` is a state the store records, so it is an update like
