@@ -12,7 +12,14 @@
 //! or the status of an outcome the store refused): set with the value under one
 //! lock, so a waiter that saw the value finds the attachment sent with it, never an
 //! older one. A waiter takes it (the others then go without) or copies it.
+//!
+//! A send wakes waiters only if someone waits: the waiters count themselves before
+//! they read the value, so a send that finds the count at zero after it wrote the
+//! value knows that any waiter to come will read it. `Notify::notify_waiters` takes
+//! its lock whether anyone waits or not, and most sends of a task's state, whose
+//! caller runs the turn itself and reads the state after, have nobody waiting.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tokio::sync::Notify;
@@ -50,6 +57,8 @@ impl<T, A> Clone for Receiver<T, A> {
 struct Shared<T, A> {
     state: Mutex<State<T, A>>,
     changed: Notify,
+    /// How many receivers wait now (see [`Waiting`]).
+    waiting: AtomicUsize,
 }
 
 #[derive(Debug)]
@@ -73,6 +82,7 @@ impl<T: Copy, A> Sender<T, A> {
                     closed: false,
                 }),
                 changed: Notify::new(),
+                waiting: AtomicUsize::new(0),
             }),
         }
     }
@@ -93,7 +103,7 @@ impl<T: Copy, A> Sender<T, A> {
         };
         // Dropped outside the lock.
         drop(old);
-        self.shared.changed.notify_waiters();
+        self.shared.wake();
     }
 
     /// Whether any receiver is left to wait for a value (one subscribing right
@@ -124,7 +134,7 @@ impl<T, A> Drop for Sender<T, A> {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .closed = true;
-        self.shared.changed.notify_waiters();
+        self.shared.wake();
     }
 }
 
@@ -141,6 +151,7 @@ impl<T: Copy, A> Receiver<T, A> {
     /// # Errors
     /// [`Closed`] when the sender is dropped before it does.
     pub(crate) async fn wait_for(&mut self, ready: impl Fn(&T) -> bool) -> Result<T, Closed> {
+        let _waiting = Waiting::count(&self.shared);
         loop {
             // Registered before the value is read: a send in between still wakes us.
             let notified = self.shared.changed.notified();
@@ -179,6 +190,7 @@ impl<T: Copy, A> Receiver<T, A> {
     /// [`Closed`] when the sender is dropped first.
     #[cfg(test)]
     pub(crate) async fn changed(&mut self) -> Result<(), Closed> {
+        let _waiting = Waiting::count(&self.shared);
         loop {
             let notified = self.shared.changed.notified();
             tokio::pin!(notified);
@@ -203,6 +215,33 @@ impl<T, A> Shared<T, A> {
         // The lock is held only to copy a value in or out: a panic cannot leave it
         // half-written.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Wakes the receivers that wait, after a change made under the lock. A receiver
+    /// counts itself in `waiting` before it takes the lock to read the value: if it
+    /// took the lock after this change, it reads the change and need not be woken;
+    /// if before, its count was made before this change's lock, and this load sees
+    /// it.
+    fn wake(&self) {
+        if self.waiting.load(Ordering::SeqCst) > 0 {
+            self.changed.notify_waiters();
+        }
+    }
+}
+
+/// A receiver counted in [`Shared::waiting`] while it waits.
+struct Waiting<'a>(&'a AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn count<T, A>(shared: &'a Shared<T, A>) -> Self {
+        shared.waiting.fetch_add(1, Ordering::SeqCst);
+        Self(&shared.waiting)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -342,6 +381,24 @@ mod tests {
         tx.send_with(4, None);
         assert_eq!(rx.wait_for(|v| *v == 4).await, Ok(4));
         assert_eq!(rx.take_attached(), None, "the next value lets the last go");
+    }
+
+    /// A send on one thread racing the start of a wait on another, many times: the
+    /// wait ends every time (a send that found nobody counted as waiting must have
+    /// written its value before the waiter read it).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_send_racing_the_start_of_a_wait_is_never_missed() {
+        for _ in 0..2_000 {
+            let tx = Sender::<u8>::new(0);
+            let mut rx = tx.subscribe();
+            let waiter = tokio::spawn(async move { rx.wait_for(|v| *v == 1).await });
+            let sender = std::thread::spawn(move || {
+                tx.send_replace(1);
+                tx
+            });
+            assert_eq!(joined(waiter).await, Ok(1));
+            drop(sender.join().expect("the send ran"));
+        }
     }
 
     #[test]
