@@ -148,13 +148,11 @@ pub(crate) trait Limited: Send + Sync + 'static {
     where
         Self: Sized,
     {
-        if let Some(permit) = self.try_acquire() {
-            return Ok(Place::Ready(permit));
-        }
         let limiter = self.limiter();
-        // Joins the line only if no permit is free and the line has room, in one step:
-        // a release between the look and the join would otherwise leave its permit in
-        // the count while this send waits.
+        // Takes a free permit, or joins the line if none is free and the line has
+        // room, in one step: a release between the look and the join would otherwise
+        // leave its permit in the count while this send waits. (A permit resting in
+        // the semaphore is found by the first poll below.)
         let mut state = limiter.state.load(Ordering::Acquire);
         loop {
             let next = if in_line(state) == 0 && free(state) > 0 {

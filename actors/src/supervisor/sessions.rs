@@ -111,6 +111,25 @@ impl WarmLine {
     /// Sets a session's mark, keeping `len` the count of sessions with a stamp.
     fn remark(&self, session: &SessionShared, mark: u64) {
         let was = session.warm.swap(mark, Ordering::SeqCst);
+        self.recount(was, mark);
+    }
+
+    /// Changes a session's mark from `expected` to `mark` if it is still `expected`
+    /// (an entry's stamp, say, that a use or a later settle may have replaced),
+    /// keeping `len` as [`WarmLine::remark`] does; whether it did.
+    fn remark_if(&self, session: &SessionShared, expected: u64, mark: u64) -> bool {
+        let changed = session
+            .warm
+            .compare_exchange(expected, mark, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok();
+        if changed {
+            self.recount(expected, mark);
+        }
+        changed
+    }
+
+    /// Counts a session's mark changing from `was` to `mark` in `len`.
+    fn recount(&self, was: u64, mark: u64) {
         match (has_stamp(was), has_stamp(mark)) {
             (true, false) => {
                 self.len.fetch_sub(1, Ordering::AcqRel);
@@ -384,12 +403,7 @@ impl Sessions {
         for (_, key, session) in marked {
             let stamp = self.warm.next_stamp.fetch_add(1, Ordering::Relaxed) + 1;
             // Not if it was used (0) or lined up by its own settle since.
-            if session
-                .warm
-                .compare_exchange(UNLINED, stamp, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-            {
-                self.warm.len.fetch_add(1, Ordering::AcqRel);
+            if self.warm.remark_if(&session, UNLINED, stamp) {
                 entries.push_back(WarmEntry {
                     key,
                     session,
@@ -411,14 +425,7 @@ impl Sessions {
         }
         self.warm.kept.store(false, Ordering::SeqCst);
         for entry in entries.drain(..) {
-            if entry
-                .session
-                .warm
-                .compare_exchange(entry.stamp, UNLINED, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-            {
-                self.warm.len.fetch_sub(1, Ordering::AcqRel);
-            }
+            self.warm.remark_if(&entry.session, entry.stamp, UNLINED);
         }
     }
 
@@ -431,13 +438,7 @@ impl Sessions {
             let Some(entry) = entries.pop_front() else {
                 break;
             };
-            if entry
-                .session
-                .warm
-                .compare_exchange(entry.stamp, 0, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-            {
-                self.warm.len.fetch_sub(1, Ordering::AcqRel);
+            if self.warm.remark_if(&entry.session, entry.stamp, 0) {
                 victims.push(entry);
             }
         }
@@ -497,9 +498,9 @@ impl Sessions {
     /// whose session still carries its stamp), no session has two, and every
     /// registered session with a stamp has one (or it could never be evicted, and
     /// would hold a place under the limit for ever), and while the line is kept none
-    /// is marked warm outside it. A session that left the registry
-    /// may still have a current entry (it settled as it was passivated); evicting it
-    /// later is harmless, so that is allowed.
+    /// is marked warm outside it. A session that left the registry may still have a
+    /// current entry (it settled as it was passivated); evicting it later is
+    /// harmless, so that is allowed.
     pub(crate) fn check_warm_count(&self) -> std::result::Result<(), String> {
         let registered = self.slots.len();
         let live = self.live.load(Ordering::Acquire);
