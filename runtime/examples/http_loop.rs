@@ -6,6 +6,10 @@
 //! artifact, then the echo's reply). Both answer with the whole task, as the
 //! benchmark's task-mode row does; its `message/send → Message` row has its echo
 //! answer with the reply alone (`answer_with_message`), a smaller answer than here.
+//! `HTTP_LOOP_AGENT=bare` counts the benchmark's floor instead: a bare axum route
+//! that parses the same body into the same typed params and answers with the echo's
+//! first answer, serialized afresh each call (the `http` suite's bare route), so the
+//! two counts' ratio is the instructions' share of the suite's `message/send` ratio.
 //! Counted by an instruction counter, two runs give a request's instructions, which
 //! do not vary from run to run as times do. A directory after the count serves the
 //! same agent on the journal store kept there (`agentyard serve`'s default), to count
@@ -78,7 +82,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let runtime = builder.build().await?;
     let server = runtime.serve(HttpConfig::default()).await?;
-    let address = server.local_addr();
+    let mut address = server.local_addr();
+    let agent = std::env::var("HTTP_LOOP_AGENT").unwrap_or_else(|_| String::from("echo"));
+    let _bare = if agent == "bare" {
+        let first = tokio::task::spawn_blocking(move || first_answer(address))
+            .await?
+            .map_err(|error| error.to_string())?;
+        let bare = bare::serve(first)
+            .await
+            .map_err(|error| error.to_string())?;
+        address = bare.0;
+        Some(bare)
+    } else {
+        None
+    };
     // The client blocks: on a thread of its own, so the server's runtime runs on.
     let answered = tokio::task::spawn_blocking(move || call(address, calls))
         .await?
@@ -90,36 +107,80 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// Makes `calls` blocking sends on one connection; the number answered with a
 /// result.
 fn call(address: SocketAddr, calls: u64) -> Result<u64, Box<dyn std::error::Error + Send + Sync>> {
-    let stream = TcpStream::connect(address)?;
-    stream.set_nodelay(true)?;
-    let mut writer = stream.try_clone()?;
-    let mut reader = BufReader::new(stream);
-    let mut answered = 0;
-    let mut line = String::new();
-    let mut body = Vec::new();
     let agent = std::env::var("HTTP_LOOP_AGENT").unwrap_or_else(|_| String::from("echo"));
-    let mut head = String::new();
+    let mut client = Client::connect(address, agent)?;
+    let mut answered = 0;
     for n in 0..calls {
+        if client
+            .send(n)?
+            .windows(9)
+            .any(|window| window == b"\"result\":")
+        {
+            answered += 1;
+        }
+    }
+    Ok(answered)
+}
+
+/// The echo's answer to one send: what the bare route answers with.
+fn first_answer(address: SocketAddr) -> Result<Vec<u8>, Box<dyn std::error::Error + Send + Sync>> {
+    let mut client = Client::connect(address, String::from("echo"))?;
+    Ok(client.send(0)?.to_vec())
+}
+
+/// One kept-alive connection written by hand on a blocking socket.
+struct Client {
+    address: SocketAddr,
+    agent: String,
+    writer: TcpStream,
+    reader: BufReader<TcpStream>,
+    head: String,
+    line: String,
+    body: Vec<u8>,
+}
+
+impl Client {
+    fn connect(
+        address: SocketAddr,
+        agent: String,
+    ) -> Result<Self, Box<dyn std::error::Error + Send + Sync>> {
+        let stream = TcpStream::connect(address)?;
+        stream.set_nodelay(true)?;
+        Ok(Self {
+            address,
+            agent,
+            writer: stream.try_clone()?,
+            reader: BufReader::new(stream),
+            head: String::new(),
+            line: String::new(),
+            body: Vec::new(),
+        })
+    }
+
+    /// Sends the `n`th message and returns the answer's body.
+    fn send(&mut self, n: u64) -> Result<&[u8], Box<dyn std::error::Error + Send + Sync>> {
         let request = format!(
             r#"{{"jsonrpc":"2.0","id":{n},"method":"message/send","params":{{"message":{{"kind":"message","messageId":"m-{n}","role":"user","contextId":"loop","parts":[{{"kind":"text","text":"ping"}}]}},"configuration":{{"blocking":true}}}}}}"#
         );
         // Formatted first and written at once, as a client's buffered writer would:
         // `write!` on the socket itself sends each piece of the format in a system
         // call of its own, and the server wakes for each.
-        head.clear();
+        self.head.clear();
         write!(
-            head,
-            "POST /agents/{agent} HTTP/1.1\r\nHost: {address}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{request}",
+            self.head,
+            "POST /agents/{} HTTP/1.1\r\nHost: {}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{request}",
+            self.agent,
+            self.address,
             request.len()
         )?;
-        writer.write_all(head.as_bytes())?;
+        self.writer.write_all(self.head.as_bytes())?;
         let mut length = None;
         loop {
-            line.clear();
-            if reader.read_line(&mut line)? == 0 {
+            self.line.clear();
+            if self.reader.read_line(&mut self.line)? == 0 {
                 return Err("the server closed the connection".into());
             }
-            let header = line.trim_end();
+            let header = self.line.trim_end();
             if header.is_empty() {
                 break;
             }
@@ -130,11 +191,72 @@ fn call(address: SocketAddr, calls: u64) -> Result<u64, Box<dyn std::error::Erro
             }
         }
         let length = length.ok_or("an answer without a content-length")?;
-        body.resize(length, 0);
-        reader.read_exact(&mut body)?;
-        if body.windows(9).any(|window| window == b"\"result\":") {
-            answered += 1;
+        self.body.resize(length, 0);
+        self.reader.read_exact(&mut self.body)?;
+        Ok(&self.body)
+    }
+}
+
+/// The `http` suite's floor, as `bench/src/suites/http.rs` builds it: change both
+/// together.
+mod bare {
+    use std::net::SocketAddr;
+    use std::sync::Arc;
+
+    use agentyard_transport::a2a::MessageSendParams;
+    use agentyard_transport::jsonrpc::{JsonRpcResponse, RequestId, SendMessageResult};
+    use axum::Router;
+    use axum::body::Bytes;
+    use axum::extract::State;
+    use axum::http::StatusCode;
+    use axum::http::header::CONTENT_TYPE;
+    use axum::response::{IntoResponse, Response};
+    use axum::routing::post;
+
+    /// A `message/send` request, as the bare route reads it.
+    #[derive(Debug, serde::Deserialize)]
+    struct BareRequest {
+        #[serde(rename = "jsonrpc")]
+        _jsonrpc: String,
+        id: RequestId,
+        #[serde(rename = "method")]
+        _method: String,
+        #[serde(rename = "params")]
+        _params: MessageSendParams,
+    }
+
+    /// The runtime's answer's `result`, read back into its type.
+    #[derive(Debug, serde::Deserialize)]
+    struct Answer {
+        result: SendMessageResult,
+    }
+
+    /// Serves the route on an ephemeral port of 127.0.0.1, answering every send with
+    /// `first`'s result; the server runs until the program ends.
+    pub(crate) async fn serve(
+        first: Vec<u8>,
+    ) -> Result<(SocketAddr, tokio::task::JoinHandle<()>), Box<dyn std::error::Error + Send + Sync>>
+    {
+        let answer: Answer = serde_json::from_slice(&first)?;
+        let app = Router::new()
+            .route("/agents/{agent}", post(message))
+            .with_state(Arc::new(answer.result));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let address = listener.local_addr()?;
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        Ok((address, task))
+    }
+
+    async fn message(State(fixed): State<Arc<SendMessageResult>>, body: Bytes) -> Response {
+        let id = match serde_json::from_slice::<BareRequest>(&body) {
+            Ok(request) => request.id,
+            Err(error) => return (StatusCode::BAD_REQUEST, error.to_string()).into_response(),
+        };
+        match serde_json::to_vec(&JsonRpcResponse::success(id, &*fixed)) {
+            Ok(body) => ([(CONTENT_TYPE, "application/json")], body).into_response(),
+            Err(error) => (StatusCode::INTERNAL_SERVER_ERROR, error.to_string()).into_response(),
         }
     }
-    Ok(answered)
 }
