@@ -232,6 +232,48 @@ pub const EXTENSIONS_HEADER: &str = "X-A2A-Extensions";
 /// too; the answer echoes the spelling the request used).
 pub const V1_EXTENSIONS_HEADER: &str = "A2A-Extensions";
 
+/// The request headers every call reads, as header names made once: a lookup by
+/// `&str` parses and lowers the name on every call (~300 instructions each, nine
+/// lookups a request), a lookup by [`HeaderName`] only hashes it.
+pub(crate) mod names {
+    use axum::http::HeaderName;
+
+    /// [`super::EXTENSIONS_HEADER`].
+    pub(crate) const EXTENSIONS: HeaderName = HeaderName::from_static("x-a2a-extensions");
+    /// [`super::V1_EXTENSIONS_HEADER`].
+    pub(crate) const V1_EXTENSIONS: HeaderName = HeaderName::from_static("a2a-extensions");
+    /// [`crate::a2a::v1::VERSION_HEADER`].
+    pub(crate) const VERSION: HeaderName = HeaderName::from_static("a2a-version");
+    /// [`crate::trace::TRACEPARENT`].
+    pub(crate) const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
+    /// `Idempotency-Key`.
+    pub(crate) const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+    /// `Last-Event-ID`.
+    pub(crate) const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+
+    #[cfg(test)]
+    mod tests {
+        use axum::http::HeaderName;
+
+        /// Each name is the public spelling's, so a lookup by either finds the same
+        /// header.
+        #[test]
+        fn names_are_the_public_spellings() {
+            let pairs = [
+                (super::EXTENSIONS, super::super::EXTENSIONS_HEADER),
+                (super::V1_EXTENSIONS, super::super::V1_EXTENSIONS_HEADER),
+                (super::VERSION, crate::a2a::v1::VERSION_HEADER),
+                (super::TRACEPARENT, crate::trace::TRACEPARENT),
+                (super::IDEMPOTENCY_KEY, "Idempotency-Key"),
+                (super::LAST_EVENT_ID, "Last-Event-ID"),
+            ];
+            for (name, spelling) in pairs {
+                assert_eq!(name, HeaderName::try_from(spelling).unwrap(), "{spelling}");
+            }
+        }
+    }
+}
+
 /// What every handler holds: the service and the config, behind one `Arc`.
 ///
 /// axum clones the state for every extractor and layer that names it, several times

@@ -888,15 +888,22 @@ fn log_refused(agent: &Exposed, context: &CallContext, method: &str, error: &Jso
 /// Parameters (`; charset=utf-8`) and case are ignored.
 pub(crate) fn media_matches(range: &str, media: &str) -> bool {
     // Compared in place, ignoring ASCII case: every part of every send is checked
-    // against the agent's modes.
+    // against the agent's modes. Split by a byte loop, not `str::split`: these are a
+    // dozen bytes, and the char searcher's set-up costs more than the scan.
+    fn at(m: &str, byte: u8) -> Option<usize> {
+        m.bytes().position(|b| b == byte)
+    }
     fn essence(m: &str) -> &str {
-        m.split(';').next().unwrap_or("").trim()
+        at(m, b';').map_or(m, |end| &m[..end]).trim()
+    }
+    fn halves(m: &str) -> Option<(&str, &str)> {
+        at(m, b'/').map(|slash| (&m[..slash], &m[slash + 1..]))
     }
     let (range, media) = (essence(range), essence(media));
     if range == "*/*" || range == "*" || media == "*/*" {
         return true;
     }
-    match (range.split_once('/'), media.split_once('/')) {
+    match (halves(range), halves(media)) {
         (Some((rt, rs)), Some((mt, ms))) => {
             rt.eq_ignore_ascii_case(mt) && (rs == "*" || ms == "*" || rs.eq_ignore_ascii_case(ms))
         }

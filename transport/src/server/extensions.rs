@@ -2,13 +2,14 @@
 //! or `A2A-Extensions`) the agent activates, and which required ones it did not ask for.
 
 use axum::http::HeaderMap;
+use axum::http::header::AsHeaderName;
 
 use crate::a2a::AgentCard;
 
 /// The extension URIs a request asks for, in order, from every line of the headers
 /// `names` (in that order): comma-separated, surrounding whitespace ignored, empty
 /// items and values that are not visible ASCII skipped, duplicates dropped.
-pub(crate) fn requested(headers: &HeaderMap, names: &[&str]) -> Vec<String> {
+pub(crate) fn requested<K: AsHeaderName + Copy>(headers: &HeaderMap, names: &[K]) -> Vec<String> {
     let mut uris: Vec<String> = Vec::new();
     let values = names
         .iter()

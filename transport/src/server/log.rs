@@ -85,7 +85,7 @@ where
         let started = Instant::now();
         let traceparent = request
             .headers()
-            .get(trace::TRACEPARENT)
+            .get(&super::names::TRACEPARENT)
             .and_then(|value| value.to_str().ok());
         // Decided before the span is made: a trace not recorded makes no span.
         let sampled = trace::head_decision(traceparent);
