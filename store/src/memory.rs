@@ -179,7 +179,14 @@ impl InMemoryTaskStore {
                     change: self.next_change(),
                     joined,
                     owner,
-                    events: Vec::new(),
+                    // A task that runs logs two events at least (`working`, then
+                    // how it ended): room for them at once, rather than grown on the
+                    // first into room for four, which a retained task then keeps.
+                    events: if ended {
+                        Vec::new()
+                    } else {
+                        Vec::with_capacity(2)
+                    },
                     push_configs: Vec::new(),
                 });
             }

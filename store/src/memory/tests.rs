@@ -541,3 +541,37 @@ async fn the_calls_done_at_once_are_the_store_calls_reached_through_dyn() {
         Some(Vec::new())
     );
 }
+
+#[test]
+fn a_task_that_ran_keeps_its_two_events_without_spare_room() {
+    // Ten thousand ended tasks are kept by default: room for four events each,
+    // where a turn logs two, was ~350 bytes apiece held for nothing.
+    let store = InMemoryTaskStore::new();
+    store
+        .insert_owned_now(task("t1", "c1"), TaskOwner::new("echo", None))
+        .expect("inserted");
+    for (state, last) in [(TaskState::Working, false), (TaskState::Completed, true)] {
+        let update = TaskStatusUpdateEvent::new(
+            TaskId::new("t1"),
+            ContextId::new("c1"),
+            TaskStatus::new(state),
+            last,
+        );
+        store
+            .set_status_logged_now(&TaskId::new("t1"), update)
+            .expect("set");
+    }
+    let entry = store.tasks.get(&TaskId::new("t1")).expect("kept");
+    assert_eq!(entry.events.len(), 2);
+    assert_eq!(entry.events.capacity(), 2);
+    drop(entry);
+
+    // A task stored already ended logs nothing, and gets no room for it.
+    let mut ended = task("t2", "c1");
+    ended.status = TaskStatus::new(TaskState::Completed);
+    store
+        .insert_owned_now(ended, TaskOwner::new("echo", None))
+        .expect("inserted");
+    let entry = store.tasks.get(&TaskId::new("t2")).expect("kept");
+    assert_eq!(entry.events.capacity(), 0);
+}
