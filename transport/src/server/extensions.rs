@@ -1,8 +1,8 @@
 //! Extension negotiation: which of the URIs a client asks for (`X-A2A-Extensions`
 //! or `A2A-Extensions`) the agent activates, and which required ones it did not ask for.
 
-use axum::http::HeaderMap;
 use axum::http::header::AsHeaderName;
+use axum::http::{HeaderMap, HeaderValue};
 
 use crate::a2a::AgentCard;
 
@@ -10,11 +10,13 @@ use crate::a2a::AgentCard;
 /// `names` (in that order): comma-separated, surrounding whitespace ignored, empty
 /// items and values that are not visible ASCII skipped, duplicates dropped.
 pub(crate) fn requested<K: AsHeaderName + Copy>(headers: &HeaderMap, names: &[K]) -> Vec<String> {
+    requested_in(names.iter().flat_map(|name| headers.get_all(*name).iter()))
+}
+
+/// [`requested`] of header lines already looked up, in order.
+pub(crate) fn requested_in<'a>(lines: impl Iterator<Item = &'a HeaderValue>) -> Vec<String> {
     let mut uris: Vec<String> = Vec::new();
-    let values = names
-        .iter()
-        .flat_map(|name| headers.get_all(*name).iter())
-        .filter_map(|value| value.to_str().ok());
+    let values = lines.filter_map(|value| value.to_str().ok());
     for uri in values.flat_map(|value| value.split(',')).map(str::trim) {
         if !uri.is_empty() && !uris.iter().any(|known| known == uri) {
             uris.push(uri.to_owned());

@@ -69,19 +69,19 @@ impl Resolved {
         span: Span,
     ) -> Self {
         // 0.3 requests may name extensions under either spelling (what the Python
-        // SDK's compat layer accepts); 1.0 requests under `A2A-Extensions` only.
-        let legacy_names = [&names::EXTENSIONS, &names::V1_EXTENSIONS];
+        // SDK's compat layer accepts); 1.0 requests under `A2A-Extensions` only. Each
+        // header is looked up once: every call comes through here.
+        let legacy = headers.get_all(&names::EXTENSIONS);
+        let v1 = headers.get_all(&names::V1_EXTENSIONS);
         let activated = Activated {
-            v0_3: extensions::activate(&card, extensions::requested(headers, &legacy_names)),
-            v1_0: extensions::activate(
+            v0_3: extensions::activate(
                 &card,
-                extensions::requested(headers, &[&names::V1_EXTENSIONS]),
+                extensions::requested_in(legacy.iter().chain(v1.iter())),
             ),
+            v1_0: extensions::activate(&card, extensions::requested_in(v1.iter())),
             // The 0.3 echo uses the spelling the request used: `A2A-Extensions` only
             // when it sent that one alone.
-            v0_3_echo: if headers.contains_key(&names::V1_EXTENSIONS)
-                && !headers.contains_key(&names::EXTENSIONS)
-            {
+            v0_3_echo: if v1.iter().next().is_some() && legacy.iter().next().is_none() {
                 V1_EXTENSIONS_HEADER
             } else {
                 EXTENSIONS_HEADER
