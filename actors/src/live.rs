@@ -32,7 +32,8 @@ struct LiveTask {
     /// for space) while the task has not ended.
     pin: TaskPin,
     /// When the task was created (made live again, for a task adopted after a
-    /// restart), for `agentyard_task_duration_seconds`.
+    /// restart), for `agentyard_task_duration_seconds`: the acceptance of the send
+    /// that made it, microseconds earlier, rather than a clock read of its own.
     created: std::time::Instant,
 }
 
@@ -68,6 +69,7 @@ impl LiveTasks {
         cancel: Cancel,
         session: &Arc<SessionShared>,
     ) {
+        let created = events.envelope.accepted;
         self.tasks.insert(
             events.task_id.clone(),
             LiveTask {
@@ -75,7 +77,7 @@ impl LiveTasks {
                 cancel,
                 events,
                 pin: TaskPin::new(session),
-                created: std::time::Instant::now(),
+                created,
             },
         );
     }

@@ -301,7 +301,7 @@ impl Op {
     fn apply(self, tables: &InMemoryTaskStore) -> Result<Done, StoreError> {
         match self {
             Self::Insert { task, owner, at } => tables
-                .insert_at(task, owner.map(Into::into), at)
+                .insert_at(task, owner.map(Into::into), || at)
                 .map(|()| Done::Nothing),
             Self::Status { id, status, at } => tables
                 .change_status(&id, status, None, || at)

@@ -157,14 +157,14 @@ impl InMemoryTaskStore {
     }
 
     /// Stores a new task, with its owner when it has one, as of `at` (when it ended,
-    /// if it is stored ended). The owner is in place before the task joins its
-    /// conversation, so a send naming the conversation never finds the task without
-    /// the principal it belongs to.
+    /// if it is stored ended: asked only then, as [`Self::change_status`] asks). The
+    /// owner is in place before the task joins its conversation, so a send naming the
+    /// conversation never finds the task without the principal it belongs to.
     pub(crate) fn insert_at(
         &self,
         task: Task,
         owner: Option<TaskOwner>,
-        at: SystemTime,
+        at: impl FnOnce() -> SystemTime,
     ) -> Result<(), StoreError> {
         let context_id = task.context_id.clone();
         let task_id = task.id.clone();
@@ -200,7 +200,7 @@ impl InMemoryTaskStore {
             self.context_task_limit,
         );
         if ended {
-            self.retire(&task_id, at);
+            self.retire(&task_id, at());
         }
         Ok(())
     }
@@ -621,7 +621,7 @@ impl InMemoryTaskStore {
     /// # Errors
     /// As [`TaskStore::insert_owned`].
     pub fn insert_owned_now(&self, task: Task, owner: TaskOwner) -> Result<(), StoreError> {
-        self.insert_at(task, Some(owner), SystemTime::now())
+        self.insert_at(task, Some(owner), SystemTime::now)
     }
 
     /// [`TaskStore::context_principal`], done at once.
@@ -705,7 +705,7 @@ fn trim_history(task: &mut Task, n: usize) {
 #[async_trait]
 impl TaskStore for InMemoryTaskStore {
     async fn insert(&self, task: Task) -> Result<(), StoreError> {
-        self.insert_at(task, None, SystemTime::now())
+        self.insert_at(task, None, SystemTime::now)
     }
 
     async fn insert_owned(&self, task: Task, owner: TaskOwner) -> Result<(), StoreError> {

@@ -61,8 +61,22 @@ macro_rules! string_id {
             /// millisecond: `Uuid::now_v7`'s takes a global lock per id.)
             #[must_use]
             pub fn mint() -> Self {
+                Self::mint_at(std::time::SystemTime::now())
+            }
+
+            /// Mints an id as [`Self::mint`] does, with `at` for its time: for a
+            /// caller that stamps something else with the same read of the clock.
+            #[must_use]
+            pub fn mint_at(at: std::time::SystemTime) -> Self {
+                // A time before 1970 is no time this runtime mints at; it sorts first.
+                let since = at.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+                let time = uuid::Timestamp::from_unix(
+                    uuid::NoContext,
+                    since.as_secs(),
+                    since.subsec_nanos(),
+                );
                 let mut text = uuid::Uuid::encode_buffer();
-                let id = uuid::Uuid::new_v7(uuid::Timestamp::now(uuid::NoContext));
+                let id = uuid::Uuid::new_v7(time);
                 Self(Arc::from(&*id.hyphenated().encode_lower(&mut text)))
             }
 
@@ -169,6 +183,20 @@ mod tests {
         let b = TaskId::mint();
         assert_ne!(a, b);
         assert!(uuid::Uuid::parse_str(a.as_str()).is_ok());
+    }
+
+    #[test]
+    fn an_id_minted_at_a_time_carries_that_millisecond() {
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_790_000_000_123);
+        let id = uuid::Uuid::parse_str(TaskId::mint_at(at).as_str()).expect("a uuid");
+        assert_eq!(id.get_version_num(), 7);
+        let time = id.get_timestamp().expect("v7 has a time").to_unix();
+        assert_eq!(time, (1_790_000_000, 123_000_000));
+        assert_ne!(
+            TaskId::mint_at(at),
+            TaskId::mint_at(at),
+            "random past the time"
+        );
     }
 
     #[test]

@@ -659,12 +659,15 @@ impl Supervisor {
             };
             return Ok((task, events, cancel, message));
         }
-        let task_id = TaskId::mint();
+        // One read of the clock for the id (a uuid v7 carries its time) and the
+        // first status: they are made together.
+        let created = std::time::SystemTime::now();
+        let task_id = TaskId::mint_at(created);
         request.message.task_id = Some(task_id.clone());
         let mut task = Task::new(
             task_id.clone(),
             context_id.clone(),
-            TaskStatus::new(TaskState::Submitted),
+            TaskStatus::at(TaskState::Submitted, created),
         );
         let message = shared_message(request);
         // Room for the agent's reply too: most turns add one, and growing the vector

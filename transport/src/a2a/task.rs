@@ -134,10 +134,17 @@ impl TaskStatus {
     /// A status in `state`, stamped with the current UTC time (RFC 3339).
     #[must_use]
     pub fn new(state: TaskState) -> Self {
+        Self::at(state, std::time::SystemTime::now())
+    }
+
+    /// A status without a message, stamped with `at` (a time the caller read for
+    /// something else too, as a new task's id and its first status share one).
+    #[must_use]
+    pub fn at(state: TaskState, at: std::time::SystemTime) -> Self {
         Self {
             state,
             message: None,
-            timestamp: Some(Timestamp::now()),
+            timestamp: Some(Timestamp::at(at)),
         }
     }
 

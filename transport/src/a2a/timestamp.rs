@@ -47,12 +47,14 @@ impl Timestamp {
     }
 
     /// `at` in RFC 3339, UTC, as [`time`] writes it (`2026-11-28T13:10:00.5Z`: the
-    /// fraction without trailing zeros, none for a whole second).
+    /// fraction without trailing zeros, none for a whole second), for a caller that
+    /// has read the clock already (a clock read costs as much as this).
     ///
     /// Three statuses a send, each formatted whole by [`time`], were about 5% of
     /// a send's instructions; the date and time of day change once a second, so each
     /// thread keeps the last second's text and writes only the fraction.
-    fn at(at: SystemTime) -> Self {
+    #[must_use]
+    pub fn at(at: SystemTime) -> Self {
         let Ok(since_epoch) = at.duration_since(UNIX_EPOCH) else {
             return Self::formatted(at);
         };
