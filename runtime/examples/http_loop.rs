@@ -97,17 +97,20 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         None
     };
     // The client blocks: on a thread of its own, so the server's runtime runs on.
-    let answered = tokio::task::spawn_blocking(move || call(address, calls))
+    let answered = tokio::task::spawn_blocking(move || call(address, agent, calls))
         .await?
         .map_err(|error| error.to_string())?;
     println!("{answered} calls answered");
     Ok(())
 }
 
-/// Makes `calls` blocking sends on one connection; the number answered with a
-/// result.
-fn call(address: SocketAddr, calls: u64) -> Result<u64, Box<dyn std::error::Error + Send + Sync>> {
-    let agent = std::env::var("HTTP_LOOP_AGENT").unwrap_or_else(|_| String::from("echo"));
+/// Makes `calls` blocking sends to `agent` on one connection; the number answered
+/// with a result.
+fn call(
+    address: SocketAddr,
+    agent: String,
+    calls: u64,
+) -> Result<u64, Box<dyn std::error::Error + Send + Sync>> {
     let mut client = Client::connect(address, agent)?;
     let mut answered = 0;
     for n in 0..calls {

@@ -1366,8 +1366,7 @@ fn media_type(headers: &HeaderMap) -> String {
     headers
         .get(CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.split(';').next())
-        .map(|essence| essence.trim().to_ascii_lowercase())
+        .map(|value| crate::a2a::media_essence(value).to_ascii_lowercase())
         .unwrap_or_default()
 }
 

@@ -563,7 +563,11 @@ fn a_task_that_ran_keeps_its_two_events_without_spare_room() {
     }
     let entry = store.tasks.get(&TaskId::new("t1")).expect("kept");
     assert_eq!(entry.events.len(), 2);
-    assert_eq!(entry.events.capacity(), 2);
+    assert!(
+        entry.events.capacity() < 4,
+        "grown to room for {}",
+        entry.events.capacity()
+    );
     drop(entry);
 
     // A task stored already ended logs nothing, and gets no room for it.

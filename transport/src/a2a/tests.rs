@@ -198,3 +198,12 @@ fn a_role_is_read_by_its_name_and_a_wrong_one_is_named() {
     }));
     assert!(text.contains("expected a string"), "{text}");
 }
+
+#[test]
+fn a_media_type_s_essence_drops_its_parameters_and_space() {
+    assert_eq!(media_essence("text/plain; charset=utf-8"), "text/plain");
+    assert_eq!(media_essence("  Application/JSON  "), "Application/JSON");
+    assert_eq!(media_essence("text/*;q=0.5;x=y"), "text/*");
+    assert_eq!(media_essence(";charset=utf-8"), "");
+    assert_eq!(media_essence(""), "");
+}

@@ -1226,15 +1226,7 @@ fn check_content_type(headers: &HeaderMap, binding: Binding) -> Result<(), Strin
         return Err(format!("the request has no Content-Type; {expected}"));
     };
     // Compared without case and without a lowered copy: every call has one.
-    // Cut at the `;` by a byte loop: the char searcher's set-up costs more than the
-    // scan of a header this short.
-    let essence = value.to_str().map_or("", |value| {
-        value
-            .bytes()
-            .position(|b| b == b';')
-            .map_or(value, |end| &value[..end])
-            .trim()
-    });
+    let essence = value.to_str().map_or("", crate::a2a::media_essence);
     let starts = |prefix: &str| {
         essence
             .get(..prefix.len())
