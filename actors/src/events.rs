@@ -355,8 +355,12 @@ pub(crate) type WantsStatus = Arc<dyn Fn(&TaskId) -> bool + Send + Sync>;
 /// rare task that has a webhook; ~9% of an HTTP send's instructions.
 #[derive(Default)]
 struct StatusWatchers {
-    /// How many filters there are, read without the lock on every status change.
-    count: AtomicUsize,
+    /// How many tasks the status subscriptions want at the moment, summed over their
+    /// [`StatusInterest`]s. Read on every status change of every task: while it is
+    /// zero (no task has a webhook, the usual case) the filters are not asked, and
+    /// their lock, whose count every core would otherwise write a few times a send,
+    /// is not taken.
+    interest: AtomicUsize,
     filters: std::sync::RwLock<Vec<(u64, WantsStatus)>>,
     next_id: std::sync::atomic::AtomicU64,
 }
@@ -364,14 +368,14 @@ struct StatusWatchers {
 impl std::fmt::Debug for StatusWatchers {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StatusWatchers")
-            .field("count", &self.count.load(Ordering::Relaxed))
+            .field("interest", &self.interest.load(Ordering::Relaxed))
             .finish_non_exhaustive()
     }
 }
 
 impl StatusWatchers {
     fn wants(&self, task_id: &TaskId) -> bool {
-        if self.count.load(Ordering::Acquire) == 0 {
+        if self.interest.load(Ordering::Acquire) == 0 {
             return false;
         }
         self.filters
@@ -379,6 +383,52 @@ impl StatusWatchers {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .iter()
             .any(|(_, wants)| wants(task_id))
+    }
+}
+
+/// A status subscriber's count of the tasks it wants, added to the bus's sum
+/// ([`StatusWatchers::interest`]): a filter only ever says yes for a task counted
+/// here, since the bus does not ask the filters while the sum is zero. Taken from
+/// the bus before the filter is subscribed, so that the state the filter reads can
+/// count into it; gives its count back when dropped.
+#[derive(Debug)]
+pub(crate) struct StatusInterest {
+    statuses: Arc<StatusWatchers>,
+    mine: AtomicUsize,
+}
+
+impl StatusInterest {
+    /// One more task wanted: counted before a filter may say so.
+    pub(crate) fn add(&self) {
+        self.mine.fetch_add(1, Ordering::AcqRel);
+        self.statuses.interest.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// How many tasks this subscriber counts now.
+    #[cfg(test)]
+    pub(crate) fn count(&self) -> usize {
+        self.mine.load(Ordering::Acquire)
+    }
+
+    /// One task fewer wanted.
+    pub(crate) fn remove(&self) {
+        // Never below this subscriber's own count: a stray `remove` must not take
+        // another subscriber's interest away.
+        if self
+            .mine
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+            .is_ok()
+        {
+            self.statuses.interest.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+impl Drop for StatusInterest {
+    fn drop(&mut self) {
+        self.statuses
+            .interest
+            .fetch_sub(*self.mine.get_mut(), Ordering::AcqRel);
     }
 }
 
@@ -439,18 +489,29 @@ impl EventBus {
         }
     }
 
+    /// A count of wanted tasks for a status subscriber to keep (see
+    /// [`StatusInterest`]), starting at none.
+    pub(crate) fn status_interest(&self) -> StatusInterest {
+        StatusInterest {
+            statuses: Arc::clone(&self.statuses),
+            mine: AtomicUsize::new(0),
+        }
+    }
+
     /// A subscription that has the bus build the status changes of the tasks `wants`
     /// names (and no other event) for it. It receives whatever the bus sends, which
     /// is every event while anyone subscribes to them all: its reader filters too.
+    /// `wants` is asked only while some [`StatusInterest`] counts a task (see
+    /// [`status_interest`](Self::status_interest)): a filter that wants a task has
+    /// counted it there first.
     pub(crate) fn subscribe_statuses(&self, wants: WantsStatus) -> Subscription {
         let id = self.statuses.next_id.fetch_add(1, Ordering::Relaxed);
+        // As in `subscribe`: in place before the receiver exists.
         self.statuses
             .filters
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .push((id, wants));
-        // As in `subscribe`: in place before the receiver exists.
-        self.statuses.count.fetch_add(1, Ordering::AcqRel);
         Subscription {
             rx: self.tx.subscribe(),
             _watching: Watching::Statuses(Arc::clone(&self.statuses), id),
@@ -469,7 +530,6 @@ enum Watching {
 impl Drop for Watching {
     fn drop(&mut self) {
         if let Self::Statuses(statuses, id) = self {
-            statuses.count.fetch_sub(1, Ordering::AcqRel);
             statuses
                 .filters
                 .write()
@@ -582,6 +642,8 @@ mod tests {
     fn a_status_subscription_has_only_the_statuses_it_wants_built() {
         let bus = EventBus::new(8);
         let wanted = TaskId::new("wanted");
+        let interest = bus.status_interest();
+        interest.add();
         let mut statuses = bus.subscribe_statuses(Arc::new(move |task: &TaskId| *task == wanted));
         assert!(!bus.is_watched(), "it is no subscriber to every event");
         let built = AtomicUsize::new(0);
@@ -622,6 +684,52 @@ mod tests {
             status_of("wanted")
         });
         assert_eq!(built.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn a_filter_is_asked_only_while_some_task_is_counted_as_wanted() {
+        let bus = EventBus::new(8);
+        let asked = Arc::new(AtomicUsize::new(0));
+        let _statuses = bus.subscribe_statuses(Arc::new({
+            let asked = Arc::clone(&asked);
+            move |_: &TaskId| {
+                asked.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+        }));
+        let emit = || bus.emit_status(&TaskId::new("any"), || status_of("any"));
+        emit();
+        assert_eq!(
+            asked.load(Ordering::Relaxed),
+            0,
+            "nothing counted, not asked"
+        );
+
+        let first = bus.status_interest();
+        let second = bus.status_interest();
+        first.add();
+        second.add();
+        emit();
+        assert_eq!(asked.load(Ordering::Relaxed), 1);
+
+        // One subscriber's stray removals never take the other's count away.
+        first.remove();
+        first.remove();
+        emit();
+        assert_eq!(
+            asked.load(Ordering::Relaxed),
+            2,
+            "the second still counts one"
+        );
+
+        // Dropped, an interest gives back whatever it still counted.
+        second.add();
+        drop(second);
+        emit();
+        assert_eq!(asked.load(Ordering::Relaxed), 2);
+        first.add();
+        emit();
+        assert_eq!(asked.load(Ordering::Relaxed), 3);
     }
 
     #[test]

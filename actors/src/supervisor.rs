@@ -281,6 +281,12 @@ impl Supervisor {
         self.core.events.subscribe_statuses(wants)
     }
 
+    /// A count of the tasks a status subscriber wants, which the bus reads before it
+    /// asks any filter (see `EventBus::status_interest`).
+    pub(crate) fn status_interest(&self) -> crate::events::StatusInterest {
+        self.core.events.status_interest()
+    }
+
     /// Publishes an event built outside the send path (a workflow runner's node
     /// events) on the runtime's bus; `make` runs only if anyone is subscribed.
     pub fn publish(&self, make: impl FnOnce() -> crate::events::Event) {

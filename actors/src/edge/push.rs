@@ -83,7 +83,7 @@ use tracing::Instrument as _;
 
 use self::ssrf::{GuardedResolver, Refused, WebhookGuard};
 use super::{EdgeError, PushConfig};
-use crate::events::{Event, EventDetail, EventKind, Received};
+use crate::events::{Event, EventDetail, EventKind, Received, StatusInterest};
 use crate::supervisor::Supervisor;
 
 /// The header a webhook finds the config's token in.
@@ -188,9 +188,8 @@ struct Inner {
     guard: Arc<WebhookGuard>,
     client: reqwest::Client,
     /// Shared with the event bus, which asks it whether a task's status changes are
-    /// wanted before it builds their events: a lookup on every status change of every
-    /// task, so one of the runtime's maps rather than a SipHash one.
-    webhooks: Arc<crate::Map<TaskId, TaskWebhooks>>,
+    /// wanted before it builds their events.
+    webhooks: Arc<Webhooks>,
     /// The deliveries waiting behind the one being sent, of every lane that has a
     /// running sender (a lane is here exactly while its sender runs).
     lanes: crate::Map<LaneKey, VecDeque<Delivery>>,
@@ -201,6 +200,68 @@ struct Inner {
     counters: Counters,
     cancel: CancellationToken,
     tracker: TaskTracker,
+}
+
+/// Every task's webhooks, and the bus's count of the tasks that have any: the bus
+/// asks on every status change of every task whether it is wanted, and while no task
+/// has a webhook (the usual case) that count answers for the map, with no hashing and
+/// no shard lock. Tasks come in and go out only through `entry` and the removals
+/// below, which keep the count.
+#[derive(Debug)]
+struct Webhooks {
+    tasks: crate::Map<TaskId, TaskWebhooks>,
+    counted: StatusInterest,
+}
+
+impl Webhooks {
+    /// Whether the task has webhooks: the status filter.
+    fn wants(&self, task_id: &TaskId) -> bool {
+        self.tasks.contains_key(task_id)
+    }
+
+    /// The task's webhooks, made empty (and counted) if it had none.
+    fn entry(&self, task_id: TaskId) -> dashmap::mapref::one::RefMut<'_, TaskId, TaskWebhooks> {
+        match self.tasks.entry(task_id) {
+            Entry::Occupied(found) => found.into_ref(),
+            Entry::Vacant(place) => {
+                // Counted before the filter can find the task: the shard's lock is
+                // held until the entry is in place.
+                self.counted.add();
+                place.insert(TaskWebhooks::default())
+            }
+        }
+    }
+
+    /// Forgets the task's webhooks if it has none left.
+    fn remove_if_empty(&self, task_id: &TaskId) {
+        if self
+            .tasks
+            .remove_if(task_id, |_, entry| entry.configs.is_empty())
+            .is_some()
+        {
+            self.counted.remove();
+        }
+    }
+
+    /// Keeps only the tasks whose webhooks `keep` says yes to.
+    fn retain(&self, mut keep: impl FnMut(&TaskWebhooks) -> bool) {
+        self.tasks.retain(|_, entry| {
+            let kept = keep(entry);
+            if !kept {
+                self.counted.remove();
+            }
+            kept
+        });
+    }
+}
+
+impl std::ops::Deref for Webhooks {
+    type Target = crate::Map<TaskId, TaskWebhooks>;
+
+    /// The map, for reads and changes in place.
+    fn deref(&self) -> &Self::Target {
+        &self.tasks
+    }
 }
 
 /// The push notification sender and the store of every task's webhooks.
@@ -238,12 +299,16 @@ impl PushNotifier {
             .build()
             .map_err(EdgeError::PushClient)?;
         let calls = Semaphore::new(config.workers.max(1));
+        let webhooks = Arc::new(Webhooks {
+            tasks: crate::Map::default(),
+            counted: supervisor.status_interest(),
+        });
         let inner = Arc::new(Inner {
             supervisor,
             config,
             guard,
             client,
-            webhooks: Arc::default(),
+            webhooks,
             lanes: crate::Map::default(),
             held: Arc::new(AtomicUsize::new(0)),
             calls,
@@ -255,12 +320,9 @@ impl PushNotifier {
         // to the status changes of the tasks that have webhooks, the only events the
         // notifier reads (every event was built and sent for it on every send).
         let webhooks = Arc::clone(&inner.webhooks);
-        let subscription =
-            inner
-                .supervisor
-                .subscribe_statuses(Arc::new(move |task_id: &TaskId| {
-                    webhooks.contains_key(task_id)
-                }));
+        let subscription = inner
+            .supervisor
+            .subscribe_statuses(Arc::new(move |task_id: &TaskId| webhooks.wants(task_id)));
         inner
             .tracker
             .spawn(listen(Arc::clone(&inner), subscription));
@@ -390,11 +452,7 @@ impl PushNotifier {
         // the store write after it.
         let was_v1 = {
             let webhook = &config.push_notification_config;
-            let mut entry = self
-                .inner
-                .webhooks
-                .entry(config.task_id.clone())
-                .or_default();
+            let mut entry = self.inner.webhooks.entry(config.task_id.clone());
             if task_ended && entry.ended_at.is_none() {
                 entry.ended_at = Some(Instant::now());
             }
@@ -525,9 +583,7 @@ impl PushNotifier {
         let empty = entry.configs.is_empty();
         drop(entry);
         if empty {
-            self.inner
-                .webhooks
-                .remove_if(task_id, |_, entry| entry.configs.is_empty());
+            self.inner.webhooks.remove_if_empty(task_id);
         }
         removed
     }
@@ -643,7 +699,7 @@ impl Inner {
     /// Forgets the webhooks of tasks that ended more than `retention` ago.
     fn sweep(&self) {
         let retention = self.config.retention;
-        self.webhooks.retain(|_, entry| {
+        self.webhooks.retain(|entry| {
             entry
                 .ended_at
                 .is_none_or(|ended| ended.elapsed() < retention)
@@ -1003,7 +1059,7 @@ async fn restore(inner: Arc<Inner>) {
             continue;
         };
         {
-            let mut entry = inner.webhooks.entry(task_id.clone()).or_default();
+            let mut entry = inner.webhooks.entry(task_id.clone());
             for config in configs {
                 let webhook = config.push_notification_config;
                 if let Some(id) = &webhook.id

@@ -196,6 +196,11 @@ async fn a_task_keeps_several_webhooks_with_minted_or_given_ids() {
         .map(|c| c.push_notification_config.url)
         .collect();
     assert_eq!(listed, ["http://127.0.0.1:1/a", "http://127.0.0.1:1/b2"]);
+    assert_eq!(
+        push.inner.webhooks.counted.count(),
+        1,
+        "one task has webhooks"
+    );
     let first = push.get(&task, None).expect("first");
     assert_eq!(
         first.push_notification_config.id.as_deref(),
@@ -216,6 +221,11 @@ async fn a_task_keeps_several_webhooks_with_minted_or_given_ids() {
     assert!(!push.delete(&task, "b"));
     assert!(push.delete(&task, &minted_id));
     assert!(push.list(&task).is_empty());
+    assert_eq!(
+        push.inner.webhooks.counted.count(),
+        0,
+        "none has: the bus asks no filter"
+    );
     push.shutdown().await;
 }
 
@@ -266,6 +276,7 @@ async fn webhooks_of_ended_tasks_are_forgotten_after_the_retention() {
     push.inner.sweep();
     assert!(push.list(&TaskId::new("ended")).is_empty());
     assert_eq!(push.list(&TaskId::new("live")).len(), 1);
+    assert_eq!(push.inner.webhooks.counted.count(), 1);
     push.shutdown().await;
 }
 
