@@ -56,7 +56,7 @@ impl Supervisor {
                     },
                 )
             })
-            .collect::<std::collections::HashMap<_, _>>();
+            .collect::<std::collections::HashMap<_, _, foldhash::quality::RandomState>>();
         let metrics = config
             .metrics
             .then(|| Arc::new(Metrics::new(agents.keys())));
