@@ -10,8 +10,17 @@ pub use agentyard_store::{
 /// The runtime's most frequent store calls, each made on the in-memory store at once
 /// ([`TaskStore::in_memory`]) and on any other store through its async call. A call
 /// through a `dyn TaskStore` boxes its future; a send makes six or more of these.
+///
+/// The calls that take a task or a status are not `async fn`s: such a future holds
+/// its arguments until first polled, and every send future that awaits one would
+/// carry those bytes in each of its moves; these hand them to the store, or to its
+/// boxed call, when called. The reads stay `async fn`s, whose futures hold only
+/// references where a ready answer would hold the task.
 pub(crate) mod at_once {
+    use std::future::{Future, ready};
     use std::sync::Arc;
+
+    use futures::future::Either;
 
     use agentyard_transport::a2a::{
         Artifact, Message, StreamEvent, Task, TaskState, TaskStatus, TaskStatusUpdateEvent,
@@ -21,16 +30,16 @@ pub(crate) mod at_once {
     use super::{StoreError, TaskOwner, TaskStore};
 
     /// [`TaskStore::insert_owned`], or its `_unanswered` form when `answered` is not.
-    pub(crate) async fn insert_owned(
+    pub(crate) fn insert_owned(
         store: &dyn TaskStore,
         task: Task,
         owner: TaskOwner,
         answered: bool,
-    ) -> Result<(), StoreError> {
+    ) -> impl Future<Output = Result<(), StoreError>> + Send + '_ {
         match store.in_memory() {
-            Some(memory) => memory.insert_owned_now(task, owner),
-            None if answered => store.insert_owned(task, owner).await,
-            None => store.insert_owned_unanswered(task, owner).await,
+            Some(memory) => Either::Left(ready(memory.insert_owned_now(task, owner))),
+            None if answered => Either::Right(store.insert_owned(task, owner)),
+            None => Either::Right(store.insert_owned_unanswered(task, owner)),
         }
     }
 
@@ -45,7 +54,8 @@ pub(crate) mod at_once {
         }
     }
 
-    /// [`TaskStore::get`].
+    /// [`TaskStore::get`]. An `async fn`: its answer is a task, which a ready future
+    /// would hold.
     pub(crate) async fn get(
         store: &dyn TaskStore,
         id: &TaskId,
@@ -58,26 +68,26 @@ pub(crate) mod at_once {
     }
 
     /// [`TaskStore::set_status`].
-    pub(crate) async fn set_status(
-        store: &dyn TaskStore,
-        id: &TaskId,
+    pub(crate) fn set_status<'a>(
+        store: &'a dyn TaskStore,
+        id: &'a TaskId,
         status: TaskStatus,
-    ) -> Result<TaskState, StoreError> {
+    ) -> impl Future<Output = Result<TaskState, StoreError>> + Send + 'a {
         match store.in_memory() {
-            Some(memory) => memory.set_status_now(id, status),
-            None => store.set_status(id, status).await,
+            Some(memory) => Either::Left(ready(memory.set_status_now(id, status))),
+            None => Either::Right(store.set_status(id, status)),
         }
     }
 
     /// [`TaskStore::set_status_logged`].
-    pub(crate) async fn set_status_logged(
-        store: &dyn TaskStore,
-        id: &TaskId,
+    pub(crate) fn set_status_logged<'a>(
+        store: &'a dyn TaskStore,
+        id: &'a TaskId,
         update: TaskStatusUpdateEvent,
-    ) -> Result<(TaskState, Option<u64>), StoreError> {
+    ) -> impl Future<Output = Result<(TaskState, Option<u64>), StoreError>> + Send + 'a {
         match store.in_memory() {
-            Some(memory) => memory.set_status_logged_now(id, update),
-            None => store.set_status_logged(id, update).await,
+            Some(memory) => Either::Left(ready(memory.set_status_logged_now(id, update))),
+            None => Either::Right(store.set_status_logged(id, update)),
         }
     }
 

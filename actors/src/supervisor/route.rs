@@ -248,10 +248,13 @@ impl Supervisor {
         // as a map lookup, and the steps happen within microseconds of each other.
         let now = Instant::now();
         self.check_policy_of(request, &handoff, now)?;
-        let guard = match self
-            .claim_key(request, &agent, envelope, follow, now)
-            .await?
-        {
+        // Boxed, and only for a send with a key: the claim's future (a repeat reads
+        // its task) would otherwise sit in this one, which is moved whole.
+        let claim = match envelope.idempotency_key {
+            Some(_) => Box::pin(self.claim_key(request, &agent, envelope, follow, now)).await?,
+            None => KeyClaim::Claimed(None),
+        };
+        let guard = match claim {
             KeyClaim::Repeat(answer) => {
                 let (submitted, rx) = *answer;
                 return Ok((submitted, rx, None));
@@ -416,6 +419,7 @@ impl Supervisor {
         now: Instant,
     ) -> Result<KeyClaim<'_>> {
         let core = &self.core;
+        // `route` asks only for a send with a key.
         let Some(key) = &envelope.idempotency_key else {
             return Ok(KeyClaim::Claimed(None));
         };
@@ -473,9 +477,13 @@ impl Supervisor {
         request: &SendRequest,
         agent: &Arc<str>,
         envelope: &mut Envelope,
-    ) -> std::result::Result<(Option<Task>, SessionKey), Refusal> {
+    ) -> std::result::Result<(Option<Box<Task>>, SessionKey), Refusal> {
+        // Boxed, the read and the task read: a new task is the common send, and the
+        // route's future, which holds both until the task is opened, is moved whole.
         let continued = match &request.message.task_id {
-            Some(task_id) => Some(self.continuable(task_id, agent, request).await?),
+            Some(task_id) => Some(Box::new(
+                Box::pin(self.continuable(task_id, agent, request)).await?,
+            )),
             None => None,
         };
         let context_id = match (&continued, &request.message.context_id) {
@@ -596,69 +604,102 @@ impl Supervisor {
     async fn open_or_continue(
         &self,
         request: &mut SendRequest,
-        continued: Option<Task>,
+        continued: Option<Box<Task>>,
         key: &SessionKey,
         session: &Arc<SessionShared>,
         envelope: &mut Envelope,
         follow: Follow,
-    ) -> std::result::Result<(Task, TaskEvents, Cancel, Arc<Message>), Refusal> {
+    ) -> std::result::Result<Opened, Refusal> {
+        request.message.context_id = Some(key.context_id.clone());
+        match continued {
+            // Boxed: continuing is the rarer step and awaits more (the history, the
+            // status, a read of the task), and the route's future, which holds
+            // this one, is moved whole.
+            Some(task) => {
+                Box::pin(self.continue_task(request, task, key, session, envelope, follow)).await
+            }
+            None => {
+                self.open_task(request, key, session, envelope, follow)
+                    .await
+            }
+        }
+    }
+
+    /// [`open_or_continue`](Self::open_or_continue) for a continued task.
+    async fn continue_task(
+        &self,
+        request: &mut SendRequest,
+        task: Box<Task>,
+        key: &SessionKey,
+        session: &Arc<SessionShared>,
+        envelope: &mut Envelope,
+        follow: Follow,
+    ) -> std::result::Result<Opened, Refusal> {
+        let core = &self.core;
+        request.message.task_id = Some(task.id.clone());
+        let message = shared_message(request);
+        // Answered on only after the resubmission below, whose durable write
+        // commits it too.
+        core.store
+            .append_history_unanswered(&task.id, Arc::clone(&message))
+            .await
+            .map_err(|e| terminal_to_error(e, &task.id))?;
+        // The task now belongs to the session that handles it (its old one may
+        // have been passivated while it waited for input).
+        let (events, cancel, adopted) = match core.live.continue_with(&task.id, envelope, session) {
+            Some((events, cancel)) => (events, cancel, false),
+            // Waiting in the store but not live: a task from before a restart,
+            // taken on by this session.
+            None if task.status.state.is_interrupted() => {
+                let (events, cancel) = core.live.adopt(
+                    &task,
+                    &key.agent,
+                    envelope,
+                    session,
+                    core.config.stream_capacity,
+                );
+                (events, cancel, true)
+            }
+            None => {
+                return Err(Error::TaskTerminal {
+                    task_id: task.id.clone(),
+                    state: TaskState::Canceled,
+                }
+                .into());
+            }
+        };
+        // The task leaves input-required: it has a message to work on again.
+        let resumed = core
+            .store
+            .set_status(&task.id, TaskStatus::new(TaskState::Submitted))
+            .await;
+        if resumed.is_err() && adopted {
+            core.live.end(&task.id);
+        }
+        resumed.map_err(|e| terminal_to_error(e, &task.id))?;
+        events.channel.set_state(TaskState::Submitted);
+        let task = match follow {
+            Follow::State => Task::new(
+                task.id.clone(),
+                task.context_id.clone(),
+                TaskStatus::new(TaskState::Submitted),
+            ),
+            Follow::Nothing | Follow::Updates => self.get_task(&task.id, None).await?,
+        };
+        Ok((task, events, cancel, message))
+    }
+
+    /// [`open_or_continue`](Self::open_or_continue) for a new task.
+    async fn open_task(
+        &self,
+        request: &mut SendRequest,
+        key: &SessionKey,
+        session: &Arc<SessionShared>,
+        envelope: &mut Envelope,
+        follow: Follow,
+    ) -> std::result::Result<Opened, Refusal> {
         let core = &self.core;
         let context_id = &key.context_id;
-        request.message.context_id = Some(context_id.clone());
-        if let Some(task) = &continued {
-            request.message.task_id = Some(task.id.clone());
-            let message = shared_message(request);
-            // Answered on only after the resubmission below, whose durable write
-            // commits it too.
-            core.store
-                .append_history_unanswered(&task.id, Arc::clone(&message))
-                .await
-                .map_err(|e| terminal_to_error(e, &task.id))?;
-            // The task now belongs to the session that handles it (its old one may
-            // have been passivated while it waited for input).
-            let (events, cancel, adopted) =
-                match core.live.continue_with(&task.id, envelope, session) {
-                    Some((events, cancel)) => (events, cancel, false),
-                    // Waiting in the store but not live: a task from before a restart,
-                    // taken on by this session.
-                    None if task.status.state.is_interrupted() => {
-                        let (events, cancel) = core.live.adopt(
-                            task,
-                            &key.agent,
-                            envelope,
-                            session,
-                            core.config.stream_capacity,
-                        );
-                        (events, cancel, true)
-                    }
-                    None => {
-                        return Err(Error::TaskTerminal {
-                            task_id: task.id.clone(),
-                            state: TaskState::Canceled,
-                        }
-                        .into());
-                    }
-                };
-            // The task leaves input-required: it has a message to work on again.
-            let resumed = core
-                .store
-                .set_status(&task.id, TaskStatus::new(TaskState::Submitted))
-                .await;
-            if resumed.is_err() && adopted {
-                core.live.end(&task.id);
-            }
-            resumed.map_err(|e| terminal_to_error(e, &task.id))?;
-            events.channel.set_state(TaskState::Submitted);
-            let task = match follow {
-                Follow::State => Task::new(
-                    task.id.clone(),
-                    task.context_id.clone(),
-                    TaskStatus::new(TaskState::Submitted),
-                ),
-                Follow::Nothing | Follow::Updates => self.get_task(&task.id, None).await?,
-            };
-            return Ok((task, events, cancel, message));
-        }
         // One read of the clock for the id (a uuid v7 carries its time) and the
         // first status: they are made together.
         let created = std::time::SystemTime::now();
@@ -863,6 +904,10 @@ impl Drop for Settle<'_> {
 }
 
 /// What claiming a send's idempotency key came to.
+/// What opening or continuing a task gives the route: the task as the caller gets
+/// it back, its events and cancel handle, and the message it works on.
+type Opened = (Task, TaskEvents, Cancel, Arc<Message>);
+
 enum KeyClaim<'a> {
     /// The send goes ahead, holding its key if it has one.
     Claimed(Option<KeyGuard<'a>>),
