@@ -519,24 +519,32 @@ impl Supervisor {
     /// # Errors
     /// [`Error::TaskNotFound`] if the task did not settle in time and the store no
     /// longer has it; a store error reading it.
-    pub(crate) async fn wait_pending(&self, pending: Pending, wait: Duration) -> Result<Submitted> {
+    // Not an `async fn`: it would hold the whole `Pending` beside the parts its body
+    // takes apart, for as long as it runs.
+    pub(crate) fn wait_pending(
+        &self,
+        pending: Pending,
+        wait: Duration,
+    ) -> impl Future<Output = Result<Submitted>> + Send + '_ {
         let Pending {
             submitted,
             watcher,
             run,
         } = pending;
-        let settled = self.run_and_settle(&submitted, watcher, run);
-        let mut task = match tokio::time::timeout(wait, settled).await {
-            Ok(settled) => settled?,
-            Err(_) => self.get_task(&submitted.task.id, None).await?,
-        };
-        if submitted.deduplicated {
-            mark_deduplicated(&mut task);
+        async move {
+            let settled = self.run_and_settle(&submitted, watcher, run);
+            let mut task = match tokio::time::timeout(wait, settled).await {
+                Ok(settled) => settled?,
+                Err(_) => self.get_task(&submitted.task.id, None).await?,
+            };
+            if submitted.deduplicated {
+                mark_deduplicated(&mut task);
+            }
+            Ok(Submitted {
+                task,
+                deduplicated: submitted.deduplicated,
+            })
         }
-        Ok(Submitted {
-            task,
-            deduplicated: submitted.deduplicated,
-        })
     }
 
     /// Sends a message and streams its task: first the task as submitted, then every
