@@ -568,17 +568,18 @@ impl SupervisorService {
                 .with_data(json!({"reason": "delegation_cycle", "agent": agent.name})));
         }
         let hops = across.hops;
-        let mut request = SendRequest::new(agent.name.clone(), message)
-            .entry_point(EntryPoint::Http)
-            .metadata(across.into_metadata(metadata))
-            .extensions(context.extensions.clone());
+        // Set field by field, not through the builder: each builder call moves the
+        // request (over 500 bytes) in and out, and they are not all inlined.
+        let mut request = SendRequest::new(agent.name.clone(), message);
+        request.entry_point = EntryPoint::Http;
+        request.metadata = across.into_metadata(metadata);
+        request.extensions = context.extensions.clone();
         request.hops = hops;
         if let Some(Principal { name, .. }) = &context.principal {
-            request = request.from(name.as_str()).principal(name.clone());
+            request.from = Some(Arc::from(name.as_str()));
+            request.principal = Some(name.clone());
         }
-        if let Some(key) = idempotency_key {
-            request = request.idempotency_key(key);
-        }
+        request.idempotency_key = idempotency_key;
         request.read_payload = read_payload;
         Ok((request, webhook))
     }
