@@ -548,39 +548,47 @@ impl<S: A2aService> tower::Service<Request> for Handler<S> {
 
     fn call(&mut self, request: Request) -> Self::Future {
         let state = self.0.clone();
-        Box::pin(async move { Ok(call(state, request).await) })
+        Box::pin(futures::FutureExt::map(call(state, request), Ok))
     }
 }
 
-/// The work of [`Handler`].
-async fn call<S: A2aService>(state: AppState<S>, request: Request) -> Response {
+/// The work of [`Handler`]. The futures from here to the service are held one
+/// inside the other and this one is boxed whole per call, so none is an `async fn`
+/// (whose future holds its arguments twice, as called and once its body starts) and
+/// each takes apart or hands on what it was given before its future starts.
+fn call<S: A2aService>(
+    state: AppState<S>,
+    request: Request,
+) -> impl Future<Output = Response> + Send {
     let (mut parts, body) = request.into_parts();
-    // Both put there by the layers outside; a route without them is a bug here.
-    let Some(resolved) = parts.extensions.get::<Arc<Resolved>>().cloned() else {
-        return unresolved();
-    };
-    let Some(principal) = resolved.authenticated.get().cloned() else {
-        return unresolved();
-    };
-    // Read whole by the body layer already: this only takes the buffer.
-    let body = whole(body).await.unwrap_or_default();
-    let span = resolved.span.clone();
-    let asked = resolved.asked.clone();
-    let call = Call::new(state, &resolved);
-    let outcome = call
-        .run(&parts, asked, principal, body)
-        .instrument(span)
-        .await;
-    let mut response = outcome.response;
-    // The answer's extensions go in the request's map, emptied: its room is made
-    // already, where a first extension on the answer allocates the map, its table
-    // and the value (two allocations a call fewer).
-    let mut extensions = std::mem::take(&mut parts.extensions);
-    extensions.clear();
-    extensions.extend(std::mem::take(response.extensions_mut()));
-    extensions.insert(resolved.log(outcome.method, outcome.version));
-    *response.extensions_mut() = extensions;
-    response
+    async move {
+        // Both put there by the layers outside; a route without them is a bug here.
+        let Some(resolved) = parts.extensions.get::<Arc<Resolved>>().cloned() else {
+            return unresolved();
+        };
+        let Some(principal) = resolved.authenticated.get().cloned() else {
+            return unresolved();
+        };
+        // Read whole by the body layer already: this only takes the buffer.
+        let body = whole(body).await.unwrap_or_default();
+        let span = resolved.span.clone();
+        let asked = resolved.asked.clone();
+        let call = Call::new(state, &resolved);
+        let outcome = call
+            .run(&parts, asked, principal, body)
+            .instrument(span)
+            .await;
+        let mut response = outcome.response;
+        // The answer's extensions go in the request's map, emptied: its room is made
+        // already, where a first extension on the answer allocates the map, its table
+        // and the value (two allocations a call fewer).
+        let mut extensions = std::mem::take(&mut parts.extensions);
+        extensions.clear();
+        extensions.extend(std::mem::take(response.extensions_mut()));
+        extensions.insert(resolved.log(outcome.method, outcome.version));
+        *response.extensions_mut() = extensions;
+        response
+    }
 }
 
 /// The extensions a request activates, per wire form (the form is known only once
@@ -681,50 +689,46 @@ pub(super) fn wire_form(
 impl<S: A2aService> Call<S> {
     /// Runs the call, once the layers have let it in: authenticated as `principal`,
     /// its body read whole.
-    async fn run(
+    #[expect(clippy::manual_async_fn, reason = "holds its arguments once")]
+    fn run<'a>(
         self,
-        parts: &Parts,
+        parts: &'a Parts,
         asked: Result<ProtocolVersion, UnsupportedVersion>,
         principal: Option<Principal>,
         body: Bytes,
-    ) -> Outcome {
-        // A well-formed send, the hot path, is typed straight from the bytes; anything
-        // else (another method, a version the header refuses, a body with something
-        // wrong) takes the full decoder, which names what is wrong.
-        let fast = asked.as_ref().ok().and_then(|_| decode_send(&body));
-        let (version, named, call) = match fast {
-            Some(fast) => {
-                self.span.record("version", fast.0.as_str());
-                fast
-            }
-            None => match self.decode(asked, &body) {
-                Ok(decoded) => decoded,
-                Err(early) => return *early,
-            },
-        };
-        let outcome = |response| Outcome {
-            method: named,
-            version,
-            response,
-        };
-        let method = named.unwrap_or_else(|| call.request.method());
-        self.span.record("method", method);
-        self.span.record("rpc_id", field::display(&call.id));
-        if let Err(error) = self.check_call(version, method, &call.request) {
-            tracing::debug!(code = error.code, message = %error.message, "request rejected");
-            return outcome(answer_error(
+    ) -> impl Future<Output = Outcome> + Send + 'a
+    where
+        S: 'a,
+    {
+        async move {
+            // A well-formed send, the hot path, is typed straight from the bytes;
+            // anything else (another method, a version the header refuses, a body
+            // with something wrong) takes the full decoder, which names what is
+            // wrong. In a block of its own, so that the decoded call is held once
+            // across the wait below.
+            let (version, named, call) = {
+                let fast = asked.as_ref().ok().and_then(|_| decode_send(&body));
+                match fast {
+                    Some(fast) => {
+                        self.span.record("version", fast.0.as_str());
+                        fast
+                    }
+                    None => match self.decode(asked, &body) {
+                        Ok(decoded) => decoded,
+                        Err(early) => return *early,
+                    },
+                }
+            };
+            let outcome = |response| Outcome {
+                method: named,
                 version,
-                call.request.is_streaming(),
-                call.id,
-                error,
-            ));
-        }
-        if matches!(call.request, A2aRequest::GetAuthenticatedExtendedCard) {
-            return outcome(self.extended_card(version, call.id, principal.as_ref()));
-        }
-        let context = match self.context(&parts.headers, version, principal, call.id.clone()) {
-            Ok(context) => context,
-            Err(error) => {
+                response,
+            };
+            let method = named.unwrap_or_else(|| call.request.method());
+            self.span.record("method", method);
+            self.span.record("rpc_id", field::display(&call.id));
+            if let Err(error) = self.check_call(version, method, &call.request) {
+                tracing::debug!(code = error.code, message = %error.message, "request rejected");
                 return outcome(answer_error(
                     version,
                     call.request.is_streaming(),
@@ -732,8 +736,22 @@ impl<S: A2aService> Call<S> {
                     error,
                 ));
             }
-        };
-        outcome(self.dispatch(version, method, context, call).await)
+            if matches!(call.request, A2aRequest::GetAuthenticatedExtendedCard) {
+                return outcome(self.extended_card(version, call.id, principal.as_ref()));
+            }
+            let context = match self.context(&parts.headers, version, principal, call.id.clone()) {
+                Ok(context) => context,
+                Err(error) => {
+                    return outcome(answer_error(
+                        version,
+                        call.request.is_streaming(),
+                        call.id,
+                        error,
+                    ));
+                }
+            };
+            outcome(self.dispatch(version, method, context, call).await)
+        }
     }
 
     /// Decodes a call with every check, for [`Call::run`]: the version it is in, its
@@ -965,37 +983,40 @@ impl<S: A2aService> Call<S> {
         reply::unauthorized(binding, &self.agent, id, &rejected)
     }
 
-    /// Hands the call to the service and frames its reply as JSON-RPC.
-    async fn dispatch(
+    /// Hands the call to the service and frames its reply as JSON-RPC. (Not an
+    /// `async fn`, as none on the way to the service is: see [`call`].)
+    fn dispatch(
         self,
         version: ProtocolVersion,
         method: &'static str,
         context: CallContext,
         call: A2aCall,
-    ) -> Response {
+    ) -> impl Future<Output = Response> + Send {
         let streaming = call.request.is_streaming();
-        let id = call.id;
-        match self.invoke(method, context, call.request).await {
-            Err(error) => answer_error(version, streaming, id, error),
-            Ok(Answer::Unary(result)) => encode_result(version, id, result),
-            Ok(Answer::Stream(events)) => {
-                let keep_alive = self.state.config.sse_keep_alive();
-                let write = move |event: Result<StreamEvent, JsonRpcError>| match event {
-                    Ok(event) => match version {
-                        ProtocolVersion::V0_3 => {
-                            frame(&JsonRpcResponse::success(id.clone(), event))
-                        }
-                        ProtocolVersion::V1_0 => frame(&JsonRpcResponse::success(
+        let A2aCall { id, request } = call;
+        async move {
+            match self.invoke(method, context, request).await {
+                Err(error) => answer_error(version, streaming, id, error),
+                Ok(Answer::Unary(result)) => encode_result(version, id, result),
+                Ok(Answer::Stream(events)) => {
+                    let keep_alive = self.state.config.sse_keep_alive();
+                    let write = move |event: Result<StreamEvent, JsonRpcError>| match event {
+                        Ok(event) => match version {
+                            ProtocolVersion::V0_3 => {
+                                frame(&JsonRpcResponse::success(id.clone(), event))
+                            }
+                            ProtocolVersion::V1_0 => frame(&JsonRpcResponse::success(
+                                id.clone(),
+                                v1::StreamResponse::from(event),
+                            )),
+                        },
+                        Err(error) => frame(&JsonRpcResponse::<Value>::error(
                             id.clone(),
-                            v1::StreamResponse::from(event),
+                            in_form(version, error),
                         )),
-                    },
-                    Err(error) => frame(&JsonRpcResponse::<Value>::error(
-                        id.clone(),
-                        in_form(version, error),
-                    )),
-                };
-                sse(version, events, self.span, keep_alive, self.shutdown, write)
+                    };
+                    sse(version, events, self.span, keep_alive, self.shutdown, write)
+                }
             }
         }
     }
@@ -1007,56 +1028,60 @@ impl<S: A2aService> Call<S> {
     ///
     /// The service's error; -32603 naming the call when it took too long or
     /// answered with the wrong kind of reply.
-    pub(super) async fn invoke(
+    pub(super) fn invoke(
         &self,
         method: &'static str,
         context: CallContext,
         request: A2aRequest,
-    ) -> Result<Answer, JsonRpcError> {
+    ) -> impl Future<Output = Result<Answer, JsonRpcError>> + Send + '_ {
         let timeout = self.state.config.request_timeout();
         let streaming = request.is_streaming();
-        // Boxed: the service's future is ~10 KiB (the runtime's send path), and held
+        // Boxed: the service's future is ~3 KiB (the runtime's send path), and held
         // inline it made the handler's future as large, copied whole as axum boxes
         // it and each layer wraps it (`memmove` was 6% of the server's samples).
+        // Made here, not in the future below, which then holds neither the context
+        // nor the request.
         let call = Box::pin(self.state.service.call(context, request));
-        let reply = tokio::time::timeout(timeout, call).await;
-        match reply {
-            Err(_elapsed) => {
-                tracing::warn!(?timeout, "the agent did not answer in time");
-                Err(JsonRpcError::internal_error().with_message(format!(
-                    "agent `{}` did not answer `{method}` within {timeout:?}",
-                    self.agent
-                )))
-            }
-            Ok(Err(error)) => {
-                tracing::debug!(
-                    code = error.code,
-                    message = %error.message,
-                    "the service answered with an error"
-                );
-                Err(error)
-            }
-            Ok(Ok(Reply::Result(result))) if !streaming => Ok(Answer::Unary(result)),
-            Ok(Ok(Reply::Stream(events))) if streaming => Ok(Answer::Stream(Box::pin(
-                events.map(|event| event.map(|event| (None, event))),
-            ))),
-            Ok(Ok(Reply::NumberedStream(events))) if streaming => Ok(Answer::Stream(events)),
-            Ok(Ok(reply)) => {
-                tracing::error!(
-                    ?reply,
-                    streaming,
-                    "the service answered with the wrong kind of reply"
-                );
-                let expected = if streaming {
-                    "a stream"
-                } else {
-                    "a single result"
-                };
-                Err(JsonRpcError::internal_error().with_message(format!(
-                    "agent `{}` answered `{method}` with the wrong kind of reply \
+        async move {
+            let reply = tokio::time::timeout(timeout, call).await;
+            match reply {
+                Err(_elapsed) => {
+                    tracing::warn!(?timeout, "the agent did not answer in time");
+                    Err(JsonRpcError::internal_error().with_message(format!(
+                        "agent `{}` did not answer `{method}` within {timeout:?}",
+                        self.agent
+                    )))
+                }
+                Ok(Err(error)) => {
+                    tracing::debug!(
+                        code = error.code,
+                        message = %error.message,
+                        "the service answered with an error"
+                    );
+                    Err(error)
+                }
+                Ok(Ok(Reply::Result(result))) if !streaming => Ok(Answer::Unary(result)),
+                Ok(Ok(Reply::Stream(events))) if streaming => Ok(Answer::Stream(Box::pin(
+                    events.map(|event| event.map(|event| (None, event))),
+                ))),
+                Ok(Ok(Reply::NumberedStream(events))) if streaming => Ok(Answer::Stream(events)),
+                Ok(Ok(reply)) => {
+                    tracing::error!(
+                        ?reply,
+                        streaming,
+                        "the service answered with the wrong kind of reply"
+                    );
+                    let expected = if streaming {
+                        "a stream"
+                    } else {
+                        "a single result"
+                    };
+                    Err(JsonRpcError::internal_error().with_message(format!(
+                        "agent `{}` answered `{method}` with the wrong kind of reply \
                      (expected {expected})",
-                    self.agent
-                )))
+                        self.agent
+                    )))
+                }
             }
         }
     }
