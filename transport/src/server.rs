@@ -102,7 +102,7 @@
 //! the call for the log line, whichever layer answered), `authenticate` (401; a
 //! caller it refuses never waits for the cap below), an
 //! optional cap on calls let in at once ([`ServerConfig::max_calls`]; the rest wait),
-//! and `read_whole_body` (415, 413, 408). The handler decodes the call and hands it
+//! and `ReadWholeBody` (415, 413, 408). The handler decodes the call and hands it
 //! to the service within the request timeout: that deadline stays in the handler, as
 //! its error names the call, which no layer has read.
 //!

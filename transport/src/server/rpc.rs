@@ -453,14 +453,26 @@ where
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        let (state, inner) = (self.state.clone(), self.inner.clone());
+        // What needs no waiting is done before the future starts, which then holds
+        // the request's parts once (an `async` body would also hold the request
+        // they came from, and a second copy of each argument).
+        let Some(resolved) = request.extensions().get::<Arc<Resolved>>().cloned() else {
+            return Box::pin(std::future::ready(Ok(unresolved())));
+        };
+        let (parts, body) = match whole_body_wanted(&resolved, request) {
+            Ok(wanted) => wanted,
+            Err(refused) => return Box::pin(std::future::ready(Ok(*refused))),
+        };
+        let config = &self.state.config;
+        let (limit, timeout) = (config.body_limit(), config.request_timeout());
+        let inner = self.inner.clone();
         Box::pin(async move {
-            let Some(resolved) = request.extensions().get::<Arc<Resolved>>().cloned() else {
-                return Ok(unresolved());
-            };
-            match read_whole_body(&state, &resolved, request).await {
-                Ok(request) => tower::ServiceExt::oneshot(inner, request).await,
-                Err(refused) => Ok(refused),
+            match read_body(body, &parts.headers, limit, timeout).await {
+                Ok(body) => {
+                    let request = Request::from_parts(parts, Body::from(body));
+                    tower::ServiceExt::oneshot(inner, request).await
+                }
+                Err(error) => Ok(error.into_response(resolved.binding, limit, timeout)),
             }
         })
     }
@@ -488,12 +500,12 @@ pub(super) fn unresolved() -> Response {
         .into_response()
 }
 
-/// The request with its body read whole, or the refusal.
-async fn read_whole_body<S: A2aService>(
-    state: &AppState<S>,
+/// The request taken apart for its body to be read whole, or the refusal of a body
+/// that is not what the binding takes (415).
+fn whole_body_wanted(
     resolved: &Resolved,
     request: Request,
-) -> Result<Request, Response> {
+) -> Result<(Parts, Body), Box<Response>> {
     let bodiless = resolved.binding != Binding::JsonRpc
         && !request.headers().contains_key(CONTENT_TYPE)
         && request
@@ -501,19 +513,13 @@ async fn read_whole_body<S: A2aService>(
             .get(CONTENT_LENGTH)
             .is_none_or(|length| length.as_bytes() == b"0");
     if !bodiless && let Err(detail) = check_content_type(request.headers(), resolved.binding) {
-        return Err(unsupported_media_type(
+        return Err(Box::new(unsupported_media_type(
             &detail,
             resolved.binding,
             &resolved.header_form(),
-        ));
+        )));
     }
-    let config = &state.config;
-    let (limit, timeout) = (config.body_limit(), config.request_timeout());
-    let (parts, body) = request.into_parts();
-    match read_body(body, &parts.headers, limit, timeout).await {
-        Ok(body) => Ok(Request::from_parts(parts, Body::from(body))),
-        Err(error) => Err(error.into_response(resolved.binding, limit, timeout)),
-    }
+    Ok(request.into_parts())
 }
 
 /// The JSON-RPC handler, inside the layers: decodes the call, checks what the card
