@@ -180,11 +180,17 @@ where
             Ok(agent) => resolve(&self.state, agent, request, &mut self.inner),
             Err(refusal) => Resolution::Refused(refusal()),
         };
-        Box::pin(async move {
-            let mut response = match resolving {
-                Resolution::Call(resolving) => resolving.answer().await,
-                Resolution::Refused(refused) => refused,
-            };
+        // The answer's future made here, so that the boxed one holds it alone, not
+        // the resolution it was made from beside it.
+        let answer = match resolving {
+            Resolution::Call(resolving) => futures::future::Either::Left(resolving.answer()),
+            Resolution::Refused(refused) => {
+                futures::future::Either::Right(std::future::ready(refused))
+            }
+        };
+        // Mapped rather than awaited in an `async` block, which would hold the answer's
+        // future twice (as captured and as awaited).
+        Box::pin(futures::FutureExt::map(answer, move |mut response| {
             // A call's answer names its method; any other names its route, as the
             // card routes' answers do (`stamp_route`).
             let named = response
@@ -195,7 +201,7 @@ where
                 response.extensions_mut().insert(route);
             }
             Ok(response)
-        })
+        }))
     }
 }
 
@@ -302,14 +308,23 @@ struct Resolving<F> {
 }
 
 impl<F: Future<Output = Result<Response, Infallible>>> Resolving<F> {
-    /// The answer, finished.
-    async fn answer(self) -> Response {
-        let response = match self.answer.await {
-            Ok(response) => response,
-            Err(never) => match never {},
-        };
-        // The handler named the call; a layer that answered before it did not.
-        self.resolved.finish(response, self.header_form, None)
+    /// The answer, finished. (Not an `async fn`, which would hold `self` twice.)
+    fn answer(self) -> impl Future<Output = Response> {
+        let Self {
+            answer,
+            resolved,
+            header_form,
+        } = self;
+        // A combinator, not an `async` block: that would hold `answer` twice, as
+        // captured and as awaited.
+        futures::FutureExt::map(answer, move |answered| {
+            let response = match answered {
+                Ok(response) => response,
+                Err(never) => match never {},
+            };
+            // The handler named the call; a layer that answered before it did not.
+            resolved.finish(response, header_form, None)
+        })
     }
 }
 
