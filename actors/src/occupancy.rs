@@ -19,7 +19,7 @@ pub(crate) struct SessionShared {
     /// state alive instead (see [`Limited`]), which saves every live session an
     /// allocation.
     pub(crate) limiter: Limiter,
-    /// Milliseconds since the supervisor started, at the last send to this session.
+    /// Nanoseconds since the supervisor started, at the last send to this session.
     pub(crate) last_used: AtomicU64,
     /// The stamp of this session's entry in the warm line; 0 while it has none.
     pub(crate) warm: AtomicU64,
@@ -29,10 +29,10 @@ pub(crate) struct SessionShared {
 
 impl SessionShared {
     /// A session's shared state, as it is when spawned: used now, not warm, no task.
-    pub(crate) fn new(limiter: Limiter, now_ms: u64) -> Self {
+    pub(crate) fn new(limiter: Limiter, now_ns: u64) -> Self {
         Self {
             limiter,
-            last_used: AtomicU64::new(now_ms),
+            last_used: AtomicU64::new(now_ns),
             warm: AtomicU64::new(0),
             live_tasks: AtomicUsize::new(0),
         }

@@ -193,13 +193,16 @@ impl Sessions {
             .sum()
     }
 
-    fn elapsed_ms(&self) -> u64 {
-        self.ms_at(Instant::now())
+    fn elapsed_ns(&self) -> u64 {
+        self.ns_at(Instant::now())
     }
 
-    /// `now` as milliseconds since the registry started.
-    fn ms_at(&self, now: Instant) -> u64 {
-        u64::try_from(now.saturating_duration_since(self.started).as_millis()).unwrap_or(u64::MAX)
+    /// `now` as nanoseconds since the registry started (a u64 of them lasts 584
+    /// years). Nanoseconds, not milliseconds: the warm line is ordered by this, and
+    /// sessions used one after another within one millisecond (a few sends' worth)
+    /// would tie, and be passivated in no particular order.
+    fn ns_at(&self, now: Instant) -> u64 {
+        u64::try_from(now.saturating_duration_since(self.started).as_nanos()).unwrap_or(u64::MAX)
     }
 
     /// The number of live sessions.
@@ -230,7 +233,7 @@ impl Sessions {
         let slot = self.slots.get(key)?;
         slot.session
             .last_used
-            .store(self.ms_at(now), Ordering::Relaxed);
+            .store(self.ns_at(now), Ordering::Relaxed);
         // In use again: out of the warm set until it settles.
         self.warm.take(&slot.session);
         Some(slot.clone())
@@ -256,7 +259,7 @@ impl Sessions {
                     agent,
                     session: Arc::new(SessionShared::new(
                         Limiter::new(self.session_limit, self.session_queue),
-                        self.elapsed_ms(),
+                        self.elapsed_ns(),
                     )),
                 })
             }
@@ -322,10 +325,10 @@ impl Sessions {
     /// Passivates the sessions that have been idle (no permit held or waited for)
     /// for `idle_timeout`.
     pub(crate) fn passivate_idle_for(&self, idle_timeout: Duration) {
-        let now = self.elapsed_ms();
-        let idle_ms = u64::try_from(idle_timeout.as_millis()).unwrap_or(u64::MAX);
+        let now = self.elapsed_ns();
+        let idle_ns = u64::try_from(idle_timeout.as_nanos()).unwrap_or(u64::MAX);
         self.passivate_all(|session| {
-            now.saturating_sub(session.last_used.load(Ordering::Relaxed)) >= idle_ms
+            now.saturating_sub(session.last_used.load(Ordering::Relaxed)) >= idle_ns
                 && session.limiter.is_idle()
         });
     }

@@ -77,8 +77,7 @@ async fn a_session_is_spawned_once_and_found_after() {
 }
 
 /// Opens and settles each session in turn, a millisecond apart (a line made when
-/// the registry outgrows the limit orders the sessions by their last use, counted in
-/// milliseconds).
+/// the registry outgrows the limit orders the sessions by their last use).
 async fn open_settled(sessions: &Sessions, contexts: &[&str]) -> Vec<ActorRef<SessionMsg>> {
     let mut actors = Vec::new();
     for context in contexts {
@@ -153,6 +152,27 @@ async fn a_registry_past_the_limit_lines_up_its_warm_sessions_least_recently_use
     }
     assert_eq!(sessions.warm_len(), 3);
     assert_eq!(sessions.len(), 4);
+}
+
+#[tokio::test(start_paused = true)]
+async fn sessions_used_within_one_millisecond_are_lined_up_in_the_order_they_were_used() {
+    // Sends a few microseconds apart: a last use counted in milliseconds tied them,
+    // and the line was made in the registry's hash order instead.
+    let sessions = Sessions::new(4, 1, 8);
+    for context in ["a", "b", "c", "d", "e", "f", "g"] {
+        let (_, shared, _) = open(&sessions, context);
+        sessions.settled(&key(context), &shared);
+        tokio::time::advance(Duration::from_micros(3)).await;
+    }
+    for gone in ["a", "b", "c"] {
+        assert!(
+            !sessions.contains(&key(gone)),
+            "{gone}, among the oldest, went"
+        );
+    }
+    for kept in ["d", "e", "f", "g"] {
+        assert!(sessions.contains(&key(kept)), "{kept} stays");
+    }
 }
 
 #[tokio::test(start_paused = true)]
