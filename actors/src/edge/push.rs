@@ -255,12 +255,25 @@ impl Webhooks {
     }
 }
 
-impl std::ops::Deref for Webhooks {
-    type Target = crate::Map<TaskId, TaskWebhooks>;
+/// Reads and changes in place, which leave the count as it is. No `Deref` to the
+/// map: an insert or a removal through it would skip the count, and the bus would
+/// then miss a task's statuses or ask the filters for nothing.
+impl Webhooks {
+    fn get(&self, task_id: &TaskId) -> Option<dashmap::mapref::one::Ref<'_, TaskId, TaskWebhooks>> {
+        self.tasks.get(task_id)
+    }
 
-    /// The map, for reads and changes in place.
-    fn deref(&self) -> &Self::Target {
-        &self.tasks
+    fn get_mut(
+        &self,
+        task_id: &TaskId,
+    ) -> Option<dashmap::mapref::one::RefMut<'_, TaskId, TaskWebhooks>> {
+        self.tasks.get_mut(task_id)
+    }
+
+    fn iter(
+        &self,
+    ) -> dashmap::iter::Iter<'_, TaskId, TaskWebhooks, foldhash::quality::RandomState> {
+        self.tasks.iter()
     }
 }
 

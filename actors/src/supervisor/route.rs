@@ -250,8 +250,10 @@ impl Supervisor {
         self.check_policy_of(request, &handoff, now)?;
         // Boxed, and only for a send with a key: the claim's future (a repeat reads
         // its task) would otherwise sit in this one, which is moved whole.
-        let claim = match envelope.idempotency_key {
-            Some(_) => Box::pin(self.claim_key(request, &agent, envelope, follow, now)).await?,
+        let claim = match envelope.idempotency_key.clone() {
+            Some(key) => {
+                Box::pin(self.claim_key(request, &agent, &key, envelope, follow, now)).await?
+            }
             None => KeyClaim::Claimed(None),
         };
         let guard = match claim {
@@ -414,15 +416,12 @@ impl Supervisor {
         &self,
         request: &SendRequest,
         agent: &Arc<str>,
+        key: &str,
         envelope: &mut Envelope,
         follow: Follow,
         now: Instant,
     ) -> Result<KeyClaim<'_>> {
         let core = &self.core;
-        // `route` asks only for a send with a key.
-        let Some(key) = &envelope.idempotency_key else {
-            return Ok(KeyClaim::Claimed(None));
-        };
         // Keys are scoped by target agent and caller: two agents' keys never collide,
         // nor do two callers'.
         let scoped = idempotency::scope(&envelope.to, caller(request), key);
@@ -478,12 +477,11 @@ impl Supervisor {
         agent: &Arc<str>,
         envelope: &mut Envelope,
     ) -> std::result::Result<(Option<Box<Task>>, SessionKey), Refusal> {
-        // Boxed, the read and the task read: a new task is the common send, and the
-        // route's future, which holds both until the task is opened, is moved whole.
+        // The read boxed, and the task it read (`continuable` boxes it): a new task is
+        // the common send, and the route's future, which holds both until the task
+        // is opened, is moved whole.
         let continued = match &request.message.task_id {
-            Some(task_id) => Some(Box::new(
-                Box::pin(self.continuable(task_id, agent, request)).await?,
-            )),
+            Some(task_id) => Some(Box::pin(self.continuable(task_id, agent, request)).await?),
             None => None,
         };
         let context_id = match (&continued, &request.message.context_id) {
@@ -845,13 +843,14 @@ impl Supervisor {
     }
 
     /// Checks that a message may continue `task_id`: it exists, has not ended, belongs
-    /// to this agent and to the message's conversation.
+    /// to this agent and to the message's conversation. The task comes boxed, as the
+    /// route holds it (see `pick_session`).
     async fn continuable(
         &self,
         task_id: &TaskId,
         agent: &Arc<str>,
         request: &SendRequest,
-    ) -> Result<Task> {
+    ) -> Result<Box<Task>> {
         let task = self.get_task(task_id, Some(0)).await?;
         if task.status.state.is_terminal() {
             return Err(Error::TaskTerminal {
@@ -883,7 +882,7 @@ impl Supervisor {
                 owner: format!("context `{}`", task.context_id),
             });
         }
-        Ok(task)
+        Ok(Box::new(task))
     }
 }
 
