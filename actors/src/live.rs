@@ -213,33 +213,25 @@ impl LiveTasks {
     ) -> Result<Option<(SessionKey, Arc<SessionShared>)>, StoreError> {
         // The final update is logged with the status, in one write, so a stream that
         // resumes sees every status the task had.
-        let (seq, waited) = match self.publisher(task_id) {
+        // The task is read back with the write for whoever waits on it, and handed to
+        // them with its state: by the time a waiter woke and asked, enough other tasks
+        // could have ended for the store's retention to have forgotten this one. A
+        // waiter reads the store itself only if this read failed, another waiter took
+        // it, or it began waiting after the write began (none was counted then).
+        let (seq, settled) = match self.publisher(task_id) {
             Some(events) => {
                 let update = events.update(status.clone(), Finality::Final);
                 let waited = events.channel.is_waited_on();
                 // Not held across the write: the future stays small.
                 drop(events);
-                let (_, seq) = at_once::set_status_logged(store, task_id, update).await?;
-                (seq, waited)
+                let (_, seq, task) =
+                    at_once::set_status_logged_read(store, task_id, update, waited).await?;
+                (seq, task.map(|task| Handover::Task(Box::new(task))))
             }
             None => {
                 at_once::set_status(store, task_id, status.clone()).await?;
-                (None, false)
+                (None, None)
             }
-        };
-        // Read back now for whoever waits on the task, and handed to them with its
-        // state: by the time a waiter woke and asked, enough other tasks could have
-        // ended for the store's retention to have forgotten this one. A waiter reads
-        // the store itself only if this read failed, another waiter took it, or it
-        // began waiting after the write began (none was counted then).
-        let settled = if waited {
-            at_once::get(store, task_id, None)
-                .await
-                .ok()
-                .flatten()
-                .map(|task| Handover::Task(Box::new(task)))
-        } else {
-            None
         };
         let state = status.state;
         let (events, ended, at) = if state.is_terminal() {

@@ -91,6 +91,32 @@ pub(crate) mod at_once {
         }
     }
 
+    /// [`TaskStore::set_status_logged`], then with `read` the task as the write left
+    /// it ([`TaskStore::get`], the whole history; `None` if that read failed): one
+    /// lookup on the in-memory store.
+    pub(crate) fn set_status_logged_read<'a>(
+        store: &'a dyn TaskStore,
+        id: &'a TaskId,
+        update: TaskStatusUpdateEvent,
+        read: bool,
+    ) -> impl Future<Output = Result<(TaskState, Option<u64>, Option<Task>), StoreError>> + Send + 'a
+    {
+        match store.in_memory() {
+            Some(memory) => {
+                Either::Left(ready(memory.set_status_logged_read_now(id, update, read)))
+            }
+            None => Either::Right(async move {
+                let (previous, seq) = store.set_status_logged(id, update).await?;
+                let task = if read {
+                    store.get(id, None).await.ok().flatten()
+                } else {
+                    None
+                };
+                Ok((previous, seq, task))
+            }),
+        }
+    }
+
     /// [`TaskStore::append_history_unanswered`].
     pub(crate) async fn append_history_unanswered(
         store: &dyn TaskStore,

@@ -258,13 +258,28 @@ impl InMemoryTaskStore {
         event: Option<StreamEvent>,
         at: impl FnOnce() -> SystemTime,
     ) -> Result<(TaskState, Option<u64>), StoreError> {
+        self.change_status_then(id, status, event, at, |_| ())
+            .map(|(previous, seq, ())| (previous, seq))
+    }
+
+    /// [`Self::change_status`], and `then` on the task as the change left it, under
+    /// the same lock (a read of the task after its change without a second lookup).
+    fn change_status_then<T>(
+        &self,
+        id: &TaskId,
+        status: TaskStatus,
+        event: Option<StreamEvent>,
+        at: impl FnOnce() -> SystemTime,
+        then: impl FnOnce(&Task) -> T,
+    ) -> Result<(TaskState, Option<u64>, T), StoreError> {
         let ends = status.state.is_terminal();
         let answer = self.with_live_entry(id, |stored| {
             // Numbered under the entry's lock: of two concurrent changes, the one
             // that lands last has the later number.
             stored.change = self.next_change();
             let previous = std::mem::replace(&mut stored.task.status, status).state;
-            (previous, event.map(|event| stored.log(event)))
+            let seq = event.map(|event| stored.log(event));
+            (previous, seq, then(&stored.task))
         })?;
         if ends {
             self.retire(id, at());
@@ -666,6 +681,28 @@ impl InMemoryTaskStore {
             status,
             Some(StreamEvent::StatusUpdate(update)),
             SystemTime::now,
+        )
+    }
+
+    /// [`TaskStore::set_status_logged`], done at once, and with `read` the task as
+    /// it left it, as [`TaskStore::get`] (the whole history) would read it next: one
+    /// lookup for both.
+    ///
+    /// # Errors
+    /// As [`TaskStore::set_status_logged`].
+    pub fn set_status_logged_read_now(
+        &self,
+        id: &TaskId,
+        update: TaskStatusUpdateEvent,
+        read: bool,
+    ) -> Result<(TaskState, Option<u64>, Option<Task>), StoreError> {
+        let status = update.status.clone();
+        self.change_status_then(
+            id,
+            status,
+            Some(StreamEvent::StatusUpdate(update)),
+            SystemTime::now,
+            |task| read.then(|| task.clone()),
         )
     }
 

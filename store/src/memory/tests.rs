@@ -579,3 +579,41 @@ fn a_task_that_ran_keeps_its_two_events_without_spare_room() {
     let entry = store.tasks.get(&TaskId::new("t2")).expect("kept");
     assert_eq!(entry.events.capacity(), 0);
 }
+
+#[tokio::test]
+async fn a_status_written_with_its_read_returns_the_task_as_the_write_left_it() {
+    let store = InMemoryTaskStore::new();
+    store.insert(task("t1", "c1")).await.expect("inserted");
+    store
+        .append_history_now(&TaskId::new("t1"), Arc::new(message("hi")))
+        .expect("appended");
+    let update = |state| {
+        TaskStatusUpdateEvent::new(
+            TaskId::new("t1"),
+            ContextId::new("c1"),
+            TaskStatus::new(state),
+            state.is_terminal(),
+        )
+    };
+
+    // Without the read: the write alone, as `set_status_logged_now` does it.
+    let (previous, seq, read) = store
+        .set_status_logged_read_now(&TaskId::new("t1"), update(TaskState::Working), false)
+        .expect("set");
+    assert_eq!((previous, seq), (TaskState::Submitted, Some(1)));
+    assert!(read.is_none());
+
+    // With it: the task a `get` right after the write returns, whole.
+    let (previous, seq, read) = store
+        .set_status_logged_read_now(&TaskId::new("t1"), update(TaskState::Completed), true)
+        .expect("set");
+    assert_eq!((previous, seq), (TaskState::Working, Some(2)));
+    let read = read.expect("read with the write");
+    assert_eq!(read.status.state, TaskState::Completed);
+    assert_eq!(Some(read), store.get_now(&TaskId::new("t1"), None));
+
+    // An ended task is refused as by the write alone, and nothing is read.
+    let refused =
+        store.set_status_logged_read_now(&TaskId::new("t1"), update(TaskState::Failed), true);
+    assert!(matches!(refused, Err(StoreError::Terminal { .. })));
+}
