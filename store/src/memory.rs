@@ -675,13 +675,8 @@ impl InMemoryTaskStore {
         id: &TaskId,
         update: TaskStatusUpdateEvent,
     ) -> Result<(TaskState, Option<u64>), StoreError> {
-        let status = update.status.clone();
-        self.change_status(
-            id,
-            status,
-            Some(StreamEvent::StatusUpdate(update)),
-            SystemTime::now,
-        )
+        self.set_status_logged_read_now(id, update, false)
+            .map(|(previous, seq, _)| (previous, seq))
     }
 
     /// [`TaskStore::set_status_logged`], done at once, and with `read` the task as
