@@ -20,6 +20,7 @@ pub(crate) mod at_once {
     use std::future::{Future, ready};
     use std::sync::Arc;
 
+    use futures::FutureExt as _;
     use futures::future::Either;
 
     use agentyard_transport::a2a::{
@@ -79,16 +80,14 @@ pub(crate) mod at_once {
         }
     }
 
-    /// [`TaskStore::set_status_logged`].
+    /// [`TaskStore::set_status_logged`]: [`set_status_logged_read`] reading nothing.
     pub(crate) fn set_status_logged<'a>(
         store: &'a dyn TaskStore,
         id: &'a TaskId,
         update: TaskStatusUpdateEvent,
     ) -> impl Future<Output = Result<(TaskState, Option<u64>), StoreError>> + Send + 'a {
-        match store.in_memory() {
-            Some(memory) => Either::Left(ready(memory.set_status_logged_now(id, update))),
-            None => Either::Right(store.set_status_logged(id, update)),
-        }
+        set_status_logged_read(store, id, update, false)
+            .map(|changed| changed.map(|(previous, seq, _)| (previous, seq)))
     }
 
     /// [`TaskStore::set_status_logged`], then with `read` the task as the write left

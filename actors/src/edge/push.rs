@@ -1071,6 +1071,11 @@ async fn restore(inner: Arc<Inner>) {
         ) else {
             continue;
         };
+        // Deleted since the store listed it: no entry, which would count the task
+        // into the bus's interest with nothing to deliver to.
+        if configs.is_empty() {
+            continue;
+        }
         {
             let mut entry = inner.webhooks.entry(task_id.clone());
             for config in configs {

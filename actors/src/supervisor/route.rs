@@ -902,11 +902,11 @@ impl Drop for Settle<'_> {
     }
 }
 
-/// What claiming a send's idempotency key came to.
 /// What opening or continuing a task gives the route: the task as the caller gets
 /// it back, its events and cancel handle, and the message it works on.
 type Opened = (Task, TaskEvents, Cancel, Arc<Message>);
 
+/// What claiming a send's idempotency key came to.
 enum KeyClaim<'a> {
     /// The send goes ahead, holding its key if it has one.
     Claimed(Option<KeyGuard<'a>>),
