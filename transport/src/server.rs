@@ -218,6 +218,7 @@ mod log;
 mod reply;
 mod rest;
 pub(crate) mod rpc;
+mod sse;
 
 pub use config::{AuthConfig, ServerConfig, ServerConfigBuilder};
 pub use log::OnAnswer;

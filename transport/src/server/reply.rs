@@ -41,19 +41,6 @@ pub(super) fn refusal(
 /// 128 bytes and doubles, which took four allocations and three copies for a task.
 const BODY_CAPACITY: usize = 1024;
 
-/// Room for most stream events' JSON from the start: `serde_json::to_string` starts at
-/// 128 bytes and doubles, three allocations and copies for a task event.
-const EVENT_CAPACITY: usize = 512;
-
-/// `value` as one line of JSON text, for a stream event's `data:`.
-pub(super) fn json_line(value: &impl Serialize) -> serde_json::Result<String> {
-    use serde::ser::Error as _;
-    let mut json = Vec::with_capacity(EVENT_CAPACITY);
-    serde_json::to_writer(&mut json, value)?;
-    // serde_json writes UTF-8 only; the check is the price of no unsafe code.
-    String::from_utf8(json).map_err(serde_json::Error::custom)
-}
-
 /// A body serialized as JSON with status `status`.
 pub(super) fn json_body(status: StatusCode, body: &impl Serialize) -> Response {
     let mut bytes = Vec::with_capacity(BODY_CAPACITY);

@@ -16,7 +16,6 @@ use axum::extract::{Query, Request, State};
 use axum::http::header::{ALLOW, CONTENT_TYPE};
 use axum::http::{HeaderValue, Method, StatusCode, Uri};
 use axum::middleware::Next;
-use axum::response::sse::Event;
 use axum::response::{IntoResponse as _, Response};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -24,7 +23,7 @@ use tracing::Instrument as _;
 
 use super::reply::{self, Binding, ErrorCodeSent};
 use super::rpc::{Answer, Call, Resolved, V1Result};
-use super::{AppState, cards};
+use super::{AppState, cards, sse};
 use crate::a2a::StreamEvent;
 use crate::a2a::v1::{self, ProtocolVersion, RpcCode, binding_status};
 use crate::jsonrpc::{A2aRequest, JsonRpcError, RequestId};
@@ -212,7 +211,7 @@ pub(super) async fn call<S: A2aService>(
                     span,
                     keep_alive,
                     call.shutdown,
-                    move |event| stream_frame(version, event),
+                    move |seq, event| stream_frame(version, seq, event),
                 )
             }
         }
@@ -410,43 +409,48 @@ fn success(version: ProtocolVersion, result: A2aResult) -> Response {
     }
 }
 
-/// One stream item as an SSE event: each event's `data:` is its `StreamResponse`
-/// (1.0's, or the 0.3 proto's as ProtoJSON); an error is the error body the binding
-/// gives, after which the stream ends: in 1.0 a `data:` of `{"error": {...}}`, in
-/// 0.3 an `error` event of `{code, message, data}` (what the 0.3 JS SDK sends).
-fn stream_frame(version: ProtocolVersion, event: Result<StreamEvent, JsonRpcError>) -> Event {
+/// One stream item as an SSE event numbered `seq`: each event's `data:` is its
+/// `StreamResponse` (1.0's, or the 0.3 proto's as ProtoJSON); an error is the error
+/// body the binding gives, after which the stream ends: in 1.0 a `data:` of
+/// `{"error": {...}}`, in 0.3 an `error` event of `{code, message, data}` (what the
+/// 0.3 JS SDK sends).
+fn stream_frame(
+    version: ProtocolVersion,
+    seq: Option<u64>,
+    event: Result<StreamEvent, JsonRpcError>,
+) -> Bytes {
     let item = match (version, event) {
         (ProtocolVersion::V1_0, Ok(event)) => {
-            reply::json_line(&v1::StreamResponse::from(event)).map_err(|e| e.to_string())
+            sse::json_event(None, &v1::StreamResponse::from(event), seq).map_err(|e| e.to_string())
         }
         (ProtocolVersion::V0_3, Ok(event)) => crate::proto::v0_3::stream_response(event)
             .map_err(|e| e.to_string())
-            .and_then(|event| reply::json_line(&event).map_err(|e| e.to_string())),
-        (_, Err(error)) => {
-            let body = serde_json::to_string(&error_body(version, None, error).1);
-            return match (version, body) {
-                (ProtocolVersion::V0_3, Ok(body)) => Event::default().event("error").data(body),
-                (_, Ok(body)) => Event::default().data(body),
-                (_, Err(error)) => internal_event(version, &error.to_string()),
-            };
-        }
+            .and_then(|event| sse::json_event(None, &event, seq).map_err(|e| e.to_string())),
+        (_, Err(error)) => sse::json_event(
+            error_event(version),
+            &error_body(version, None, error).1,
+            None,
+        )
+        .map_err(|e| e.to_string()),
     };
-    match item {
-        Ok(data) => Event::default().data(data),
-        Err(problem) => internal_event(version, &problem),
+    item.unwrap_or_else(|problem| internal_event(version, &problem))
+}
+
+/// The name of an error's event in `version`: 0.3's `error`, 1.0's none.
+fn error_event(version: ProtocolVersion) -> Option<&'static str> {
+    match version {
+        ProtocolVersion::V0_3 => Some("error"),
+        ProtocolVersion::V1_0 => None,
     }
 }
 
 /// The last event of a stream whose event could not be written.
-fn internal_event(version: ProtocolVersion, problem: &str) -> Event {
+fn internal_event(version: ProtocolVersion, problem: &str) -> Bytes {
     tracing::error!(problem, "a stream event could not be written");
     let error = JsonRpcError::internal_error()
         .with_message(format!("a stream event could not be written: {problem}"));
     let body = serde_json::to_string(&error_body(version, None, error).1).unwrap_or_default();
-    match version {
-        ProtocolVersion::V0_3 => Event::default().event("error").data(body),
-        ProtocolVersion::V1_0 => Event::default().data(body),
-    }
+    sse::text_event(error_event(version), &body)
 }
 
 /// An A2A error as an HTTP+JSON answer, under the status the binding maps its code

@@ -11,7 +11,6 @@ use axum::extract::Request;
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
-use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt as _;
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
@@ -21,7 +20,7 @@ use tracing::{Instrument as _, Span, field};
 use self::fast::decode_send;
 use super::reply::{self, Binding, invalid_request};
 use super::{
-    AppState, EXTENSIONS_HEADER, ShutdownSignal, V1_EXTENSIONS_HEADER, auth, extensions, names,
+    AppState, EXTENSIONS_HEADER, ShutdownSignal, V1_EXTENSIONS_HEADER, auth, extensions, names, sse,
 };
 use crate::a2a::v1::{self, ProtocolVersion, RpcCode, UnsupportedVersion, VERSION_HEADER};
 use crate::a2a::{AgentCard, StreamEvent};
@@ -1021,21 +1020,30 @@ impl<S: A2aService> Call<S> {
                 Ok(Answer::Unary(result)) => encode_result(version, id, result),
                 Ok(Answer::Stream(events)) => {
                     let keep_alive = self.state.config.sse_keep_alive();
-                    let write = move |event: Result<StreamEvent, JsonRpcError>| match event {
-                        Ok(event) => match version {
-                            ProtocolVersion::V0_3 => {
-                                frame(&JsonRpcResponse::success(id.clone(), event))
+                    let write =
+                        move |seq: Option<u64>, event: Result<StreamEvent, JsonRpcError>| {
+                            match event {
+                                Ok(event) => match version {
+                                    ProtocolVersion::V0_3 => {
+                                        frame(&JsonRpcResponse::success(id.clone(), event), seq)
+                                    }
+                                    ProtocolVersion::V1_0 => frame(
+                                        &JsonRpcResponse::success(
+                                            id.clone(),
+                                            v1::StreamResponse::from(event),
+                                        ),
+                                        seq,
+                                    ),
+                                },
+                                Err(error) => frame(
+                                    &JsonRpcResponse::<Value>::error(
+                                        id.clone(),
+                                        in_form(version, error),
+                                    ),
+                                    None,
+                                ),
                             }
-                            ProtocolVersion::V1_0 => frame(&JsonRpcResponse::success(
-                                id.clone(),
-                                v1::StreamResponse::from(event),
-                            )),
-                        },
-                        Err(error) => frame(&JsonRpcResponse::<Value>::error(
-                            id.clone(),
-                            in_form(version, error),
-                        )),
-                    };
+                        };
                     sse(version, events, self.span, keep_alive, self.shutdown, write)
                 }
             }
@@ -1250,11 +1258,8 @@ fn answer_error(
     if !streaming {
         return reply::error(id, error);
     }
-    let event = frame(&JsonRpcResponse::<Value>::error(id, error));
-    Sse::new(futures::stream::once(std::future::ready(
-        Ok::<_, Infallible>(event),
-    )))
-    .into_response()
+    let event = frame(&JsonRpcResponse::<Value>::error(id, error), None);
+    sse::response(futures::stream::once(std::future::ready(event)))
 }
 
 /// Accepts `application/json` and `+json` media types (`application/a2a+json`,
@@ -1418,8 +1423,8 @@ where
 }
 
 /// Frames a service's event stream as SSE, each item written by `write` (a whole
-/// JSON-RPC response on JSON-RPC, the bare `StreamResponse` on HTTP+JSON), with the
-/// event's number in the task's log as its `id:` when it has one, ending after an
+/// JSON-RPC response on JSON-RPC, the bare `StreamResponse` on HTTP+JSON) with the
+/// event's number in the task's log, for its `id:`, when it has one; ending after an
 /// error, after a final event, when the service's stream ends, or when the server
 /// shuts down. A 1.0 stream also closes after a task that stands in a terminal or
 /// interrupted state (spec §3.2: 1.0 has no `final` flag, the stream's end is the
@@ -1433,7 +1438,7 @@ pub(super) fn sse<W>(
     write: W,
 ) -> Response
 where
-    W: Fn(Result<StreamEvent, JsonRpcError>) -> Event + Send + Sync + 'static,
+    W: Fn(Option<u64>, Result<StreamEvent, JsonRpcError>) -> Bytes + Send + Sync + 'static,
 {
     let write = std::sync::Arc::new(write);
     let frames = futures::stream::unfold(Some(events), move |events| {
@@ -1447,12 +1452,7 @@ where
                 Ok((seq, event)) => {
                     let last =
                         event.is_final() || (version == ProtocolVersion::V1_0 && settles(&event));
-                    let frame = write(Ok(event));
-                    let frame = match seq {
-                        Some(seq) => frame.id(seq.to_string()),
-                        None => frame,
-                    };
-                    (frame, !last)
+                    (write(seq, Ok(event)), !last)
                 }
                 Err(error) => {
                     tracing::debug!(
@@ -1460,13 +1460,13 @@ where
                         message = %error.message,
                         "stream ended by an error"
                     );
-                    (write(Err(error)), false)
+                    (write(None, Err(error)), false)
                 }
             };
             if !more {
                 tracing::debug!("stream closed");
             }
-            Some((Ok::<_, Infallible>(frame), more.then_some(events)))
+            Some((frame, more.then_some(events)))
         }
         .instrument(span)
     });
@@ -1478,12 +1478,11 @@ where
     };
     // The edge's own keep-alive, not axum's: it makes no timer for a stream that
     // never waits (`super::keep_alive`).
-    Sse::new(super::keep_alive::keep_alive(
+    sse::response(super::keep_alive::keep_alive(
         Box::pin(frames.take_until(stop)),
         keep_alive,
-        || Ok(Event::default().comment("")),
+        || sse::KEEP_ALIVE,
     ))
-    .into_response()
 }
 
 /// A task event in a terminal or interrupted state, after which a 1.0 stream ends.
@@ -1492,17 +1491,17 @@ pub(crate) fn settles(event: &StreamEvent) -> bool {
         if task.status.state.is_terminal() || task.status.state.is_interrupted())
 }
 
-/// One SSE event whose data is `response` as one line of JSON.
-fn frame<T: serde::Serialize>(response: &JsonRpcResponse<T>) -> Event {
-    match reply::json_line(response) {
-        Ok(json) => Event::default().data(json),
+/// One SSE event whose data is `response` as one line of JSON, numbered `seq`.
+fn frame<T: serde::Serialize>(response: &JsonRpcResponse<T>, seq: Option<u64>) -> Bytes {
+    match sse::json_event(None, response, seq) {
+        Ok(event) => event,
         Err(error) => {
             tracing::error!(%error, "a stream event failed to serialize");
             let fallback = JsonRpcResponse::<Value>::error(
                 response.id().clone(),
                 JsonRpcError::internal_error(),
             );
-            Event::default().data(serde_json::to_string(&fallback).unwrap_or_default())
+            sse::text_event(None, &serde_json::to_string(&fallback).unwrap_or_default())
         }
     }
 }

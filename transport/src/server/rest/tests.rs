@@ -588,9 +588,23 @@ fn router_rest_only() -> (Arc<Recorder>, axum::Router) {
 
 #[test]
 fn a_stream_item_that_fails_ends_the_stream_with_an_error_body() {
-    let event = super::stream_frame(ProtocolVersion::V1_0, Err(JsonRpcError::task_not_found()));
-    let text = format!("{event:?}");
+    let event = super::stream_frame(
+        ProtocolVersion::V1_0,
+        Some(7),
+        Err(JsonRpcError::task_not_found()),
+    );
+    let text = std::str::from_utf8(&event).expect("UTF-8");
+    assert!(text.starts_with("data: {"), "{text}");
     assert!(text.contains("NOT_FOUND"), "{text}");
+    // An error is not an event of the task's log: it has no number to resume after.
+    assert!(!text.contains("id:"), "{text}");
+    let event = super::stream_frame(
+        ProtocolVersion::V0_3,
+        None,
+        Err(JsonRpcError::task_not_found()),
+    );
+    let text = std::str::from_utf8(&event).expect("UTF-8");
+    assert!(text.starts_with("event: error\ndata: {"), "{text}");
 }
 
 #[tokio::test]
