@@ -224,9 +224,14 @@ impl LiveTasks {
                 let waited = events.channel.is_waited_on();
                 // Not held across the write: the future stays small.
                 drop(events);
-                let (_, seq, task) =
-                    at_once::set_status_logged_read(store, task_id, update, waited).await?;
-                (seq, task.map(|task| Handover::Task(Box::new(task))))
+                if waited {
+                    let (_, seq, task) =
+                        at_once::set_status_logged_read(store, task_id, update).await?;
+                    (seq, task.map(|task| Handover::Task(Box::new(task))))
+                } else {
+                    let (_, seq) = at_once::set_status_logged(store, task_id, update).await?;
+                    (seq, None)
+                }
             }
             None => {
                 at_once::set_status(store, task_id, status.clone()).await?;

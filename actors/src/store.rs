@@ -20,7 +20,6 @@ pub(crate) mod at_once {
     use std::future::{Future, ready};
     use std::sync::Arc;
 
-    use futures::FutureExt as _;
     use futures::future::Either;
 
     use agentyard_transport::a2a::{
@@ -80,38 +79,36 @@ pub(crate) mod at_once {
         }
     }
 
-    /// [`TaskStore::set_status_logged`]: [`set_status_logged_read`] reading nothing.
+    /// [`TaskStore::set_status_logged`].
     pub(crate) fn set_status_logged<'a>(
         store: &'a dyn TaskStore,
         id: &'a TaskId,
         update: TaskStatusUpdateEvent,
     ) -> impl Future<Output = Result<(TaskState, Option<u64>), StoreError>> + Send + 'a {
-        set_status_logged_read(store, id, update, false)
-            .map(|changed| changed.map(|(previous, seq, _)| (previous, seq)))
+        match store.in_memory() {
+            Some(memory) => Either::Left(ready(memory.set_status_logged_now(id, update))),
+            None => Either::Right(store.set_status_logged(id, update)),
+        }
     }
 
-    /// [`TaskStore::set_status_logged`], then with `read` the task as the write left
-    /// it ([`TaskStore::get`], the whole history; `None` if that read failed): one
-    /// lookup on the in-memory store.
+    /// [`TaskStore::set_status_logged`], then the task as the write left it
+    /// ([`TaskStore::get`], the whole history; `None` if that read failed): one lookup
+    /// on the in-memory store.
     pub(crate) fn set_status_logged_read<'a>(
         store: &'a dyn TaskStore,
         id: &'a TaskId,
         update: TaskStatusUpdateEvent,
-        read: bool,
     ) -> impl Future<Output = Result<(TaskState, Option<u64>, Option<Task>), StoreError>> + Send + 'a
     {
         match store.in_memory() {
-            Some(memory) => {
-                Either::Left(ready(memory.set_status_logged_read_now(id, update, read)))
-            }
+            Some(memory) => Either::Left(ready(
+                memory
+                    .set_status_logged_read_now(id, update)
+                    .map(|(previous, seq, task)| (previous, seq, Some(task))),
+            )),
             None => Either::Right(async move {
                 let (previous, seq) = store.set_status_logged(id, update).await?;
-                let task = if read {
-                    store.get(id, None).await.ok().flatten()
-                } else {
-                    None
-                };
-                Ok((previous, seq, task))
+                Ok((previous, seq, store.get(id, None).await.ok().flatten()))
             }),
         }
     }

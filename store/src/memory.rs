@@ -675,13 +675,17 @@ impl InMemoryTaskStore {
         id: &TaskId,
         update: TaskStatusUpdateEvent,
     ) -> Result<(TaskState, Option<u64>), StoreError> {
-        self.set_status_logged_read_now(id, update, false)
-            .map(|(previous, seq, _)| (previous, seq))
+        let status = update.status.clone();
+        self.change_status(
+            id,
+            status,
+            Some(StreamEvent::StatusUpdate(update)),
+            SystemTime::now,
+        )
     }
 
-    /// [`TaskStore::set_status_logged`], done at once, and with `read` the task as
-    /// it left it, as [`TaskStore::get`] (the whole history) would read it next: one
-    /// lookup for both.
+    /// [`Self::set_status_logged_now`], and the task as the write left it, as
+    /// [`TaskStore::get`] (the whole history) would read it next: one lookup for both.
     ///
     /// # Errors
     /// As [`TaskStore::set_status_logged`].
@@ -689,15 +693,14 @@ impl InMemoryTaskStore {
         &self,
         id: &TaskId,
         update: TaskStatusUpdateEvent,
-        read: bool,
-    ) -> Result<(TaskState, Option<u64>, Option<Task>), StoreError> {
+    ) -> Result<(TaskState, Option<u64>, Task), StoreError> {
         let status = update.status.clone();
         self.change_status_then(
             id,
             status,
             Some(StreamEvent::StatusUpdate(update)),
             SystemTime::now,
-            |task| read.then(|| task.clone()),
+            Task::clone,
         )
     }
 

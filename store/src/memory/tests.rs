@@ -596,24 +596,21 @@ async fn a_status_written_with_its_read_returns_the_task_as_the_write_left_it() 
         )
     };
 
-    // Without the read: the write alone, as `set_status_logged_now` does it.
     let (previous, seq, read) = store
-        .set_status_logged_read_now(&TaskId::new("t1"), update(TaskState::Working), false)
+        .set_status_logged_read_now(&TaskId::new("t1"), update(TaskState::Working))
         .expect("set");
     assert_eq!((previous, seq), (TaskState::Submitted, Some(1)));
-    assert!(read.is_none());
+    assert_eq!(read.status.state, TaskState::Working);
 
-    // With it: the task a `get` right after the write returns, whole.
+    // The task a `get` right after the write returns, whole.
     let (previous, seq, read) = store
-        .set_status_logged_read_now(&TaskId::new("t1"), update(TaskState::Completed), true)
+        .set_status_logged_read_now(&TaskId::new("t1"), update(TaskState::Completed))
         .expect("set");
     assert_eq!((previous, seq), (TaskState::Working, Some(2)));
-    let read = read.expect("read with the write");
     assert_eq!(read.status.state, TaskState::Completed);
     assert_eq!(Some(read), store.get_now(&TaskId::new("t1"), None));
 
-    // An ended task is refused as by the write alone, and nothing is read.
-    let refused =
-        store.set_status_logged_read_now(&TaskId::new("t1"), update(TaskState::Failed), true);
+    // An ended task is refused as by the write alone.
+    let refused = store.set_status_logged_read_now(&TaskId::new("t1"), update(TaskState::Failed));
     assert!(matches!(refused, Err(StoreError::Terminal { .. })));
 }
