@@ -675,13 +675,8 @@ impl InMemoryTaskStore {
         id: &TaskId,
         update: TaskStatusUpdateEvent,
     ) -> Result<(TaskState, Option<u64>), StoreError> {
-        let status = update.status.clone();
-        self.change_status(
-            id,
-            status,
-            Some(StreamEvent::StatusUpdate(update)),
-            SystemTime::now,
-        )
+        self.change_status_logged(id, update, |_| ())
+            .map(|(previous, seq, ())| (previous, seq))
     }
 
     /// [`Self::set_status_logged_now`], and the task as the write left it, as
@@ -694,13 +689,24 @@ impl InMemoryTaskStore {
         id: &TaskId,
         update: TaskStatusUpdateEvent,
     ) -> Result<(TaskState, Option<u64>, Task), StoreError> {
+        self.change_status_logged(id, update, Task::clone)
+    }
+
+    /// `update`'s status put on the task and `update` logged with it, as of now, and
+    /// `then` on the task as the change left it.
+    fn change_status_logged<T>(
+        &self,
+        id: &TaskId,
+        update: TaskStatusUpdateEvent,
+        then: impl FnOnce(&Task) -> T,
+    ) -> Result<(TaskState, Option<u64>, T), StoreError> {
         let status = update.status.clone();
         self.change_status_then(
             id,
             status,
             Some(StreamEvent::StatusUpdate(update)),
             SystemTime::now,
-            Task::clone,
+            then,
         )
     }
 
