@@ -3,7 +3,9 @@
 
 use std::convert::Infallible;
 use std::marker::PhantomData;
+use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -12,9 +14,10 @@ use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use futures::StreamExt as _;
+use futures::{Stream, StreamExt as _};
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use serde_json::{Value, json};
+use tokio_util::sync::WaitForCancellationFutureOwned;
 use tracing::{Instrument as _, Span, field};
 
 use self::fast::decode_send;
@@ -1426,7 +1429,7 @@ where
 /// JSON-RPC response on JSON-RPC, the bare `StreamResponse` on HTTP+JSON) with the
 /// event's number in the task's log, for its `id:`, when it has one; ending after an
 /// error, after a final event, when the service's stream ends, or when the server
-/// shuts down. A 1.0 stream also closes after a task that stands in a terminal or
+/// shuts down (at its next wait: events already ready are sent first). A 1.0 stream also closes after a task that stands in a terminal or
 /// interrupted state (spec §3.2: 1.0 has no `final` flag, the stream's end is the
 /// signal).
 pub(super) fn sse<W>(
@@ -1438,51 +1441,95 @@ pub(super) fn sse<W>(
     write: W,
 ) -> Response
 where
-    W: Fn(Option<u64>, Result<StreamEvent, JsonRpcError>) -> Bytes + Send + Sync + 'static,
+    W: Fn(Option<u64>, Result<StreamEvent, JsonRpcError>) -> Bytes + Send + Unpin + 'static,
 {
-    let write = std::sync::Arc::new(write);
-    let frames = futures::stream::unfold(Some(events), move |events| {
-        let span = span.clone();
-        let write = std::sync::Arc::clone(&write);
-        async move {
-            // `None` means the stream already ended; dropping the service's stream
-            // there (rather than when the connection closes) releases it at once.
-            let mut events = events?;
-            let (frame, more) = match events.next().await? {
-                Ok((seq, event)) => {
-                    let last =
-                        event.is_final() || (version == ProtocolVersion::V1_0 && settles(&event));
-                    (write(seq, Ok(event)), !last)
-                }
-                Err(error) => {
-                    tracing::debug!(
-                        code = error.code,
-                        message = %error.message,
-                        "stream ended by an error"
-                    );
-                    (write(None, Err(error)), false)
-                }
-            };
-            if !more {
-                tracing::debug!("stream closed");
-            }
-            Some((frame, more.then_some(events)))
-        }
-        .instrument(span)
-    });
-    let stop = async move {
-        match shutdown {
-            Some(ShutdownSignal(token)) => token.cancelled_owned().await,
-            None => std::future::pending().await,
-        }
+    let frames = Frames {
+        version,
+        events: Some(events),
+        span,
+        write,
+        shutdown,
+        stop: None,
     };
     // The edge's own keep-alive, not axum's: it makes no timer for a stream that
     // never waits (`super::keep_alive`).
-    sse::response(super::keep_alive::keep_alive(
-        Box::pin(frames.take_until(stop)),
-        keep_alive,
-        || sse::KEEP_ALIVE,
-    ))
+    sse::response(super::keep_alive::keep_alive(frames, keep_alive, || {
+        sse::KEEP_ALIVE
+    }))
+}
+
+/// The frames of [`sse`]: one hand-written stream, where `unfold`, `instrument` and
+/// `take_until` made a future, cloned the span and the writer, and polled the
+/// shutdown signal (two mutex locks) for every event. Here the span is entered for
+/// each poll, and the shutdown signal is looked at only when the stream waits: a
+/// stream whose events are ready sends them (they are finite: a task's log ends at
+/// its final event), and one that waits is ended by the shutdown at once.
+struct Frames<W> {
+    version: ProtocolVersion,
+    /// `None` once the stream has ended: dropping the service's stream there (rather
+    /// than when the connection closes) releases it at once.
+    events: Option<NumberedEventStream>,
+    span: Span,
+    write: W,
+    shutdown: Option<ShutdownSignal>,
+    /// The wait for `shutdown`, made the first time the stream waits.
+    stop: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
+}
+
+impl<W> Stream for Frames<W>
+where
+    W: Fn(Option<u64>, Result<StreamEvent, JsonRpcError>) -> Bytes + Unpin,
+{
+    type Item = Bytes;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
+        let Self {
+            version,
+            events,
+            span,
+            write,
+            shutdown,
+            stop,
+        } = self.get_mut();
+        let Some(stream) = events.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let _entered = span.enter();
+        let (item, more) = match stream.as_mut().poll_next(cx) {
+            Poll::Ready(Some(Ok((seq, event)))) => {
+                let last =
+                    event.is_final() || (*version == ProtocolVersion::V1_0 && settles(&event));
+                if last {
+                    tracing::debug!("stream closed");
+                }
+                (Some(write(seq, Ok(event))), !last)
+            }
+            Poll::Ready(Some(Err(error))) => {
+                tracing::debug!(
+                    code = error.code,
+                    message = %error.message,
+                    "stream ended by an error"
+                );
+                (Some(write(None, Err(error))), false)
+            }
+            Poll::Ready(None) => (None, false),
+            Poll::Pending => {
+                let Some(ShutdownSignal(token)) = shutdown else {
+                    return Poll::Pending;
+                };
+                let stop = stop.get_or_insert_with(|| Box::pin(token.clone().cancelled_owned()));
+                if stop.as_mut().poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                (None, false)
+            }
+        };
+        if !more {
+            *events = None;
+            *stop = None;
+        }
+        Poll::Ready(item)
+    }
 }
 
 /// A task event in a terminal or interrupted state, after which a 1.0 stream ends.
