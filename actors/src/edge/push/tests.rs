@@ -687,3 +687,124 @@ async fn a_webhook_set_in_a2a_1_0_still_gets_1_0_bodies_after_a_restart() {
     );
     push.shutdown().await;
 }
+
+/// The in-memory store, listing one more task with webhooks than it has: a task whose
+/// webhooks were deleted between the list and the read of them, as on a store that
+/// another process shares.
+#[derive(Debug, Default)]
+struct ListsAGoneWebhook(InMemoryTaskStore);
+
+#[async_trait::async_trait]
+impl crate::store::TaskStore for ListsAGoneWebhook {
+    async fn insert(&self, task: Task) -> Result<(), crate::store::StoreError> {
+        self.0.insert(task).await
+    }
+    async fn insert_owned(
+        &self,
+        task: Task,
+        owner: crate::store::TaskOwner,
+    ) -> Result<(), crate::store::StoreError> {
+        self.0.insert_owned(task, owner).await
+    }
+    async fn owner(
+        &self,
+        id: &TaskId,
+    ) -> Result<Option<crate::store::TaskOwner>, crate::store::StoreError> {
+        self.0.owner(id).await
+    }
+    async fn context_principal(
+        &self,
+        context_id: &agentyard_transport::ContextId,
+    ) -> Result<Option<Arc<str>>, crate::store::StoreError> {
+        self.0.context_principal(context_id).await
+    }
+    async fn get(
+        &self,
+        id: &TaskId,
+        n: Option<usize>,
+    ) -> Result<Option<Task>, crate::store::StoreError> {
+        self.0.get(id, n).await
+    }
+    async fn set_status(
+        &self,
+        id: &TaskId,
+        status: TaskStatus,
+    ) -> Result<agentyard_transport::a2a::TaskState, crate::store::StoreError> {
+        self.0.set_status(id, status).await
+    }
+    async fn append_history(
+        &self,
+        id: &TaskId,
+        message: Arc<agentyard_transport::a2a::Message>,
+    ) -> Result<(), crate::store::StoreError> {
+        self.0.append_history(id, message).await
+    }
+    async fn put_artifact(
+        &self,
+        id: &TaskId,
+        artifact: Arc<agentyard_transport::a2a::Artifact>,
+        append: bool,
+    ) -> Result<Arc<agentyard_transport::a2a::Artifact>, crate::store::StoreError> {
+        self.0.put_artifact(id, artifact, append).await
+    }
+    async fn context_history(
+        &self,
+        context_id: &agentyard_transport::ContextId,
+        before: Option<&agentyard_transport::MessageId>,
+        limit: usize,
+    ) -> Result<Vec<Arc<agentyard_transport::a2a::Message>>, crate::store::StoreError> {
+        self.0.context_history(context_id, before, limit).await
+    }
+    async fn put_push_config(
+        &self,
+        config: &TaskPushNotificationConfig,
+    ) -> Result<(), crate::store::StoreError> {
+        self.0.put_push_config(config).await
+    }
+    async fn push_configs(
+        &self,
+        id: &TaskId,
+    ) -> Result<Vec<TaskPushNotificationConfig>, crate::store::StoreError> {
+        self.0.push_configs(id).await
+    }
+    async fn tasks_with_push_configs(&self) -> Result<Vec<TaskId>, crate::store::StoreError> {
+        // Listed first: once the other task's delivery is seen, this one was looked at.
+        let mut tasks = vec![TaskId::new("gone")];
+        tasks.extend(self.0.tasks_with_push_configs().await?);
+        Ok(tasks)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_task_whose_webhooks_went_between_list_and_read_is_not_counted_at_start() {
+    let supervisor = Supervisor::start(
+        SupervisorConfig::default(),
+        Vec::new(),
+        Arc::new(AllowAll),
+        Arc::new(ListsAGoneWebhook::default()),
+    )
+    .await
+    .expect("supervisor");
+    let mut receiver = Receiver::start().await;
+    let gone = add_task(&supervisor, "gone").await;
+    add_task(&supervisor, "a").await;
+    supervisor
+        .core()
+        .store
+        .put_push_config(&task_config("a", Some("ok"), &receiver.url("ok")))
+        .await
+        .expect("stored");
+    let push = PushNotifier::start(supervisor.clone(), slow_retries(4)).expect("notifier");
+    let seen = receiver.next().await;
+    assert_eq!(seen.path, "/ok");
+    assert!(
+        !push.inner.webhooks.wants(&gone),
+        "a task with no webhook left is in the status filter"
+    );
+    assert_eq!(
+        push.inner.webhooks.counted.count(),
+        1,
+        "only the task with a webhook is counted into the bus's interest"
+    );
+    push.shutdown().await;
+}
