@@ -146,6 +146,18 @@ pub(crate) fn not_served(agent: &str) -> JsonRpcError {
         .with_data(json!({"reason": "unknown_agent", "agent": agent}))
 }
 
+/// -32602: the send came back through another runtime to an agent already waiting on
+/// its chain of sends (`Error::DelegationCycle` is the same refusal within one
+/// runtime, where the conversation is known too).
+pub(crate) fn delegation_cycle_across(agent: &str) -> JsonRpcError {
+    JsonRpcError::invalid_params()
+        .with_message(format!(
+            "delegation cycle: agent `{agent}` is already waiting on this chain of sends \
+             (it came back through another runtime); sending to it again would loop"
+        ))
+        .with_data(json!({"reason": "delegation_cycle", "agent": agent}))
+}
+
 /// -32003: push notifications are switched off on this server.
 pub(crate) fn push_disabled() -> JsonRpcError {
     JsonRpcError::push_notification_not_supported()

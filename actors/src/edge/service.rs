@@ -559,13 +559,7 @@ impl SupervisorService {
         // extensions (the message keeps its own metadata).
         let across = crate::remote::Across::read(&message, context.traceparent.as_deref());
         if across.loops_back_to(&agent.name) {
-            return Err(JsonRpcError::invalid_params()
-                .with_message(format!(
-                    "delegation cycle: agent `{}` is already waiting on this chain of sends \
-                     (it came back through another runtime); sending to it again would loop",
-                    agent.name
-                ))
-                .with_data(json!({"reason": "delegation_cycle", "agent": agent.name})));
+            return Err(rpc_error::delegation_cycle_across(&agent.name));
         }
         let hops = across.hops;
         // Set field by field, not through the builder: each builder call moves the

@@ -182,3 +182,24 @@ fn edge_errors_that_are_not_refusals_are_internal() {
     let error = from_edge(&EdgeError::Start("boom".to_owned()));
     assert_eq!(error.code, -32603);
 }
+
+#[test]
+fn a_cycle_within_one_runtime_and_one_across_two_give_the_same_reason() {
+    let within = from_runtime(&Error::DelegationCycle {
+        agent: "planner".to_owned(),
+        context_id: ContextId::new("c-1"),
+    });
+    let across = delegation_cycle_across("planner");
+    for error in [&within, &across] {
+        assert_eq!(error.code, -32602);
+        let data = error.data.as_ref().expect("data");
+        assert_eq!(data["reason"], "delegation_cycle");
+        assert_eq!(data["agent"], "planner");
+        assert!(error.message.contains("`planner`"), "{}", error.message);
+    }
+    assert!(
+        across.message.contains("another runtime"),
+        "{}",
+        across.message
+    );
+}
