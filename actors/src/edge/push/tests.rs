@@ -610,18 +610,23 @@ async fn shutdown_stops_a_lane_in_its_backoff_and_frees_what_it_held() {
     assert_eq!(push.inner.held.load(Ordering::SeqCst), 0);
 }
 
-#[tokio::test(start_paused = true)]
-async fn webhooks_in_the_store_are_notified_of_their_tasks_status_at_start() {
+/// A notifier started as after a restart, on a supervisor with `store`: task `a` and
+/// its webhook `ok` are in the store, as a previous process left them, and so are the
+/// tasks named in `also`, without webhooks. Returns the notifier and the first
+/// delivery its start made.
+async fn restarted(store: Arc<dyn crate::store::TaskStore>, also: &[&str]) -> (PushNotifier, Seen) {
     let supervisor = Supervisor::start(
         SupervisorConfig::default(),
         Vec::new(),
         Arc::new(AllowAll),
-        Arc::new(InMemoryTaskStore::new()),
+        store,
     )
     .await
     .expect("supervisor");
     let mut receiver = Receiver::start().await;
-    // As a previous process left them: the task and its webhook in the store.
+    for id in also {
+        add_task(&supervisor, id).await;
+    }
     add_task(&supervisor, "a").await;
     supervisor
         .core()
@@ -629,8 +634,14 @@ async fn webhooks_in_the_store_are_notified_of_their_tasks_status_at_start() {
         .put_push_config(&task_config("a", Some("ok"), &receiver.url("ok")))
         .await
         .expect("stored");
-    let push = PushNotifier::start(supervisor.clone(), slow_retries(4)).expect("notifier");
+    let push = PushNotifier::start(supervisor, slow_retries(4)).expect("notifier");
     let seen = receiver.next().await;
+    (push, seen)
+}
+
+#[tokio::test(start_paused = true)]
+async fn webhooks_in_the_store_are_notified_of_their_tasks_status_at_start() {
+    let (push, seen) = restarted(Arc::new(InMemoryTaskStore::new()), &[]).await;
     assert_eq!((seen.path.as_str(), seen.stamp), ("/ok", stamp(0)));
     assert_eq!(push.list(&TaskId::new("a")).len(), 1);
     push.shutdown().await;
@@ -777,28 +788,10 @@ impl crate::store::TaskStore for ListsAGoneWebhook {
 
 #[tokio::test(start_paused = true)]
 async fn a_task_whose_webhooks_went_between_list_and_read_is_not_counted_at_start() {
-    let supervisor = Supervisor::start(
-        SupervisorConfig::default(),
-        Vec::new(),
-        Arc::new(AllowAll),
-        Arc::new(ListsAGoneWebhook::default()),
-    )
-    .await
-    .expect("supervisor");
-    let mut receiver = Receiver::start().await;
-    let gone = add_task(&supervisor, "gone").await;
-    add_task(&supervisor, "a").await;
-    supervisor
-        .core()
-        .store
-        .put_push_config(&task_config("a", Some("ok"), &receiver.url("ok")))
-        .await
-        .expect("stored");
-    let push = PushNotifier::start(supervisor.clone(), slow_retries(4)).expect("notifier");
-    let seen = receiver.next().await;
+    let (push, seen) = restarted(Arc::new(ListsAGoneWebhook::default()), &["gone"]).await;
     assert_eq!(seen.path, "/ok");
     assert!(
-        !push.inner.webhooks.wants(&gone),
+        !push.inner.webhooks.wants(&TaskId::new("gone")),
         "a task with no webhook left is in the status filter"
     );
     assert_eq!(

@@ -244,13 +244,12 @@ mod frames {
         }
     }
 
-    fn update(state: TaskState, is_final: bool) -> StreamEvent {
-        StreamEvent::StatusUpdate(TaskStatusUpdateEvent::new(
-            TaskId::new("t-1"),
-            ContextId::new("c-1"),
-            TaskStatus::new(state),
-            is_final,
-        ))
+    /// A status update of one task, final when `state` is terminal.
+    fn update(state: TaskState) -> StreamEvent {
+        let (task, context) = (TaskId::new("t-1"), ContextId::new("c-1"));
+        let is_final = state.is_terminal();
+        let update = TaskStatusUpdateEvent::new(task, context, TaskStatus::new(state), is_final);
+        StreamEvent::StatusUpdate(update)
     }
 
     fn write(seq: Option<u64>, event: Result<StreamEvent, JsonRpcError>) -> Bytes {
@@ -287,11 +286,11 @@ mod frames {
     #[tokio::test]
     async fn a_final_event_ends_the_stream_and_lets_the_service_stream_go() {
         let (tx, dropped, mut frames) = fed(ProtocolVersion::V0_3, None);
-        tx.send(Ok((Some(1), update(TaskState::Working, false))))
+        tx.send(Ok((Some(1), update(TaskState::Working))))
             .expect("open");
-        tx.send(Ok((Some(2), update(TaskState::Completed, true))))
+        tx.send(Ok((Some(2), update(TaskState::Completed))))
             .expect("open");
-        tx.send(Ok((Some(3), update(TaskState::Completed, true))))
+        tx.send(Ok((Some(3), update(TaskState::Completed))))
             .expect("open");
         assert_eq!(
             frames.next().await.as_deref(),
@@ -333,7 +332,7 @@ mod frames {
     async fn a_waiting_stream_ends_when_the_server_shuts_down() {
         let token = CancellationToken::new();
         let (tx, dropped, mut frames) = fed(ProtocolVersion::V0_3, Some(token.clone()));
-        tx.send(Ok((Some(1), update(TaskState::Working, false))))
+        tx.send(Ok((Some(1), update(TaskState::Working))))
             .expect("open");
         assert_eq!(
             frames.next().await.as_deref(),
@@ -356,7 +355,7 @@ mod frames {
         let token = CancellationToken::new();
         token.cancel();
         let (tx, _, mut frames) = fed(ProtocolVersion::V0_3, Some(token));
-        tx.send(Ok((Some(1), update(TaskState::Working, false))))
+        tx.send(Ok((Some(1), update(TaskState::Working))))
             .expect("open");
         assert_eq!(
             frames.next().await.as_deref(),
