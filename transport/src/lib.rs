@@ -64,6 +64,8 @@ pub mod server;
 pub mod service;
 pub mod trace;
 
+mod bounded;
+
 #[doc(inline)]
 pub use ids::{ContextId, MessageId, TaskId};
 #[doc(inline)]

@@ -14,6 +14,7 @@ use tonic::{Code, Status};
 use super::status::to_status;
 use crate::a2a::v1::{self, ProtocolVersion};
 use crate::a2a::{AgentCard, StreamEvent};
+use crate::bounded::Bounded;
 use crate::jsonrpc::{A2aRequest, JsonRpcError, RequestId};
 use crate::server::{EXTENSIONS_HEADER, ServerConfig, V1_EXTENSIONS_HEADER, auth, extensions};
 use crate::service::{A2aResult, A2aService, CallContext, EventStream, Principal, Reply};
@@ -264,20 +265,22 @@ impl<S: A2aService> Shared<S> {
             }
             reply => return Err(wrong_reply(admitted, &reply, "a stream")),
         };
-        let ends = move |event: &StreamEvent| {
-            event.is_final() || (settles_on_task && crate::server::rpc::settles(event))
-        };
-        let bounded = futures::stream::unfold(Some(events), move |events| async move {
-            let mut events = events?;
-            let item = events.next().await?;
-            let more = match &item {
-                Ok(event) => !ends(event),
-                Err(_) => false,
+        let step = move |item: Result<StreamEvent, JsonRpcError>| {
+            let last = match &item {
+                Ok(event) => {
+                    event.is_final() || (settles_on_task && crate::server::rpc::settles(event))
+                }
+                Err(_) => true,
             };
-            Some((item, more.then_some(events)))
-        });
-        let stop = self.shutdown.clone().cancelled_owned();
-        Ok(Box::pin(bounded.take_until(stop)))
+            (item, last)
+        };
+        let shutdown = Some(self.shutdown.clone());
+        Ok(Box::pin(Bounded::new(
+            events,
+            tracing::Span::none(),
+            shutdown,
+            step,
+        )))
     }
 }
 

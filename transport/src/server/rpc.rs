@@ -3,9 +3,7 @@
 
 use std::convert::Infallible;
 use std::marker::PhantomData;
-use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::body::{Body, Bytes};
@@ -14,10 +12,9 @@ use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use futures::{Stream, StreamExt as _};
+use futures::StreamExt as _;
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use serde_json::{Value, json};
-use tokio_util::sync::WaitForCancellationFutureOwned;
 use tracing::{Instrument as _, Span, field};
 
 use self::fast::decode_send;
@@ -27,6 +24,7 @@ use super::{
 };
 use crate::a2a::v1::{self, ProtocolVersion, RpcCode, UnsupportedVersion, VERSION_HEADER};
 use crate::a2a::{AgentCard, StreamEvent};
+use crate::bounded::Bounded;
 use crate::jsonrpc::{
     A2aCall, A2aRequest, JsonRpcError, JsonRpcRequest, JsonRpcResponse, RequestError, RequestId,
     method,
@@ -1443,14 +1441,8 @@ pub(super) fn sse<W>(
 where
     W: Fn(Option<u64>, Result<StreamEvent, JsonRpcError>) -> Bytes + Send + Unpin + 'static,
 {
-    let frames = Frames {
-        version,
-        events: Some(events),
-        span,
-        write,
-        shutdown,
-        stop: None,
-    };
+    let shutdown = shutdown.map(|ShutdownSignal(token)| token);
+    let frames = Bounded::new(events, span, shutdown, framing(version, write));
     // The edge's own keep-alive, not axum's: it makes no timer for a stream that
     // never waits (`super::keep_alive`).
     sse::response(super::keep_alive::keep_alive(frames, keep_alive, || {
@@ -1458,77 +1450,31 @@ where
     }))
 }
 
-/// The frames of [`sse`]: one hand-written stream, where `unfold`, `instrument` and
-/// `take_until` made a future, cloned the span and the writer, and polled the
-/// shutdown signal (two mutex locks) for every event. Here the span is entered for
-/// each poll, and the shutdown signal is looked at only when the stream waits: a
-/// stream whose events are ready sends them (they are finite: a task's log ends at
-/// its final event), and one that waits is ended by the shutdown at once.
-struct Frames<W> {
-    version: ProtocolVersion,
-    /// `None` once the stream has ended: dropping the service's stream there (rather
-    /// than when the connection closes) releases it at once.
-    events: Option<NumberedEventStream>,
-    span: Span,
-    write: W,
-    shutdown: Option<ShutdownSignal>,
-    /// The wait for `shutdown`, made the first time the stream waits.
-    stop: Option<Pin<Box<WaitForCancellationFutureOwned>>>,
-}
+/// An item of a service's numbered event stream.
+type Numbered = Result<(Option<u64>, StreamEvent), JsonRpcError>;
 
-impl<W> Stream for Frames<W>
+/// Each item of an SSE stream in `version` written by `write`, with whether it is the
+/// stream's last (see [`sse`]).
+fn framing<W>(version: ProtocolVersion, write: W) -> impl FnMut(Numbered) -> (Bytes, bool)
 where
-    W: Fn(Option<u64>, Result<StreamEvent, JsonRpcError>) -> Bytes + Unpin,
+    W: Fn(Option<u64>, Result<StreamEvent, JsonRpcError>) -> Bytes,
 {
-    type Item = Bytes;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
-        let Self {
-            version,
-            events,
-            span,
-            write,
-            shutdown,
-            stop,
-        } = self.get_mut();
-        let Some(stream) = events.as_mut() else {
-            return Poll::Ready(None);
-        };
-        let _entered = span.enter();
-        let (item, more) = match stream.as_mut().poll_next(cx) {
-            Poll::Ready(Some(Ok((seq, event)))) => {
-                let last =
-                    event.is_final() || (*version == ProtocolVersion::V1_0 && settles(&event));
-                if last {
-                    tracing::debug!("stream closed");
-                }
-                (Some(write(seq, Ok(event))), !last)
+    move |item| match item {
+        Ok((seq, event)) => {
+            let last = event.is_final() || (version == ProtocolVersion::V1_0 && settles(&event));
+            if last {
+                tracing::debug!("stream closed");
             }
-            Poll::Ready(Some(Err(error))) => {
-                tracing::debug!(
-                    code = error.code,
-                    message = %error.message,
-                    "stream ended by an error"
-                );
-                (Some(write(None, Err(error))), false)
-            }
-            Poll::Ready(None) => (None, false),
-            Poll::Pending => {
-                let Some(ShutdownSignal(token)) = shutdown else {
-                    return Poll::Pending;
-                };
-                let stop = stop.get_or_insert_with(|| Box::pin(token.clone().cancelled_owned()));
-                if stop.as_mut().poll(cx).is_pending() {
-                    return Poll::Pending;
-                }
-                (None, false)
-            }
-        };
-        if !more {
-            *events = None;
-            *stop = None;
+            (write(seq, Ok(event)), last)
         }
-        Poll::Ready(item)
+        Err(error) => {
+            tracing::debug!(
+                code = error.code,
+                message = %error.message,
+                "stream ended by an error"
+            );
+            (write(None, Err(error)), true)
+        }
     }
 }
 

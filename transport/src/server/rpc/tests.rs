@@ -214,8 +214,10 @@ fn the_json_rpc_routes_are_told_from_every_other_path() {
     }
 }
 
-/// The frames of an SSE response, fed from a channel: what `frames` writes (the
-/// event's state, or `error`), and whether the service's stream is still held.
+/// The frames of an SSE response (`framing` over `Bounded`, as `sse` makes them), fed
+/// from a channel: where the stream ends for each protocol version, and what `write`
+/// is given. (How it ends at a shutdown is
+/// `crate::bounded`'s, tested there.)
 mod frames {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -223,17 +225,15 @@ mod frames {
     use axum::body::Bytes;
     use futures::StreamExt as _;
     use tokio::sync::mpsc;
-    use tokio_util::sync::CancellationToken;
 
-    use super::super::{Frames, ShutdownSignal};
+    use super::super::{Bounded, Numbered, framing};
     use crate::a2a::v1::ProtocolVersion;
     use crate::a2a::{StreamEvent, TaskState, TaskStatus, TaskStatusUpdateEvent};
     use crate::ids::{ContextId, TaskId};
     use crate::jsonrpc::JsonRpcError;
     use crate::service::NumberedEventStream;
 
-    type Fed = Result<(Option<u64>, StreamEvent), JsonRpcError>;
-    type Write = fn(Option<u64>, Result<StreamEvent, JsonRpcError>) -> Bytes;
+    type Framing = Box<dyn FnMut(Numbered) -> (Bytes, bool) + Send>;
 
     /// Sets its flag when dropped: the service's stream let go.
     struct Held(Arc<AtomicBool>);
@@ -263,29 +263,26 @@ mod frames {
     /// Frames of what is sent on the returned channel, and the flag [`Held`] sets.
     fn fed(
         version: ProtocolVersion,
-        shutdown: Option<CancellationToken>,
-    ) -> (mpsc::UnboundedSender<Fed>, Arc<AtomicBool>, Frames<Write>) {
-        let (tx, rx) = mpsc::unbounded_channel::<Fed>();
+    ) -> (
+        mpsc::UnboundedSender<Numbered>,
+        Arc<AtomicBool>,
+        Bounded<NumberedEventStream, Framing>,
+    ) {
+        let (tx, rx) = mpsc::unbounded_channel::<Numbered>();
         let dropped = Arc::new(AtomicBool::new(false));
         let held = Held(Arc::clone(&dropped));
         let events: NumberedEventStream = Box::pin(futures::stream::unfold(
             (rx, held),
             |(mut rx, held)| async move { rx.recv().await.map(|item| (item, (rx, held))) },
         ));
-        let frames = Frames {
-            version,
-            events: Some(events),
-            span: tracing::Span::none(),
-            write: write as Write,
-            shutdown: shutdown.map(ShutdownSignal),
-            stop: None,
-        };
+        let framing: Framing = Box::new(framing(version, write));
+        let frames = Bounded::new(events, tracing::Span::none(), None, framing);
         (tx, dropped, frames)
     }
 
     #[tokio::test]
     async fn a_final_event_ends_the_stream_and_lets_the_service_stream_go() {
-        let (tx, dropped, mut frames) = fed(ProtocolVersion::V0_3, None);
+        let (tx, dropped, mut frames) = fed(ProtocolVersion::V0_3);
         tx.send(Ok((Some(1), update(TaskState::Working))))
             .expect("open");
         tx.send(Ok((Some(2), update(TaskState::Completed))))
@@ -310,60 +307,33 @@ mod frames {
 
     #[tokio::test]
     async fn a_1_0_stream_ends_at_a_settled_task_and_an_error_ends_any() {
-        let (tx, _, mut frames) = fed(ProtocolVersion::V1_0, None);
         let task = crate::a2a::Task::new(
             TaskId::new("t-1"),
             ContextId::new("c-1"),
             TaskStatus::new(TaskState::InputRequired),
         );
-        tx.send(Ok((Some(4), StreamEvent::Task(task))))
+        let (tx, _, mut frames) = fed(ProtocolVersion::V1_0);
+        tx.send(Ok((Some(4), StreamEvent::Task(task.clone()))))
             .expect("open");
         assert_eq!(frames.next().await.as_deref(), Some(&b"other"[..]));
         assert_eq!(frames.next().await, None, "1.0 has no final flag");
 
-        let (tx, dropped, mut frames) = fed(ProtocolVersion::V0_3, None);
+        // The same task in 0.3 does not end the stream: its updates follow.
+        let (tx, _, mut frames) = fed(ProtocolVersion::V0_3);
+        tx.send(Ok((Some(4), StreamEvent::Task(task))))
+            .expect("open");
+        tx.send(Ok((Some(5), update(TaskState::Working))))
+            .expect("open");
+        assert_eq!(frames.next().await.as_deref(), Some(&b"other"[..]));
+        assert_eq!(
+            frames.next().await.as_deref(),
+            Some(&b"Some(5) working"[..])
+        );
+
+        let (tx, dropped, mut frames) = fed(ProtocolVersion::V0_3);
         tx.send(Err(JsonRpcError::internal_error())).expect("open");
         assert_eq!(frames.next().await.as_deref(), Some(&b"error -32603"[..]));
         assert!(dropped.load(Ordering::SeqCst));
         assert_eq!(frames.next().await, None);
-    }
-
-    #[tokio::test]
-    async fn a_waiting_stream_ends_when_the_server_shuts_down() {
-        let token = CancellationToken::new();
-        let (tx, dropped, mut frames) = fed(ProtocolVersion::V0_3, Some(token.clone()));
-        tx.send(Ok((Some(1), update(TaskState::Working))))
-            .expect("open");
-        assert_eq!(
-            frames.next().await.as_deref(),
-            Some(&b"Some(1) working"[..])
-        );
-        let next = tokio::spawn(async move { frames.next().await });
-        tokio::task::yield_now().await;
-        token.cancel();
-        let ended = tokio::time::timeout(std::time::Duration::from_secs(10), next)
-            .await
-            .expect("ended by the shutdown")
-            .expect("joined");
-        assert_eq!(ended, None);
-        assert!(dropped.load(Ordering::SeqCst), "released at the shutdown");
-        drop(tx);
-    }
-
-    #[tokio::test]
-    async fn events_ready_at_a_shutdown_are_sent_and_a_stream_that_never_waits_makes_no_wait() {
-        let token = CancellationToken::new();
-        token.cancel();
-        let (tx, _, mut frames) = fed(ProtocolVersion::V0_3, Some(token));
-        tx.send(Ok((Some(1), update(TaskState::Working))))
-            .expect("open");
-        assert_eq!(
-            frames.next().await.as_deref(),
-            Some(&b"Some(1) working"[..])
-        );
-        assert!(frames.stop.is_none(), "no wait, no shutdown future");
-        // Then it waits, and the shutdown that came meanwhile ends it.
-        assert_eq!(frames.next().await, None);
-        drop(tx);
     }
 }
