@@ -1427,9 +1427,9 @@ where
 /// JSON-RPC response on JSON-RPC, the bare `StreamResponse` on HTTP+JSON) with the
 /// event's number in the task's log, for its `id:`, when it has one; ending after an
 /// error, after a final event, when the service's stream ends, or when the server
-/// shuts down (at its next wait: events already ready are sent first). A 1.0 stream also closes after a task that stands in a terminal or
-/// interrupted state (spec §3.2: 1.0 has no `final` flag, the stream's end is the
-/// signal).
+/// shuts down (at its next wait: events already ready are sent first). A 1.0 stream
+/// also closes after a task that stands in a terminal or interrupted state (spec
+/// §3.2: 1.0 has no `final` flag, the stream's end is the signal).
 pub(super) fn sse<W>(
     version: ProtocolVersion,
     events: NumberedEventStream,
