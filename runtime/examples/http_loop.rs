@@ -34,9 +34,9 @@
 //!
 //! The count is the server's (hyper, the edge's layers, the JSON-RPC codec, the send
 //! path) and the client's, which is kept small: the request is written by hand on a
-//! blocking socket and the answer read by its `Content-Length`. Valgrind counts each
-//! byte a `rep movsb` copies as an instruction, so a large `memcpy` (a future boxed
-//! whole) weighs more in the count than in time.
+//! blocking socket and the answer read by its `Content-Length` (a stream's by its
+//! chunks). Valgrind counts each byte a `rep movsb` copies as an instruction, so a
+//! large `memcpy` (a future boxed whole) weighs more in the count than in time.
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Read, Write};

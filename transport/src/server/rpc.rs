@@ -1021,30 +1021,7 @@ impl<S: A2aService> Call<S> {
                 Ok(Answer::Unary(result)) => encode_result(version, id, result),
                 Ok(Answer::Stream(events)) => {
                     let keep_alive = self.state.config.sse_keep_alive();
-                    let write =
-                        move |seq: Option<u64>, event: Result<StreamEvent, JsonRpcError>| {
-                            match event {
-                                Ok(event) => match version {
-                                    ProtocolVersion::V0_3 => {
-                                        frame(&JsonRpcResponse::success(id.clone(), event), seq)
-                                    }
-                                    ProtocolVersion::V1_0 => frame(
-                                        &JsonRpcResponse::success(
-                                            id.clone(),
-                                            v1::StreamResponse::from(event),
-                                        ),
-                                        seq,
-                                    ),
-                                },
-                                Err(error) => frame(
-                                    &JsonRpcResponse::<Value>::error(
-                                        id.clone(),
-                                        in_form(version, error),
-                                    ),
-                                    None,
-                                ),
-                            }
-                        };
+                    let write = move |seq, event| stream_frame(version, &id, seq, event);
                     sse(version, events, self.span, keep_alive, self.shutdown, write)
                 }
             }
@@ -1482,6 +1459,29 @@ where
 pub(crate) fn settles(event: &StreamEvent) -> bool {
     matches!(event, StreamEvent::Task(task)
         if task.status.state.is_terminal() || task.status.state.is_interrupted())
+}
+
+/// One stream item of call `id` as an SSE event numbered `seq`: a JSON-RPC response
+/// whose result is the event (in `version`'s form), or whose error ends the stream.
+fn stream_frame(
+    version: ProtocolVersion,
+    id: &RequestId,
+    seq: Option<u64>,
+    event: Result<StreamEvent, JsonRpcError>,
+) -> Bytes {
+    match (version, event) {
+        (ProtocolVersion::V0_3, Ok(event)) => {
+            frame(&JsonRpcResponse::success(id.clone(), event), seq)
+        }
+        (ProtocolVersion::V1_0, Ok(event)) => frame(
+            &JsonRpcResponse::success(id.clone(), v1::StreamResponse::from(event)),
+            seq,
+        ),
+        (_, Err(error)) => frame(
+            &JsonRpcResponse::<Value>::error(id.clone(), in_form(version, error)),
+            seq,
+        ),
+    }
 }
 
 /// One SSE event whose data is `response` as one line of JSON, numbered `seq`.

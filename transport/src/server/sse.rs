@@ -38,13 +38,7 @@ pub(super) fn json_event(
     value: &impl Serialize,
     id: Option<u64>,
 ) -> serde_json::Result<Bytes> {
-    let mut event = Vec::with_capacity(EVENT_CAPACITY);
-    if let Some(name) = name {
-        event.extend_from_slice(b"event: ");
-        event.extend_from_slice(name.as_bytes());
-        event.push(b'\n');
-    }
-    event.extend_from_slice(b"data: ");
+    let mut event = data_line(name, EVENT_CAPACITY);
     serde_json::to_writer(&mut event, value)?;
     event.push(b'\n');
     if let Some(id) = id {
@@ -62,16 +56,22 @@ pub(super) fn text_event(name: Option<&str>, text: &str) -> Bytes {
         !text.contains(['\n', '\r']),
         "an SSE data line with a line break"
     );
-    let mut event = Vec::with_capacity(text.len() + 16);
+    let mut event = data_line(name, text.len() + 16);
+    event.extend_from_slice(text.as_bytes());
+    event.extend_from_slice(b"\n\n");
+    Bytes::from(event)
+}
+
+/// An event's bytes up to its data: the `event:` line when it is named, then `data: `.
+fn data_line(name: Option<&str>, capacity: usize) -> Vec<u8> {
+    let mut event = Vec::with_capacity(capacity);
     if let Some(name) = name {
         event.extend_from_slice(b"event: ");
         event.extend_from_slice(name.as_bytes());
         event.push(b'\n');
     }
     event.extend_from_slice(b"data: ");
-    event.extend_from_slice(text.as_bytes());
-    event.extend_from_slice(b"\n\n");
-    Bytes::from(event)
+    event
 }
 
 /// An SSE response of `events`, with the headers axum's `Sse` sends.
