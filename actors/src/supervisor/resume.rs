@@ -9,12 +9,16 @@
 //! what it missed back from the log instead of skipping it.
 
 use std::collections::VecDeque;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, ready};
 
 use agentyard_transport::TaskId;
 use agentyard_transport::a2a::{StreamEvent, Task, TaskStatusUpdateEvent};
-use futures::Stream;
+use futures::{Stream, StreamExt as _};
 use tokio::sync::broadcast;
+use tokio_stream::wrappers::BroadcastStream;
+use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 
 use super::Supervisor;
 use crate::error::Result;
@@ -113,17 +117,35 @@ impl Supervisor {
     }
 }
 
+/// A task stream's state: what is still to send before the live updates, and the
+/// live updates themselves.
+///
+/// A stream of its own rather than `stream::unfold`: an unfold moves its whole state
+/// out of its future and into the next one at every event, and its future holds the
+/// catch-up reads inline, so each event cost about a kilobyte of copies
+/// (`examples/http_loop.rs`, `HTTP_LOOP_METHOD=stream`). Here an event is taken in
+/// place, and the rare catch-up is a future of its own, made only when it is needed.
 struct Resume {
     supervisor: Supervisor,
     id: TaskId,
     first: Option<(Option<u64>, Task)>,
     /// Logged updates still to send, in order.
     pending: VecDeque<Sequenced>,
-    rx: Option<broadcast::Receiver<Published>>,
+    live: Option<BroadcastStream<Published>>,
+    /// Reading back what a lagging stream missed.
+    catching_up: Option<Pin<Box<dyn Future<Output = Option<CatchUp>> + Send>>>,
     /// The number of the last update sent (or replayed); live updates up to it are
     /// duplicates.
     last: u64,
     done: bool,
+}
+
+/// What a stream that fell behind its live updates found when it looked back.
+enum CatchUp {
+    /// The logged updates after the last one it sent.
+    Missed(Vec<Sequenced>),
+    /// The task's status now, from a store that keeps no log.
+    Status(TaskStatusUpdateEvent),
 }
 
 fn numbered_stream(
@@ -134,75 +156,104 @@ fn numbered_stream(
     rx: Option<broadcast::Receiver<Published>>,
     last: u64,
 ) -> impl Stream<Item = NumberedEvent> + Send + 'static {
-    let state = Resume {
+    Resume {
         supervisor,
         id,
         first,
         pending,
-        rx,
+        live: rx.map(BroadcastStream::new),
+        catching_up: None,
         last,
         done: false,
-    };
-    futures::stream::unfold(state, |mut state| async move {
-        if let Some((seq, task)) = state.first.take() {
-            if state.rx.is_none() && state.pending.is_empty() {
-                state.done = true;
+    }
+}
+
+impl Stream for Resume {
+    type Item = NumberedEvent;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if let Some((seq, task)) = this.first.take() {
+            if this.live.is_none() && this.pending.is_empty() {
+                this.done = true;
             }
-            return Some(((seq, StreamEvent::Task(task)), state));
+            return Poll::Ready(Some((seq, StreamEvent::Task(task))));
         }
         loop {
-            if let Some((seq, event)) = state.pending.pop_front() {
-                if event.is_final() {
-                    state.finish();
+            if let Some(catching_up) = &mut this.catching_up {
+                let found = ready!(catching_up.as_mut().poll(cx));
+                this.catching_up = None;
+                match found {
+                    None => return Poll::Ready(None),
+                    Some(CatchUp::Status(update)) => {
+                        if update.is_final {
+                            this.finish();
+                        }
+                        return Poll::Ready(Some((None, StreamEvent::StatusUpdate(update))));
+                    }
+                    Some(CatchUp::Missed(missed)) => {
+                        this.last = missed.last().map_or(this.last, |(seq, _)| *seq);
+                        this.pending = missed.into();
+                    }
                 }
-                return Some(((Some(seq), event), state));
             }
-            if state.done {
-                return None;
+            if let Some((seq, event)) = this.pending.pop_front() {
+                if event.is_final() {
+                    this.finish();
+                }
+                return Poll::Ready(Some((Some(seq), event)));
             }
-            let rx = state.rx.as_mut()?;
-            match rx.recv().await {
-                Ok((seq, event)) => {
+            if this.done {
+                return Poll::Ready(None);
+            }
+            let Some(live) = &mut this.live else {
+                return Poll::Ready(None);
+            };
+            match ready!(live.poll_next_unpin(cx)) {
+                Some(Ok((seq, event))) => {
                     // The ring let go of its copy once every follower read it: this
                     // follower's is then the only one, taken without a copy.
                     let event = Arc::unwrap_or_clone(event);
                     if seq != 0 {
-                        if seq <= state.last {
+                        if seq <= this.last {
                             continue;
                         }
-                        state.last = seq;
+                        this.last = seq;
                     }
                     if event.is_final() {
-                        state.finish();
+                        this.finish();
                     }
-                    return Some((((seq != 0).then_some(seq), event), state));
+                    return Poll::Ready(Some(((seq != 0).then_some(seq), event)));
                 }
-                Err(broadcast::error::RecvError::Lagged(_)) => {
-                    let store = &state.supervisor.core().store;
-                    let missed = store.events_after(&state.id, state.last).await.ok()?;
-                    if missed.is_empty() {
-                        // A store that keeps no log: resynchronize with the task's
-                        // current status rather than replay what was dropped.
-                        let task = state.supervisor.get_task(&state.id, Some(0)).await.ok()?;
-                        let is_final = task.status.state.is_settled();
-                        let update = TaskStatusUpdateEvent::new(
-                            task.id,
-                            task.context_id,
-                            task.status,
-                            is_final,
-                        );
-                        if is_final {
-                            state.finish();
-                        }
-                        return Some(((None, StreamEvent::StatusUpdate(update)), state));
-                    }
-                    state.last = missed.last().map_or(state.last, |(seq, _)| *seq);
-                    state.pending = missed.into();
+                Some(Err(BroadcastStreamRecvError::Lagged(_))) => {
+                    this.catching_up = Some(Box::pin(catch_up(
+                        this.supervisor.clone(),
+                        this.id.clone(),
+                        this.last,
+                    )));
                 }
-                Err(broadcast::error::RecvError::Closed) => return None,
+                None => return Poll::Ready(None),
             }
         }
-    })
+    }
+}
+
+/// What a stream that fell behind missed: the logged updates after `last`, or, from a
+/// store that keeps no log, the task's status now rather than a replay of what was
+/// dropped. `None` when the store cannot say: the stream ends.
+async fn catch_up(supervisor: Supervisor, id: TaskId, last: u64) -> Option<CatchUp> {
+    let missed = supervisor.core().store.events_after(&id, last).await.ok()?;
+    if !missed.is_empty() {
+        return Some(CatchUp::Missed(missed));
+    }
+    let task = supervisor.get_task(&id, Some(0)).await.ok()?;
+    let is_final = task.status.state.is_settled();
+    Some(CatchUp::Status(TaskStatusUpdateEvent::new(
+        task.id,
+        task.context_id,
+        task.status,
+        is_final,
+    )))
 }
 
 impl Resume {
@@ -210,6 +261,6 @@ impl Resume {
     fn finish(&mut self) {
         self.done = true;
         self.pending.clear();
-        self.rx = None;
+        self.live = None;
     }
 }
