@@ -280,7 +280,7 @@ impl SupervisorService {
                             .supervisor
                             .resubscribe_after(&params.id, Some(after))
                             .await
-                            .map_err(|e| rpc_error::from_runtime(&e))?;
+                            .map_err(JsonRpcError::from)?;
                         return Ok(Reply::NumberedStream(wire_updates(Box::pin(updates), None)));
                     }
                     let updates = self
