@@ -1,12 +1,17 @@
 //! Helpers for tests: a PostgreSQL schema of their own for those that need a real
-//! database, and the texts of a history for those that check one.
+//! database, the texts of a history for those that check one, and a store that has
+//! only what every store must have.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use agentyard_transport::a2a::Message;
+use agentyard_transport::a2a::{Artifact, Message, Task, TaskState, TaskStatus};
+use agentyard_transport::{ContextId, MessageId, TaskId};
+use async_trait::async_trait;
 use sqlx::{Connection, Executor};
+
+use crate::{InMemoryTaskStore, StoreError, TaskOwner, TaskStore};
 
 /// The text of each message, in order: what a test of a history compares.
 pub fn texts<'a>(messages: impl IntoIterator<Item = &'a Arc<Message>>) -> Vec<String> {
@@ -91,4 +96,56 @@ pub async fn postgres_schema(prefix: &str) -> Option<String> {
     let _ = conn.close().await;
     let joiner = if url.contains('?') { '&' } else { '?' };
     Some(format!("{url}{joiner}options[search_path]={schema}"))
+}
+
+/// The in-memory store through only the methods a [`TaskStore`] must implement: every
+/// other one is the trait's default, so there is no event log (streams number nothing
+/// and a lagging stream resynchronizes from the task), no listing, and the rest of the
+/// optional contract as its defaults say. What a store written with the least work
+/// looks like to the runtime; tests use it for the paths such a store takes.
+#[derive(Debug, Default)]
+pub struct RequiredOnly(pub InMemoryTaskStore);
+
+#[async_trait]
+impl TaskStore for RequiredOnly {
+    async fn insert(&self, task: Task) -> Result<(), StoreError> {
+        self.0.insert(task).await
+    }
+    async fn insert_owned(&self, task: Task, owner: TaskOwner) -> Result<(), StoreError> {
+        self.0.insert_owned(task, owner).await
+    }
+    async fn owner(&self, id: &TaskId) -> Result<Option<TaskOwner>, StoreError> {
+        self.0.owner(id).await
+    }
+    async fn context_principal(
+        &self,
+        context_id: &ContextId,
+    ) -> Result<Option<Arc<str>>, StoreError> {
+        self.0.context_principal(context_id).await
+    }
+    async fn get(&self, id: &TaskId, n: Option<usize>) -> Result<Option<Task>, StoreError> {
+        self.0.get(id, n).await
+    }
+    async fn set_status(&self, id: &TaskId, status: TaskStatus) -> Result<TaskState, StoreError> {
+        self.0.set_status(id, status).await
+    }
+    async fn append_history(&self, id: &TaskId, message: Arc<Message>) -> Result<(), StoreError> {
+        self.0.append_history(id, message).await
+    }
+    async fn put_artifact(
+        &self,
+        id: &TaskId,
+        artifact: Arc<Artifact>,
+        append: bool,
+    ) -> Result<Arc<Artifact>, StoreError> {
+        self.0.put_artifact(id, artifact, append).await
+    }
+    async fn context_history(
+        &self,
+        context_id: &ContextId,
+        before: Option<&MessageId>,
+        limit: usize,
+    ) -> Result<Vec<Arc<Message>>, StoreError> {
+        self.0.context_history(context_id, before, limit).await
+    }
 }

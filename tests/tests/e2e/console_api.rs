@@ -6,18 +6,13 @@
 
 use agentyard::console::{self, ConsoleOptions};
 use agentyard::edge::{Edge, EdgeAuth, EdgeConfig};
-use std::sync::Arc;
 use std::time::Duration;
 
-use agentyard::store::{StoreError, TaskOwner, TaskStore};
-use agentyard::{
-    AgentDescriptor, Artifact, ContextId, InMemoryTaskStore, Message, MessageId, Runtime,
-    RuntimeBuilder, Task, TaskId, TaskState, TaskStatus,
-};
+use agentyard::store::testing::RequiredOnly;
+use agentyard::{AgentDescriptor, Message, Runtime, RuntimeBuilder};
 use agentyard_tests::agents::{Echo, Interviewer};
 use agentyard_tests::http::{sse_events, text_message};
 use agentyard_tests::wait::PATIENCE;
-use async_trait::async_trait;
 use serde_json::{Value, json};
 
 const ALICE: &str = "key-alice";
@@ -406,58 +401,11 @@ async fn serve_mounts_the_console_unless_the_config_turns_it_off() {
     );
 }
 
-/// The in-memory store without `list`: the contract's default refuses it, as a store
-/// without a status-time index would.
-#[derive(Debug, Default)]
-struct Unlisted(InMemoryTaskStore);
-
-#[async_trait]
-impl TaskStore for Unlisted {
-    async fn insert(&self, task: Task) -> Result<(), StoreError> {
-        self.0.insert(task).await
-    }
-    async fn insert_owned(&self, task: Task, owner: TaskOwner) -> Result<(), StoreError> {
-        self.0.insert_owned(task, owner).await
-    }
-    async fn owner(&self, id: &TaskId) -> Result<Option<TaskOwner>, StoreError> {
-        self.0.owner(id).await
-    }
-    async fn context_principal(
-        &self,
-        context_id: &ContextId,
-    ) -> Result<Option<Arc<str>>, StoreError> {
-        self.0.context_principal(context_id).await
-    }
-    async fn get(&self, id: &TaskId, n: Option<usize>) -> Result<Option<Task>, StoreError> {
-        self.0.get(id, n).await
-    }
-    async fn set_status(&self, id: &TaskId, status: TaskStatus) -> Result<TaskState, StoreError> {
-        self.0.set_status(id, status).await
-    }
-    async fn append_history(&self, id: &TaskId, message: Arc<Message>) -> Result<(), StoreError> {
-        self.0.append_history(id, message).await
-    }
-    async fn put_artifact(
-        &self,
-        id: &TaskId,
-        artifact: Arc<Artifact>,
-        append: bool,
-    ) -> Result<Arc<Artifact>, StoreError> {
-        self.0.put_artifact(id, artifact, append).await
-    }
-    async fn context_history(
-        &self,
-        context_id: &ContextId,
-        before: Option<&MessageId>,
-        limit: usize,
-    ) -> Result<Vec<Arc<Message>>, StoreError> {
-        self.0.context_history(context_id, before, limit).await
-    }
-}
-
+/// A store without `list` (the contract's default refuses it, as a store without a
+/// status-time index would).
 #[tokio::test]
 async fn a_store_that_cannot_list_is_a_short_500_and_the_console_goes_on() {
-    let served = Served::start_on(Runtime::builder().store(Unlisted::default())).await;
+    let served = Served::start_on(Runtime::builder().store(RequiredOnly::default())).await;
     let sent = served.send("echo", ALICE, "hi").await;
     let (status, body) = served.json("/api/console/tasks", ALICE).await;
     assert_eq!(status, 500);

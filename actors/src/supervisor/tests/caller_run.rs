@@ -15,6 +15,7 @@ use crate::agent::{Agent, AgentDescriptor, AgentError, Registration, TaskContext
 use crate::store::InMemoryTaskStore;
 use crate::supervisor::{SendRequest, Supervisor, SupervisorConfig};
 use crate::testing::until;
+use agentyard_store::testing::RequiredOnly;
 
 /// What the agent saw of the turn it ran.
 #[derive(Debug, Default)]
@@ -307,5 +308,62 @@ async fn a_stream_whose_turn_publishes_more_than_its_ring_holds_still_has_every_
     assert_eq!(
         events.last().and_then(|(_, event)| state_of(event)),
         Some(TaskState::Completed)
+    );
+}
+
+#[tokio::test]
+async fn a_stream_that_falls_behind_on_a_store_without_a_log_ends_at_the_tasks_final_status() {
+    // The turn overruns the stream's ring before its first read, as above, but this
+    // store keeps no log to read the dropped updates back from: the stream takes up
+    // the task as it stands instead, which has ended, and so ends with it.
+    let config = SupervisorConfig::default();
+    let artifacts = config.stream_capacity * 3;
+    let supervisor = Supervisor::start(
+        config,
+        vec![Registration::new(AgentDescriptor::new("many"), move |_| {
+            Many(artifacts)
+        })],
+        Arc::new(AllowAll),
+        Arc::new(RequiredOnly::default()),
+    )
+    .await
+    .expect("supervisor");
+    let stream = supervisor
+        .stream_numbered(SendRequest::new(
+            "many",
+            Message::user_text("go").with_context_id(ContextId::new("unlogged")),
+        ))
+        .await
+        .expect("streaming");
+    let events: Vec<_> = tokio::time::timeout(Duration::from_secs(10), stream.collect())
+        .await
+        .expect("the stream ends");
+    let Some(((first, StreamEvent::Task(_)), rest)) = events.split_first() else {
+        panic!("the stream starts with the task: {events:?}");
+    };
+    assert_eq!(*first, Some(0), "the task as submitted is number 0");
+    assert!(
+        rest.iter().all(|(seq, _)| seq.is_none()),
+        "a store without a log numbers nothing: {rest:?}"
+    );
+    let finals: Vec<_> = rest
+        .iter()
+        .filter_map(|(_, event)| match event {
+            StreamEvent::StatusUpdate(update) if update.is_final => Some(update.status.state),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(finals, [TaskState::Completed], "one final status: {rest:?}");
+    assert!(
+        matches!(rest.last(), Some((_, StreamEvent::StatusUpdate(update))) if update.is_final),
+        "nothing after the final status: {rest:?}"
+    );
+    let published = rest
+        .iter()
+        .filter(|(_, event)| matches!(event, StreamEvent::ArtifactUpdate(_)))
+        .count();
+    assert!(
+        published < artifacts,
+        "the ring dropped some of the {artifacts} artifacts (the stream fell behind)"
     );
 }
