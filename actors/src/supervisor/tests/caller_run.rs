@@ -12,10 +12,11 @@ use futures::{FutureExt as _, StreamExt as _};
 use tokio::sync::Semaphore;
 
 use crate::agent::{Agent, AgentDescriptor, AgentError, Registration, TaskContext};
-use crate::store::InMemoryTaskStore;
-use crate::supervisor::{SendRequest, Supervisor, SupervisorConfig};
-use crate::testing::until;
 use agentyard_store::testing::RequiredOnly;
+
+use crate::store::{InMemoryTaskStore, TaskStore};
+use crate::supervisor::{NumberedEvent, SendRequest, Supervisor, SupervisorConfig};
+use crate::testing::until;
 
 /// What the agent saw of the turn it ran.
 #[derive(Debug, Default)]
@@ -267,10 +268,10 @@ impl Agent for Many {
     }
 }
 
-#[tokio::test]
-async fn a_stream_whose_turn_publishes_more_than_its_ring_holds_still_has_every_update() {
-    // Run before the stream's first read, the turn overruns the stream's ring (16
-    // updates by default); the stream reads what the ring dropped back from the log.
+/// The whole stream of a turn that publishes three times what its stream's ring holds
+/// (16 updates by default), on `store`, and how many artifacts the turn published.
+/// The turn never waits, so it runs to its end before the stream's first read.
+async fn overrun(store: Arc<dyn TaskStore>) -> (Vec<NumberedEvent>, usize) {
     let config = SupervisorConfig::default();
     let artifacts = config.stream_capacity * 3;
     let supervisor = Supervisor::start(
@@ -279,7 +280,7 @@ async fn a_stream_whose_turn_publishes_more_than_its_ring_holds_still_has_every_
             Many(artifacts)
         })],
         Arc::new(AllowAll),
-        Arc::new(InMemoryTaskStore::new()),
+        store,
     )
     .await
     .expect("supervisor");
@@ -290,7 +291,16 @@ async fn a_stream_whose_turn_publishes_more_than_its_ring_holds_still_has_every_
         ))
         .await
         .expect("streaming");
-    let events: Vec<_> = stream.collect().await;
+    let events = tokio::time::timeout(Duration::from_secs(10), stream.collect())
+        .await
+        .expect("the stream ends");
+    (events, artifacts)
+}
+
+#[tokio::test]
+async fn a_stream_whose_turn_publishes_more_than_its_ring_holds_still_has_every_update() {
+    // The stream reads what the ring dropped back from the store's log.
+    let (events, artifacts) = overrun(Arc::new(InMemoryTaskStore::new())).await;
     let ids: Vec<_> = events
         .iter()
         .filter_map(|(_, event)| match event {
@@ -313,31 +323,10 @@ async fn a_stream_whose_turn_publishes_more_than_its_ring_holds_still_has_every_
 
 #[tokio::test]
 async fn a_stream_that_falls_behind_on_a_store_without_a_log_ends_at_the_tasks_final_status() {
-    // The turn overruns the stream's ring before its first read, as above, but this
-    // store keeps no log to read the dropped updates back from: the stream takes up
-    // the task as it stands instead, which has ended, and so ends with it.
-    let config = SupervisorConfig::default();
-    let artifacts = config.stream_capacity * 3;
-    let supervisor = Supervisor::start(
-        config,
-        vec![Registration::new(AgentDescriptor::new("many"), move |_| {
-            Many(artifacts)
-        })],
-        Arc::new(AllowAll),
-        Arc::new(RequiredOnly::default()),
-    )
-    .await
-    .expect("supervisor");
-    let stream = supervisor
-        .stream_numbered(SendRequest::new(
-            "many",
-            Message::user_text("go").with_context_id(ContextId::new("unlogged")),
-        ))
-        .await
-        .expect("streaming");
-    let events: Vec<_> = tokio::time::timeout(Duration::from_secs(10), stream.collect())
-        .await
-        .expect("the stream ends");
+    // As above, but this store keeps no log to read the dropped updates back from:
+    // the stream takes up the task as it stands instead, which has ended, and so
+    // ends with it.
+    let (events, artifacts) = overrun(Arc::new(RequiredOnly::default())).await;
     let Some(((first, StreamEvent::Task(_)), rest)) = events.split_first() else {
         panic!("the stream starts with the task: {events:?}");
     };
