@@ -18,8 +18,10 @@
 //!   tasks end `failed` ("the server restarted"), waiting ones stay answerable.
 //! - [`conformance`]: the test functions every store must pass; the crate's own tests
 //!   run them against all four, and a store written elsewhere can run them too.
-//! - [`testing`]: a PostgreSQL schema of its own for each test that needs one, and
-//!   [`testing::RequiredOnly`], a store with only the methods every store must have.
+//! - [`testing`]: a PostgreSQL schema of its own for each test that needs one,
+//!   [`testing::RequiredOnly`], a store with only the methods every store must have,
+//!   and [`delegate_required!`] for test stores that differ from another in a method
+//!   or two.
 //!
 //! This crate speaks the A2A data model of `agentyard-transport` and knows nothing of
 //! actors; `agentyard-actors` builds on it.

@@ -6,12 +6,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use agentyard_transport::a2a::{Artifact, Message, Task, TaskState, TaskStatus};
-use agentyard_transport::{ContextId, MessageId, TaskId};
-use async_trait::async_trait;
+use agentyard_transport::a2a::Message;
 use sqlx::{Connection, Executor};
 
-use crate::{InMemoryTaskStore, StoreError, TaskOwner, TaskStore};
+use crate::InMemoryTaskStore;
 
 /// The text of each message, in order: what a test of a history compares.
 pub fn texts<'a>(messages: impl IntoIterator<Item = &'a Arc<Message>>) -> Vec<String> {
@@ -98,54 +96,126 @@ pub async fn postgres_schema(prefix: &str) -> Option<String> {
     Some(format!("{url}{joiner}options[search_path]={schema}"))
 }
 
-/// The in-memory store through only the methods a [`TaskStore`] must implement: every
-/// other one is the trait's default, so there is no event log (streams number nothing
-/// and a lagging stream resynchronizes from the task), no listing, and the rest of the
-/// optional contract as its defaults say. What a store written with the least work
-/// looks like to the runtime; tests use it for the paths such a store takes.
+/// Implements [`TaskStore`](crate::TaskStore) for a test store by handing each
+/// method the trait requires to the store in one of its fields, plus the methods
+/// written after it (which must not be required ones; the rest are the trait's
+/// defaults). For a store that differs from another in a method or two:
+///
+/// ```
+/// use agentyard_store::{InMemoryTaskStore, StoreError};
+/// use agentyard_transport::TaskId;
+///
+/// /// The in-memory store, listing no task with push configs.
+/// #[derive(Debug)]
+/// struct Forgetful(InMemoryTaskStore);
+///
+/// agentyard_store::delegate_required! { Forgetful => 0;
+///     async fn tasks_with_push_configs(&self) -> Result<Vec<TaskId>, StoreError> {
+///         Ok(Vec::new())
+///     }
+/// }
+/// ```
+#[macro_export]
+macro_rules! delegate_required {
+    ($store:ty => $field:tt; $($more:tt)*) => {
+        #[$crate::testing::__private::async_trait]
+        impl $crate::TaskStore for $store {
+            async fn insert(
+                &self,
+                task: $crate::testing::__private::Task,
+            ) -> ::std::result::Result<(), $crate::StoreError> {
+                self.$field.insert(task).await
+            }
+            async fn insert_owned(
+                &self,
+                task: $crate::testing::__private::Task,
+                owner: $crate::TaskOwner,
+            ) -> ::std::result::Result<(), $crate::StoreError> {
+                self.$field.insert_owned(task, owner).await
+            }
+            async fn owner(
+                &self,
+                id: &$crate::testing::__private::TaskId,
+            ) -> ::std::result::Result<::std::option::Option<$crate::TaskOwner>, $crate::StoreError>
+            {
+                self.$field.owner(id).await
+            }
+            async fn context_principal(
+                &self,
+                context_id: &$crate::testing::__private::ContextId,
+            ) -> ::std::result::Result<
+                ::std::option::Option<::std::sync::Arc<str>>,
+                $crate::StoreError,
+            > {
+                self.$field.context_principal(context_id).await
+            }
+            async fn get(
+                &self,
+                id: &$crate::testing::__private::TaskId,
+                n: ::std::option::Option<usize>,
+            ) -> ::std::result::Result<
+                ::std::option::Option<$crate::testing::__private::Task>,
+                $crate::StoreError,
+            > {
+                self.$field.get(id, n).await
+            }
+            async fn set_status(
+                &self,
+                id: &$crate::testing::__private::TaskId,
+                status: $crate::testing::__private::TaskStatus,
+            ) -> ::std::result::Result<$crate::testing::__private::TaskState, $crate::StoreError>
+            {
+                self.$field.set_status(id, status).await
+            }
+            async fn append_history(
+                &self,
+                id: &$crate::testing::__private::TaskId,
+                message: ::std::sync::Arc<$crate::testing::__private::Message>,
+            ) -> ::std::result::Result<(), $crate::StoreError> {
+                self.$field.append_history(id, message).await
+            }
+            async fn put_artifact(
+                &self,
+                id: &$crate::testing::__private::TaskId,
+                artifact: ::std::sync::Arc<$crate::testing::__private::Artifact>,
+                append: bool,
+            ) -> ::std::result::Result<
+                ::std::sync::Arc<$crate::testing::__private::Artifact>,
+                $crate::StoreError,
+            > {
+                self.$field.put_artifact(id, artifact, append).await
+            }
+            async fn context_history(
+                &self,
+                context_id: &$crate::testing::__private::ContextId,
+                before: ::std::option::Option<&$crate::testing::__private::MessageId>,
+                limit: usize,
+            ) -> ::std::result::Result<
+                ::std::vec::Vec<::std::sync::Arc<$crate::testing::__private::Message>>,
+                $crate::StoreError,
+            > {
+                self.$field.context_history(context_id, before, limit).await
+            }
+            $($more)*
+        }
+    };
+}
+
+/// What [`delegate_required!`] names, reachable from the crates that use it.
+#[doc(hidden)]
+pub mod __private {
+    pub use agentyard_transport::a2a::{Artifact, Message, Task, TaskState, TaskStatus};
+    pub use agentyard_transport::{ContextId, MessageId, TaskId};
+    pub use async_trait::async_trait;
+}
+
+/// The in-memory store through only the methods a [`TaskStore`](crate::TaskStore)
+/// must implement: every other one is the trait's default, so there is no event log
+/// (streams number nothing and a lagging stream resynchronizes from the task), no
+/// listing, and the rest of the optional contract as its defaults say. What a store
+/// written with the least work looks like to the runtime; tests use it for the paths
+/// such a store takes.
 #[derive(Debug, Default)]
 pub struct RequiredOnly(pub InMemoryTaskStore);
 
-#[async_trait]
-impl TaskStore for RequiredOnly {
-    async fn insert(&self, task: Task) -> Result<(), StoreError> {
-        self.0.insert(task).await
-    }
-    async fn insert_owned(&self, task: Task, owner: TaskOwner) -> Result<(), StoreError> {
-        self.0.insert_owned(task, owner).await
-    }
-    async fn owner(&self, id: &TaskId) -> Result<Option<TaskOwner>, StoreError> {
-        self.0.owner(id).await
-    }
-    async fn context_principal(
-        &self,
-        context_id: &ContextId,
-    ) -> Result<Option<Arc<str>>, StoreError> {
-        self.0.context_principal(context_id).await
-    }
-    async fn get(&self, id: &TaskId, n: Option<usize>) -> Result<Option<Task>, StoreError> {
-        self.0.get(id, n).await
-    }
-    async fn set_status(&self, id: &TaskId, status: TaskStatus) -> Result<TaskState, StoreError> {
-        self.0.set_status(id, status).await
-    }
-    async fn append_history(&self, id: &TaskId, message: Arc<Message>) -> Result<(), StoreError> {
-        self.0.append_history(id, message).await
-    }
-    async fn put_artifact(
-        &self,
-        id: &TaskId,
-        artifact: Arc<Artifact>,
-        append: bool,
-    ) -> Result<Arc<Artifact>, StoreError> {
-        self.0.put_artifact(id, artifact, append).await
-    }
-    async fn context_history(
-        &self,
-        context_id: &ContextId,
-        before: Option<&MessageId>,
-        limit: usize,
-    ) -> Result<Vec<Arc<Message>>, StoreError> {
-        self.0.context_history(context_id, before, limit).await
-    }
-}
+delegate_required! { RequiredOnly => 0; }

@@ -267,9 +267,7 @@ impl<S: A2aService> Shared<S> {
         };
         let step = move |item: Result<StreamEvent, JsonRpcError>| {
             let last = match &item {
-                Ok(event) => {
-                    event.is_final() || (settles_on_task && crate::server::rpc::settles(event))
-                }
+                Ok(event) => crate::server::rpc::ends_stream(event, settles_on_task),
                 Err(_) => true,
             };
             (item, last)

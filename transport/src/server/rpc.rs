@@ -1438,7 +1438,7 @@ where
 {
     move |item| match item {
         Ok((seq, event)) => {
-            let last = event.is_final() || (version == ProtocolVersion::V1_0 && settles(&event));
+            let last = ends_stream(&event, version == ProtocolVersion::V1_0);
             if last {
                 tracing::debug!("stream closed");
             }
@@ -1455,10 +1455,14 @@ where
     }
 }
 
-/// A task event in a terminal or interrupted state, after which a 1.0 stream ends.
-pub(crate) fn settles(event: &StreamEvent) -> bool {
-    matches!(event, StreamEvent::Task(task)
-        if task.status.state.is_terminal() || task.status.state.is_interrupted())
+/// Whether a stream ends after `event`: a final status update, or, where `on_task`
+/// (A2A 1.0, which has no `final` flag: spec §3.2), a task that stands in a terminal
+/// or interrupted state. The one rule of every binding's streams.
+pub(crate) fn ends_stream(event: &StreamEvent, on_task: bool) -> bool {
+    event.is_final()
+        || (on_task
+            && matches!(event, StreamEvent::Task(task)
+                if task.status.state.is_terminal() || task.status.state.is_interrupted()))
 }
 
 /// One stream item of call `id` as an SSE event numbered `seq`: a JSON-RPC response

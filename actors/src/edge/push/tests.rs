@@ -705,67 +705,7 @@ async fn a_webhook_set_in_a2a_1_0_still_gets_1_0_bodies_after_a_restart() {
 #[derive(Debug, Default)]
 struct ListsAGoneWebhook(InMemoryTaskStore);
 
-#[async_trait::async_trait]
-impl crate::store::TaskStore for ListsAGoneWebhook {
-    async fn insert(&self, task: Task) -> Result<(), crate::store::StoreError> {
-        self.0.insert(task).await
-    }
-    async fn insert_owned(
-        &self,
-        task: Task,
-        owner: crate::store::TaskOwner,
-    ) -> Result<(), crate::store::StoreError> {
-        self.0.insert_owned(task, owner).await
-    }
-    async fn owner(
-        &self,
-        id: &TaskId,
-    ) -> Result<Option<crate::store::TaskOwner>, crate::store::StoreError> {
-        self.0.owner(id).await
-    }
-    async fn context_principal(
-        &self,
-        context_id: &agentyard_transport::ContextId,
-    ) -> Result<Option<Arc<str>>, crate::store::StoreError> {
-        self.0.context_principal(context_id).await
-    }
-    async fn get(
-        &self,
-        id: &TaskId,
-        n: Option<usize>,
-    ) -> Result<Option<Task>, crate::store::StoreError> {
-        self.0.get(id, n).await
-    }
-    async fn set_status(
-        &self,
-        id: &TaskId,
-        status: TaskStatus,
-    ) -> Result<agentyard_transport::a2a::TaskState, crate::store::StoreError> {
-        self.0.set_status(id, status).await
-    }
-    async fn append_history(
-        &self,
-        id: &TaskId,
-        message: Arc<agentyard_transport::a2a::Message>,
-    ) -> Result<(), crate::store::StoreError> {
-        self.0.append_history(id, message).await
-    }
-    async fn put_artifact(
-        &self,
-        id: &TaskId,
-        artifact: Arc<agentyard_transport::a2a::Artifact>,
-        append: bool,
-    ) -> Result<Arc<agentyard_transport::a2a::Artifact>, crate::store::StoreError> {
-        self.0.put_artifact(id, artifact, append).await
-    }
-    async fn context_history(
-        &self,
-        context_id: &agentyard_transport::ContextId,
-        before: Option<&agentyard_transport::MessageId>,
-        limit: usize,
-    ) -> Result<Vec<Arc<agentyard_transport::a2a::Message>>, crate::store::StoreError> {
-        self.0.context_history(context_id, before, limit).await
-    }
+agentyard_store::delegate_required! { ListsAGoneWebhook => 0;
     async fn put_push_config(
         &self,
         config: &TaskPushNotificationConfig,
