@@ -30,6 +30,7 @@ use crate::fixtures::{
 use crate::load::{LoadResult, Requester, closed_loop};
 use crate::options::{Options, progress};
 use crate::report::{Better, Figure, Report, Unit};
+use crate::stats::Summary;
 
 const SUITE: &str = "supervisor";
 
@@ -56,6 +57,9 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
         .chain([fire.clone()])
         .collect();
     options.wants_any(SUITE, &cases)?;
+    // The median CPU per request of each side at each number of senders measured, for
+    // the note on what many senders cost each request against one.
+    let mut cpu: Vec<(usize, f64, f64)> = Vec::new();
     for (&senders, case) in options.senders.iter().zip(&cases) {
         if !options.wants(case) {
             continue;
@@ -80,24 +84,37 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
                 raw.push(f);
             }
         }
-        type Pick = fn(&LoadResult) -> f64;
-        let figures: [(&str, &str, Unit, Better, Pick); 3] = [
-            (
-                "throughput",
-                "",
-                Unit::PerSecond,
-                Better::Higher,
-                LoadResult::throughput,
-            ),
+        type Pick = fn(&LoadResult) -> Option<f64>;
+        let figures: [(&str, &str, Unit, Better, Pick); 4] = [
+            ("throughput", "", Unit::PerSecond, Better::Higher, |r| {
+                Some(r.throughput())
+            }),
             ("p50", " p50 latency", Unit::Nanos, Better::Lower, |r| {
-                r.latencies.quantile_ns(0.5)
+                Some(r.latencies.quantile_ns(0.5))
             }),
             ("p99", " p99 latency", Unit::Nanos, Better::Lower, |r| {
-                r.latencies.quantile_ns(0.99)
+                Some(r.latencies.quantile_ns(0.99))
+            }),
+            // The process's CPU per request (the senders' loop included, alike on
+            // both sides): unlike throughput, not lowered when another process takes
+            // a share of the cores, so it tells what a side costs from what the
+            // machine gave it.
+            // Left out where it reads zero: a run shorter than the clock's tick.
+            ("cpu", " CPU per request", Unit::Nanos, Better::Lower, |r| {
+                r.cpu_per_request_ns().filter(|&ns| ns > 0.0)
             }),
         ];
         for (id, label, unit, better, figure) in figures {
-            let values = |runs: &[LoadResult]| runs.iter().map(figure).collect::<Vec<_>>();
+            let values = |runs: &[LoadResult]| runs.iter().map(figure).collect::<Option<Vec<_>>>();
+            let (Some(runtime), Some(raw)) = (values(&runtime), values(&raw)) else {
+                // No CPU clock on this platform, or a run too short for it.
+                continue;
+            };
+            if id == "cpu"
+                && let (Some(r), Some(f)) = (Summary::of(&runtime), Summary::of(&raw))
+            {
+                cpu.push((senders, r.median, f.median));
+            }
             report.rows.push(
                 Figure::new(
                     SUITE,
@@ -110,9 +127,12 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
                     better,
                 )
                 .against("ractor call")
-                .row(&values(&runtime), &values(&raw))?,
+                .row(&runtime, &raw)?,
             );
         }
+    }
+    if let Some(note) = sharing_note(&cpu) {
+        report.notes.push(note);
     }
 
     let messages = options.fire_messages.div_ceil(FIRE_SENDERS) * FIRE_SENDERS;
@@ -155,6 +175,34 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
         .row(&runtime, &raw)?,
     );
     Ok(())
+}
+
+/// What a request costs in CPU with many senders against one, on each side: one
+/// sender keeps one core busy; many keep every core busy on the same supervisor, and
+/// each request then pays for the cache lines the cores hand back and forth (its
+/// shared maps, counters and reference counts). The raw side shares nothing between
+/// its actors, so its factor shows what the machine alone adds. `None` without a CPU
+/// figure at one sender and at more.
+fn sharing_note(cpu: &[(usize, f64, f64)]) -> Option<String> {
+    let &(_, one_runtime, one_raw) = cpu.iter().find(|(senders, ..)| *senders == 1)?;
+    let factors: Vec<String> = cpu
+        .iter()
+        .filter(|(senders, ..)| *senders > 1)
+        .map(|&(senders, runtime, raw)| {
+            format!(
+                "{senders} senders {:.2}× (ractor call {:.2}×)",
+                runtime / one_runtime,
+                raw / one_raw
+            )
+        })
+        .collect();
+    if factors.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "{SUITE}: CPU per request/reply against one sender's: {}",
+        factors.join(", ")
+    ))
 }
 
 /// The runtime side's sender: one conversation per sender.
@@ -348,4 +396,27 @@ async fn raw_fire(messages: usize) -> Result<Duration> {
     }
     stop_all(&actors, &alive).await?;
     Ok(elapsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_sharing_note_sets_each_side_against_its_own_one_sender() {
+        let cpu = [(1, 7_400.0, 2_600.0), (64, 10_000.0, 1_400.0)];
+        let note = sharing_note(&cpu).expect("one sender and more were measured");
+        assert_eq!(
+            note,
+            "supervisor: CPU per request/reply against one sender's: \
+             64 senders 1.35× (ractor call 0.54×)"
+        );
+    }
+
+    #[test]
+    fn no_sharing_note_without_one_sender_or_without_more() {
+        assert_eq!(sharing_note(&[(64, 10_000.0, 1_400.0)]), None);
+        assert_eq!(sharing_note(&[(1, 7_400.0, 2_600.0)]), None);
+        assert_eq!(sharing_note(&[]), None);
+    }
 }
