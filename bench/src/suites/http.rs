@@ -234,32 +234,49 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
         } else {
             "requests"
         };
-        type Pick = fn(&LoadResult) -> f64;
-        let figures: [(&str, String, crate::report::Unit, Better, Pick); 3] = [
+        type Pick = fn(&LoadResult) -> Option<f64>;
+        let figures: [(&str, String, crate::report::Unit, Better, Pick); 4] = [
             (
                 "throughput",
                 format!("{}, {concurrency} conn, {unit}", case.label),
                 crate::report::Unit::PerSecond,
                 Better::Higher,
-                LoadResult::throughput,
+                |r| Some(r.throughput()),
             ),
             (
                 "p50",
                 format!("{}, {concurrency} conn, p50 latency", case.label),
                 crate::report::Unit::Nanos,
                 Better::Lower,
-                |r| r.latencies.quantile_ns(0.5),
+                |r| Some(r.latencies.quantile_ns(0.5)),
             ),
             (
                 "p99",
                 format!("{}, {concurrency} conn, p99 latency", case.label),
                 crate::report::Unit::Nanos,
                 Better::Lower,
-                |r| r.latencies.quantile_ns(0.99),
+                |r| Some(r.latencies.quantile_ns(0.99)),
+            ),
+            // The whole process's CPU per request, the client's share included (the
+            // same on both sides): against the ratio at one connection, it tells a
+            // side that costs more per request with the cores busy together from
+            // one whose throughput the machine held back. Left out where a run is
+            // shorter than the CPU clock's tick.
+            (
+                "cpu",
+                format!("{}, {concurrency} conn, CPU per request", case.label),
+                crate::report::Unit::Nanos,
+                Better::Lower,
+                |r| r.cpu_per_request_ns().filter(|&ns| ns > 0.0),
             ),
         ];
         for (id, label, unit, better, pick) in figures {
-            let values = |runs: &[LoadResult]| runs.iter().map(pick).collect::<Vec<_>>();
+            let values = |runs: &[LoadResult]| runs.iter().map(pick).collect::<Option<Vec<_>>>();
+            let (Some(runtime), Some(floor)) =
+                (values(&runtime_runs[slot]), values(&floor_runs[slot]))
+            else {
+                continue;
+            };
             report.rows.push(
                 Figure::new(
                     SUITE,
@@ -269,7 +286,7 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
                     better,
                 )
                 .against(floor_is)
-                .row(&values(&runtime_runs[slot]), &values(&floor_runs[slot]))?,
+                .row(&runtime, &floor)?,
             );
         }
     }
