@@ -221,21 +221,34 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
             if durable[slot].is_empty() {
                 continue; // left out by --only
             }
-            type Pick = fn(&LoadResult) -> f64;
-            let figures: [(&str, &str, Unit, Better, Pick); 2] = [
+            type Pick = fn(&LoadResult) -> Option<f64>;
+            let figures: [(&str, &str, Unit, Better, Pick); 3] = [
                 (
                     "throughput",
                     "requests",
                     Unit::PerSecond,
                     Better::Higher,
-                    LoadResult::throughput,
+                    |r| Some(r.throughput()),
                 ),
                 ("p99", "p99 latency", Unit::Nanos, Better::Lower, |r| {
-                    r.latencies.quantile_ns(0.99)
+                    Some(r.latencies.quantile_ns(0.99))
+                }),
+                // The process's CPU per request (the store's writer thread and the
+                // client included): set against the throughput's ratio, it tells a
+                // store that costs CPU from one whose requests wait on the disk while
+                // the cores have time. Left out where a run is shorter than the CPU
+                // clock's tick.
+                ("cpu", "CPU per request", Unit::Nanos, Better::Lower, |r| {
+                    r.cpu_per_request_ns().filter(|&ns| ns > 0.0)
                 }),
             ];
             for (id, what, unit, better, pick) in figures {
-                let values = |runs: &[LoadResult]| runs.iter().map(pick).collect::<Vec<_>>();
+                let values =
+                    |runs: &[LoadResult]| runs.iter().map(pick).collect::<Option<Vec<_>>>();
+                let (Some(durable), Some(memory)) = (values(&durable[slot]), values(&memory[slot]))
+                else {
+                    continue;
+                };
                 report.rows.push(
                     Figure::new(
                         SUITE,
@@ -249,7 +262,7 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
                         better,
                     )
                     .against("the in-memory store")
-                    .row(&values(&durable[slot]), &values(&memory[slot]))?,
+                    .row(&durable, &memory)?,
                 );
             }
         }
