@@ -41,13 +41,16 @@ impl LoadResult {
 
     /// CPU nanoseconds the process spent per answered request, where known. On a
     /// loaded machine throughput mixes in what other processes take; this does not,
-    /// so it shows what a side costs even when the cores are not all its own.
+    /// so it shows what a side costs even when the cores are not all its own. `None`
+    /// too where the run used less than one tick of the CPU clock (10 ms): a zero
+    /// there says the run was short, not that requests were free.
     pub(crate) fn cpu_per_request_ns(&self) -> Option<f64> {
         let count = self.latencies.count();
+        let cpu = self.cpu.filter(|cpu| !cpu.is_zero())?;
         if count == 0 {
             return None;
         }
-        Some(self.cpu?.as_secs_f64() * 1e9 / count as f64)
+        Some(cpu.as_secs_f64() * 1e9 / count as f64)
     }
 }
 
@@ -191,6 +194,31 @@ mod tests {
         assert!(process_cpu().is_some_and(|now| now >= before + Duration::from_millis(20)));
         let by_pid = process_cpu_of(std::process::id()).expect("our own pid reads too");
         assert!(by_pid >= before + Duration::from_millis(20));
+    }
+
+    #[test]
+    fn cpu_per_request_is_known_only_past_one_tick_of_the_clock() {
+        let mut latencies = Latencies::new();
+        for _ in 0..1000 {
+            latencies.record(Duration::from_micros(10));
+        }
+        let run = |cpu| LoadResult {
+            latencies: latencies.clone(),
+            elapsed: Duration::from_secs(1),
+            cpu,
+        };
+        assert_eq!(
+            run(Some(Duration::from_millis(10))).cpu_per_request_ns(),
+            Some(10_000.0)
+        );
+        assert_eq!(run(Some(Duration::ZERO)).cpu_per_request_ns(), None);
+        assert_eq!(run(None).cpu_per_request_ns(), None);
+        let none = LoadResult {
+            latencies: Latencies::new(),
+            elapsed: Duration::from_secs(1),
+            cpu: Some(Duration::from_millis(10)),
+        };
+        assert_eq!(none.cpu_per_request_ns(), None);
     }
 
     #[tokio::test]

@@ -1,5 +1,6 @@
-//! The sends `send_loop` makes and `tests/allocations.rs` counts, in one place so
-//! that the allocation budget is held on exactly what the instruction count measures:
+//! The sends `send_loop` makes and `tests/allocations.rs` counts (and `send_threads`
+//! makes on several cores), in one place so that the allocation budget is held on
+//! exactly what the instruction count measures:
 //! blocking sends to an echo agent in one conversation, one in four with an
 //! idempotency key (as the benchmark's supervisor suite sends), with the in-memory
 //! store. (Not an example of its own: Cargo makes examples only of the files directly

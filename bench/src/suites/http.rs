@@ -260,14 +260,13 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
             // The whole process's CPU per request, the client's share included (the
             // same on both sides): against the ratio at one connection, it tells a
             // side that costs more per request with the cores busy together from
-            // one whose throughput the machine held back. Left out where a run is
-            // shorter than the CPU clock's tick.
+            // one whose throughput the machine held back.
             (
                 "cpu",
                 format!("{}, {concurrency} conn, CPU per request", case.label),
                 crate::report::Unit::Nanos,
                 Better::Lower,
-                |r| r.cpu_per_request_ns().filter(|&ns| ns > 0.0),
+                LoadResult::cpu_per_request_ns,
             ),
         ];
         for (id, label, unit, better, pick) in figures {

@@ -236,11 +236,14 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
                 // The process's CPU per request (the store's writer thread and the
                 // client included): set against the throughput's ratio, it tells a
                 // store that costs CPU from one whose requests wait on the disk while
-                // the cores have time. Left out where a run is shorter than the CPU
-                // clock's tick.
-                ("cpu", "CPU per request", Unit::Nanos, Better::Lower, |r| {
-                    r.cpu_per_request_ns().filter(|&ns| ns > 0.0)
-                }),
+                // the cores have time.
+                (
+                    "cpu",
+                    "CPU per request",
+                    Unit::Nanos,
+                    Better::Lower,
+                    LoadResult::cpu_per_request_ns,
+                ),
             ];
             for (id, what, unit, better, pick) in figures {
                 let values =

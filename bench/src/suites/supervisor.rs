@@ -98,11 +98,14 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
             // The process's CPU per request (the senders' loop included, alike on
             // both sides): unlike throughput, not lowered when another process takes
             // a share of the cores, so it tells what a side costs from what the
-            // machine gave it. Left out where it reads zero: a run shorter than the
-            // clock's tick.
-            ("cpu", " CPU per request", Unit::Nanos, Better::Lower, |r| {
-                r.cpu_per_request_ns().filter(|&ns| ns > 0.0)
-            }),
+            // machine gave it.
+            (
+                "cpu",
+                " CPU per request",
+                Unit::Nanos,
+                Better::Lower,
+                LoadResult::cpu_per_request_ns,
+            ),
         ];
         for (id, label, unit, better, figure) in figures {
             let values = |runs: &[LoadResult]| runs.iter().map(figure).collect::<Option<Vec<_>>>();
