@@ -54,6 +54,15 @@ impl LoadResult {
     }
 }
 
+/// One figure of a run, where the run has it (the CPU per request may not be).
+pub(crate) type Pick = fn(&LoadResult) -> Option<f64>;
+
+/// `pick` of every run, in order; `None` if any run lacks it, so that a row is made
+/// of every run or left out, never of some.
+pub(crate) fn each(runs: &[LoadResult], pick: Pick) -> Option<Vec<f64>> {
+    runs.iter().map(pick).collect()
+}
+
 /// The CPU time this process has used so far (user and system, all threads), on
 /// Linux from `/proc/self/stat`; `None` elsewhere. Its unit is the kernel's
 /// `USER_HZ` tick, 10 ms on every Linux ABI, so a run of a few seconds reads it
@@ -219,6 +228,24 @@ mod tests {
             cpu: Some(Duration::from_millis(10)),
         };
         assert_eq!(none.cpu_per_request_ns(), None);
+    }
+
+    #[test]
+    fn a_figure_some_run_lacks_makes_no_values() {
+        let mut latencies = Latencies::new();
+        latencies.record(Duration::from_micros(10));
+        let run = |cpu| LoadResult {
+            latencies: latencies.clone(),
+            elapsed: Duration::from_secs(1),
+            cpu,
+        };
+        let runs = [run(Some(Duration::from_millis(10))), run(None)];
+        assert_eq!(each(&runs, LoadResult::cpu_per_request_ns), None);
+        assert_eq!(each(&runs, |r| Some(r.throughput())), Some(vec![1.0, 1.0]));
+        assert_eq!(
+            each(&runs[..1], LoadResult::cpu_per_request_ns),
+            Some(vec![1e7])
+        );
     }
 
     #[tokio::test]

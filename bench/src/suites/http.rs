@@ -50,7 +50,7 @@ use tokio::sync::oneshot;
 
 use crate::error::{Error, Result};
 use crate::fixtures::{ECHO, bench_builder, plain_echo};
-use crate::load::{LoadResult, Requester, closed_loop};
+use crate::load::{LoadResult, Pick, Requester, closed_loop, each};
 use crate::options::{Options, progress};
 use crate::report::{Better, Figure, Report, Target};
 
@@ -234,7 +234,6 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
         } else {
             "requests"
         };
-        type Pick = fn(&LoadResult) -> Option<f64>;
         let figures: [(&str, String, crate::report::Unit, Better, Pick); 4] = [
             (
                 "throughput",
@@ -270,10 +269,10 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
             ),
         ];
         for (id, label, unit, better, pick) in figures {
-            let values = |runs: &[LoadResult]| runs.iter().map(pick).collect::<Option<Vec<_>>>();
-            let (Some(runtime), Some(floor)) =
-                (values(&runtime_runs[slot]), values(&floor_runs[slot]))
-            else {
+            let (Some(runtime), Some(floor)) = (
+                each(&runtime_runs[slot], pick),
+                each(&floor_runs[slot], pick),
+            ) else {
                 continue;
             };
             report.rows.push(

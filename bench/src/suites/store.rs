@@ -38,7 +38,7 @@ use agentyard_actors::edge::{AgentSettings, Edge, EdgeConfig, PushConfig};
 
 use crate::error::{Error, Result};
 use crate::fixtures::{ECHO, bench_builder, plain_echo};
-use crate::load::{LoadResult, Requester, closed_loop};
+use crate::load::{LoadResult, Pick, Requester, closed_loop, each};
 use crate::options::{Options, progress};
 use crate::report::{Better, Figure, Report, Target, Unit};
 use crate::stats::Latencies;
@@ -221,7 +221,6 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
             if durable[slot].is_empty() {
                 continue; // left out by --only
             }
-            type Pick = fn(&LoadResult) -> Option<f64>;
             let figures: [(&str, &str, Unit, Better, Pick); 3] = [
                 (
                     "throughput",
@@ -246,9 +245,8 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
                 ),
             ];
             for (id, what, unit, better, pick) in figures {
-                let values =
-                    |runs: &[LoadResult]| runs.iter().map(pick).collect::<Option<Vec<_>>>();
-                let (Some(durable), Some(memory)) = (values(&durable[slot]), values(&memory[slot]))
+                let (Some(durable), Some(memory)) =
+                    (each(&durable[slot], pick), each(&memory[slot], pick))
                 else {
                     continue;
                 };

@@ -27,7 +27,7 @@ use crate::error::{Error, Result};
 use crate::fixtures::{
     Alive, Counter, ECHO, EchoArgs, EchoMsg, echo_runtime, eventually, spawn_echo_actors,
 };
-use crate::load::{LoadResult, Requester, closed_loop};
+use crate::load::{LoadResult, Pick, Requester, closed_loop, each};
 use crate::options::{Options, progress};
 use crate::report::{Better, Figure, Report, Unit};
 use crate::stats::Summary;
@@ -84,7 +84,6 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
                 raw.push(f);
             }
         }
-        type Pick = fn(&LoadResult) -> Option<f64>;
         let figures: [(&str, &str, Unit, Better, Pick); 4] = [
             ("throughput", "", Unit::PerSecond, Better::Higher, |r| {
                 Some(r.throughput())
@@ -108,8 +107,7 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
             ),
         ];
         for (id, label, unit, better, figure) in figures {
-            let values = |runs: &[LoadResult]| runs.iter().map(figure).collect::<Option<Vec<_>>>();
-            let (Some(runtime), Some(raw)) = (values(&runtime), values(&raw)) else {
+            let (Some(runtime), Some(raw)) = (each(&runtime, figure), each(&raw, figure)) else {
                 // No CPU clock on this platform, or a run too short for it.
                 continue;
             };
