@@ -29,8 +29,9 @@ mod echo_sends;
 
 // The allocator `agentyard serve` runs with: how it frees memory another thread
 // allocated is part of what is measured.
+#[cfg(not(target_env = "msvc"))]
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);

@@ -1,5 +1,5 @@
 //! What an idle session holds in resident memory, against a raw ractor actor, with
-//! the allocator `agentyard serve` and the benchmark run with (mimalloc): the same
+//! the allocator `agentyard serve` and the benchmark run with (jemalloc): the same
 //! spawns as `session_heap` (see `support/idle_sessions.rs`), then the growth of the
 //! process's `VmRSS` per session. Where `session_heap` counts the bytes asked for,
 //! this counts what they cost: the allocator's size classes, and the holes a storm of
@@ -18,8 +18,9 @@ mod idle_sessions;
 
 use idle_sessions::{Plan, SETTLE};
 
+#[cfg(not(target_env = "msvc"))]
 #[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOC: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 /// The process's resident set size now, in bytes.
 fn resident() -> Result<u64, String> {

@@ -23,8 +23,9 @@
 //! - `options`: sizes and repeat counts, full and `--quick`.
 
 // What the `agentyard` program runs with (docs/benchmarks.md, "The allocator").
+#[cfg(not(target_env = "msvc"))]
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 mod child;
 mod error;

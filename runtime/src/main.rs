@@ -1,10 +1,11 @@
 //! The `agentyard` command-line program.
 
-// glibc's malloc serialized the tokio workers on its arena locks; mimalloc's
-// per-thread heaps did not (docs/benchmarks.md, "The allocator").
-#[cfg(feature = "mimalloc")]
+// glibc's malloc serialized the tokio workers on its arena locks; jemalloc's thread
+// caches do not, and take a block freed on another thread without sending it back
+// (docs/benchmarks.md, "The allocator").
+#[cfg(all(feature = "jemalloc", not(target_env = "msvc")))]
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 use std::io::IsTerminal as _;
 use std::net::SocketAddr;
