@@ -43,8 +43,6 @@ type Map<K, V> = DashMap<K, V, foldhash::quality::RandomState>;
 #[derive(Debug)]
 pub struct InMemoryTaskStore {
     tasks: Map<TaskId, TaskEntry>,
-    /// Tasks kept for idempotency keys.
-    kept: Map<TaskId, Kept>,
     contexts: Map<ContextId, Conversation>,
     context_task_limit: usize,
     /// Ended tasks in the order they ended, oldest first, with when they ended.
@@ -88,7 +86,6 @@ impl InMemoryTaskStore {
     pub fn with_context_task_limit(limit: usize) -> Self {
         Self {
             tasks: Map::default(),
-            kept: Map::default(),
             contexts: Map::default(),
             context_task_limit: limit.max(1),
             finished: Mutex::new(VecDeque::new()),
@@ -133,18 +130,20 @@ impl InMemoryTaskStore {
     }
 
     /// Forgets an ended task past the limits, unless a key keeps it: then the
-    /// `release` of its last key forgets it.
+    /// `release` of its last key forgets it. One lookup of the task either way: what
+    /// keeps it is counted in its entry.
     fn evict(&self, id: &TaskId) {
-        let kept = self.kept.get_mut(id).map(|mut kept| kept.overdue = true);
-        if kept.is_none() {
-            self.forget(id);
-        }
+        self.forget_if(id, |stored| {
+            stored.overdue = stored.keys > 0;
+            !stored.overdue
+        });
     }
 
     /// Removes an ended task and its place in its conversation (and the conversation,
-    /// once it has no task left). One map's lock at a time.
-    fn forget(&self, id: &TaskId) {
-        let Some((_, stored)) = self.tasks.remove(id) else {
+    /// once it has no task left), if `gone` says so of its entry. One map's lock at a
+    /// time.
+    fn forget_if(&self, id: &TaskId, gone: impl FnOnce(&mut TaskEntry) -> bool) {
+        let Some((_, stored)) = self.tasks.remove_if_mut(id, |_, stored| gone(stored)) else {
             return;
         };
         // One lookup of the conversation: its member goes, and the conversation too
@@ -188,6 +187,8 @@ impl InMemoryTaskStore {
                         Vec::with_capacity(2)
                     },
                     push_configs: Vec::new(),
+                    keys: 0,
+                    overdue: false,
                 });
             }
         }
@@ -554,6 +555,9 @@ impl InMemoryTaskStore {
                     owner: entry.owner,
                     events: entry.events,
                     push_configs: entry.push_configs,
+                    // Counted from the keys, below.
+                    keys: 0,
+                    overdue: false,
                 },
             );
         }
@@ -573,17 +577,17 @@ impl InMemoryTaskStore {
             self.contexts.insert(context_id, conversation);
         }
         for (key, task, at) in image.keys {
-            self.kept.entry(task.clone()).or_default().keys += 1;
+            if let Some(mut stored) = self.tasks.get_mut(&task) {
+                stored.keys = stored.keys.saturating_add(1);
+            }
             self.keys.insert(key, (task, at));
         }
-        for mut kept in self.kept.iter_mut() {
-            // Ended, and no longer among the ended tasks counted: the limit passed it
-            // by while a key kept it.
-            let ended = self
-                .tasks
-                .get(kept.key())
-                .is_some_and(|stored| stored.task.status.state.is_terminal());
-            kept.overdue = ended && !finished_ids.contains(kept.key());
+        for mut stored in self.tasks.iter_mut() {
+            // Kept, ended, and no longer among the ended tasks counted: the limit
+            // passed it by while a key kept it.
+            if stored.keys > 0 && stored.task.status.state.is_terminal() {
+                stored.overdue = !finished_ids.contains(stored.key());
+            }
         }
         for (namespace, key, version, value) in image.records {
             self.records.insert((namespace, key), (version, value));
@@ -607,6 +611,11 @@ struct TaskEntry {
     /// The task's event log, numbered from 1.
     events: Vec<(u64, StreamEvent)>,
     push_configs: Vec<TaskPushNotificationConfig>,
+    /// How many idempotency keys keep the task ([`TaskStore::keep`]).
+    keys: u32,
+    /// Whether the finished-task limit has already passed the task by while a key
+    /// kept it: then the release of its last key forgets it.
+    overdue: bool,
 }
 
 impl TaskEntry {
@@ -616,14 +625,6 @@ impl TaskEntry {
         self.events.push((seq, event));
         seq
     }
-}
-
-/// How many idempotency keys keep a task, and whether the finished-task limit has
-/// already passed it by (then the last release forgets it).
-#[derive(Debug, Default)]
-struct Kept {
-    keys: usize,
-    overdue: bool,
 }
 
 /// The runtime's most frequent calls, done at once. The [`TaskStore`] calls on this
@@ -775,21 +776,17 @@ impl TaskStore for InMemoryTaskStore {
     }
 
     fn keep(&self, id: &TaskId) {
-        self.kept.entry(id.clone()).or_default().keys += 1;
+        // A task no longer here (or never stored) has nothing to keep.
+        if let Some(mut stored) = self.tasks.get_mut(id) {
+            stored.keys = stored.keys.saturating_add(1);
+        }
     }
 
     fn release(&self, id: &TaskId) {
-        let overdue = match self.kept.entry(id.clone()) {
-            Entry::Occupied(mut kept) => {
-                let keys = kept.get().keys.saturating_sub(1);
-                kept.get_mut().keys = keys;
-                keys == 0 && kept.remove().overdue
-            }
-            Entry::Vacant(_) => false,
-        };
-        if overdue {
-            self.forget(id);
-        }
+        self.forget_if(id, |stored| {
+            stored.keys = stored.keys.saturating_sub(1);
+            stored.keys == 0 && stored.overdue
+        });
     }
 
     async fn get(

@@ -340,13 +340,63 @@ async fn a_kept_task_outlives_the_finished_limit_until_released() {
     assert!(found("keyed").await, "one key still names it");
     store.release(&TaskId::new("keyed"));
     assert!(!found("keyed").await, "forgotten with its last key");
-    assert!(store.kept.is_empty());
+    assert!(store.tasks.iter().all(|stored| stored.keys == 0));
     // A release of a task that was never kept, or of a live one, changes nothing.
     store.insert(task("live", "c1")).await.expect("insert");
     store.keep(&TaskId::new("live"));
     store.release(&TaskId::new("live"));
+    store.release(&TaskId::new("live"));
     store.release(&TaskId::new("nothing"));
     assert!(found("live").await);
+    // A keep of a task not stored keeps nothing: stored later, the task goes with
+    // the limit as any other.
+    store.keep(&TaskId::new("later"));
+    store.insert(task("later", "c1")).await.expect("insert");
+    end(&store, "later").await;
+    end(&store, "live").await;
+    assert!(
+        !found("later").await,
+        "not kept by a keep made before it was stored"
+    );
+    assert!(found("live").await);
+}
+
+#[tokio::test]
+async fn a_restored_store_still_forgets_a_kept_task_past_the_limit_with_its_last_key() {
+    let store = InMemoryTaskStore::new().finished_task_limit(1);
+    for t in ["keyed", "other"] {
+        store.insert(task(t, "c1")).await.expect("insert");
+    }
+    let keyed = TaskId::new("keyed");
+    store.remember_key("k1", &keyed).await.expect("key");
+    store
+        .remember_key("k2", &TaskId::new("other"))
+        .await
+        .expect("key");
+    // Once `other` ends, `keyed` is past the limit (kept by its key), `other` is not.
+    for t in ["keyed", "other"] {
+        end(&store, t).await;
+    }
+    let restored = InMemoryTaskStore::new().finished_task_limit(1);
+    restored.restore(store.image());
+    for t in ["keyed", "other"] {
+        let found = restored.get(&TaskId::new(t), None).await.expect("get");
+        assert!(found.is_some(), "{t} came back with its key");
+    }
+    restored.forget_key("k1").await.expect("unkey");
+    assert!(
+        restored.get(&keyed, None).await.expect("get").is_none(),
+        "forgotten with its last key, as the limit had passed it by"
+    );
+    restored.forget_key("k2").await.expect("unkey");
+    assert!(
+        restored
+            .get(&TaskId::new("other"), None)
+            .await
+            .expect("get")
+            .is_some(),
+        "still among the ended tasks the limit keeps"
+    );
 }
 
 async fn listed(store: &InMemoryTaskStore, size: usize, before: Option<u64>) -> TaskPage {
