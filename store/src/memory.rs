@@ -577,9 +577,7 @@ impl InMemoryTaskStore {
             self.contexts.insert(context_id, conversation);
         }
         for (key, task, at) in image.keys {
-            if let Some(mut stored) = self.tasks.get_mut(&task) {
-                stored.keys = stored.keys.saturating_add(1);
-            }
+            self.keep(&task);
             self.keys.insert(key, (task, at));
         }
         for mut stored in self.tasks.iter_mut() {
