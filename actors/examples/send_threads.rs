@@ -8,6 +8,7 @@
 //! target/release/examples/send_threads 1 3            # one sender: one core's cost
 //! target/release/examples/send_threads 2 3            # two senders, one supervisor
 //! target/release/examples/send_threads 2 3 separate   # each sender its own supervisor
+//! target/release/examples/send_threads 2 3 store      # a supervisor each, one store
 //! ```
 //!
 //! A send that holds every permit runs its turn in its caller's task without waiting
@@ -15,7 +16,10 @@
 //! supervisor the cores then share its maps, counters and reference counts, and every
 //! cache line one core writes the other must fetch back; with a supervisor each, they
 //! share nothing of the runtime. The CPU per send of the three runs tells that cost
-//! apart from the machine's (`docs/benchmarks.md`, 2026-11-30, seventeenth entry).
+//! apart from the machine's (`docs/benchmarks.md`, 2026-11-30, seventeenth entry); a
+//! supervisor each on one in-memory store tells the store's part of it from the
+//! supervisor's own (2026-12-01, fourth entry). tokio's `TOKIO_WORKER_THREADS`
+//! sets the number of workers (one worker: the senders share no core).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -47,25 +51,43 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map_err(|e| format!("the number of seconds, `{n}`: {e}"))?,
         None => 3,
     };
-    let separate = match args.next().as_deref() {
-        None | Some("shared") => false,
-        Some("separate") => true,
-        Some(other) => return Err(format!("`{other}`: say `shared` or `separate`").into()),
+    let sharing = match args.next().as_deref() {
+        None | Some("shared") => Sharing::Everything,
+        Some("separate") => Sharing::Nothing,
+        Some("store") => Sharing::Store,
+        Some(other) => {
+            return Err(format!("`{other}`: say `shared`, `separate` or `store`").into());
+        }
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let (sends, elapsed, cpu) = runtime.block_on(run(senders, seconds, separate))?;
+    let (sends, elapsed, cpu) = runtime.block_on(run(senders, seconds, sharing))?;
     let per_second = sends as f64 / elapsed.as_secs_f64();
     let cpu_per_send = cpu.map_or_else(
         || String::from("unknown"),
         |cpu| format!("{:.2} µs", cpu.as_secs_f64() * 1e6 / sends.max(1) as f64),
     );
+    let (supervisors, stores) = match sharing {
+        Sharing::Everything => (1, 1),
+        Sharing::Store => (senders, 1),
+        Sharing::Nothing => (senders, senders),
+    };
     println!(
-        "{senders} sender(s), {} supervisor(s): {sends} sends, {per_second:.0}/s, CPU per send {cpu_per_send}",
-        if separate { senders } else { 1 }
+        "{senders} sender(s), {supervisors} supervisor(s), {stores} store(s): {sends} sends, {per_second:.0}/s, CPU per send {cpu_per_send}"
     );
     Ok(())
+}
+
+/// What the senders share.
+#[derive(Clone, Copy)]
+enum Sharing {
+    /// One supervisor and its store.
+    Everything,
+    /// A supervisor each, on one store.
+    Store,
+    /// A supervisor and a store each.
+    Nothing,
 }
 
 /// Runs the senders for `seconds`; the sends made, the time they took and the CPU
@@ -73,7 +95,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 async fn run(
     senders: u64,
     seconds: u64,
-    separate: bool,
+    sharing: Sharing,
 ) -> Result<(u64, Duration, Option<Duration>), Box<dyn std::error::Error>> {
     // As the benchmark and `agentyard serve` run: with a subscriber, whose level
     // leaves the send path's spans off.
@@ -81,17 +103,18 @@ async fn run(
         .with_max_level(tracing::Level::WARN)
         .with_writer(std::io::stderr)
         .init();
-    let shared = echo_sends::start().await?;
+    let store = Arc::new(agentyard_actors::InMemoryTaskStore::new());
+    let shared = echo_sends::start_on(Arc::clone(&store)).await?;
     let sends = Arc::new(AtomicU64::new(0));
     // Every sender starts on one signal, with one deadline: a sender's loop never
     // waits, so one spawned later would otherwise start after the others ended.
     let (go, ready) = tokio::sync::watch::channel(None::<Instant>);
     let mut tasks = tokio::task::JoinSet::new();
     for sender in 0..senders {
-        let supervisor = if separate {
-            echo_sends::start().await?
-        } else {
-            shared.clone()
+        let supervisor = match sharing {
+            Sharing::Everything => shared.clone(),
+            Sharing::Store => echo_sends::start_on(Arc::clone(&store)).await?,
+            Sharing::Nothing => echo_sends::start().await?,
         };
         let sends = Arc::clone(&sends);
         let mut ready = ready.clone();

@@ -28,13 +28,18 @@ impl Agent for Echo {
     }
 }
 
-/// A supervisor with the echo agent and the in-memory store.
+/// A supervisor with the echo agent and an in-memory store of its own.
 pub(crate) async fn start() -> Result<Supervisor, Error> {
+    start_on(Arc::new(InMemoryTaskStore::new())).await
+}
+
+/// A supervisor with the echo agent on `store`, which other supervisors may share.
+pub(crate) async fn start_on(store: Arc<InMemoryTaskStore>) -> Result<Supervisor, Error> {
     Supervisor::start(
         SupervisorConfig::default(),
         vec![Registration::new(AgentDescriptor::new("echo"), |_| Echo)],
         Arc::new(AllowAll),
-        Arc::new(InMemoryTaskStore::new()),
+        store,
     )
     .await
 }
