@@ -386,9 +386,9 @@ fn flush_note(flushes: &Latencies, report: &Report, calls: &[Call]) -> String {
         .join(", ");
     format!(
         "{SUITE}: this disk flushes {} KiB written over a file in {:.3} ms at the median \
-         ({:.3} ms at p90, {} fdatasyncs, idle); a store that flushes one batch at a time \
-         before it answers serves at most {CONCURRENCY} / (1.5 x {:.3} ms) = {ceiling:.0} sends/s with {CONCURRENCY} \
-         closed-loop senders: {against}",
+         ({:.3} ms at p90, {} fdatasyncs, idle); a store that flushes one batch at a \
+         time before it answers serves at most {CONCURRENCY} / (1.5 x {:.3} ms) = \
+         {ceiling:.0} sends/s with {CONCURRENCY} closed-loop senders: {against}",
         FLUSHED / 1024,
         ms(0.5),
         ms(0.9),
