@@ -104,17 +104,21 @@ async fn run(
         .with_writer(std::io::stderr)
         .init();
     let store = Arc::new(agentyard_actors::InMemoryTaskStore::new());
-    let shared = echo_sends::start_on(Arc::clone(&store)).await?;
+    // The one supervisor of `shared`; the other modes start one per sender below.
+    let shared = match sharing {
+        Sharing::Everything => Some(echo_sends::start_on(Arc::clone(&store)).await?),
+        Sharing::Store | Sharing::Nothing => None,
+    };
     let sends = Arc::new(AtomicU64::new(0));
     // Every sender starts on one signal, with one deadline: a sender's loop never
     // waits, so one spawned later would otherwise start after the others ended.
     let (go, ready) = tokio::sync::watch::channel(None::<Instant>);
     let mut tasks = tokio::task::JoinSet::new();
     for sender in 0..senders {
-        let supervisor = match sharing {
-            Sharing::Everything => shared.clone(),
-            Sharing::Store => echo_sends::start_on(Arc::clone(&store)).await?,
-            Sharing::Nothing => echo_sends::start().await?,
+        let supervisor = match (&shared, sharing) {
+            (Some(shared), _) => shared.clone(),
+            (None, Sharing::Store) => echo_sends::start_on(Arc::clone(&store)).await?,
+            (None, _) => echo_sends::start().await?,
         };
         let sends = Arc::clone(&sends);
         let mut ready = ready.clone();

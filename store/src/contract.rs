@@ -172,8 +172,11 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
 
     /// Keeps a task, even after it ends, until a matching [`TaskStore::release`]: an
     /// idempotency key that names the task is still remembered, and a repeat of its
-    /// send must find the task. Calls nest (two keys may name one task). A store that
-    /// never forgets tasks needs nothing here, which is the default.
+    /// send must find the task. Calls nest (two keys may name one task). Only a task
+    /// the store holds is kept: a key is remembered after its task is stored, so a
+    /// keep of an id the store does not hold keeps nothing (and a task stored later
+    /// under that id is not kept by it). A store that never forgets tasks needs
+    /// nothing here, which is the default.
     fn keep(&self, id: &TaskId) {
         let _ = id;
     }
