@@ -170,23 +170,6 @@ pub trait TaskStore: Send + Sync + fmt::Debug + 'static {
         context_id: &ContextId,
     ) -> Result<Option<Arc<str>>, StoreError>;
 
-    /// Keeps a task, even after it ends, until a matching [`TaskStore::release`]: an
-    /// idempotency key that names the task is still remembered, and a repeat of its
-    /// send must find the task. Calls nest (two keys may name one task). Only a task
-    /// the store holds is kept: a key is remembered after its task is stored, so a
-    /// keep of an id the store does not hold keeps nothing (and a task stored later
-    /// under that id is not kept by it). A store that never forgets tasks needs
-    /// nothing here, which is the default.
-    fn keep(&self, id: &TaskId) {
-        let _ = id;
-    }
-
-    /// Undoes one [`TaskStore::keep`]; a task that ended and is past the store's
-    /// limits may then be forgotten.
-    fn release(&self, id: &TaskId) {
-        let _ = id;
-    }
-
     /// Returns a task with at most the `history_length` most recent history messages
     /// (all of them when `None`), or `None` if there is no such task.
     ///

@@ -38,7 +38,7 @@ type Map<K, V> = DashMap<K, V, foldhash::quality::RandomState>;
 ///   [`InMemoryTaskStore::finished_task_limit`] (default 10,000); past it the task that
 ///   ended first is forgotten, and reads of it find nothing. Tasks still running or
 ///   waiting for input are never forgotten, nor are tasks an idempotency key still
-///   names ([`TaskStore::keep`]): those go when their last key does, so at most the
+///   names ([`TaskStore::remember_key`]): those go when their last key does, so at most the
 ///   idempotency cache's capacity of ended tasks is kept beyond the limit.
 #[derive(Debug)]
 pub struct InMemoryTaskStore {
@@ -331,6 +331,27 @@ impl InMemoryTaskStore {
         Ok(stored.log(event))
     }
 
+    /// Keeps a task, even after it ends, until a matching [`release`](Self::release):
+    /// an idempotency key that names it is still remembered, and a repeat of its send
+    /// must find it. Calls nest (two keys may name one task). Only a task the store
+    /// holds is kept: a key is remembered after its task is stored, so a keep of an id
+    /// the store does not hold keeps nothing (and a task stored later under that id is
+    /// not kept by it).
+    pub(crate) fn keep(&self, id: &TaskId) {
+        if let Some(mut stored) = self.tasks.get_mut(id) {
+            stored.keys = stored.keys.saturating_add(1);
+        }
+    }
+
+    /// Undoes one [`keep`](Self::keep); a task that ended and is past the store's
+    /// limits may then be forgotten.
+    pub(crate) fn release(&self, id: &TaskId) {
+        self.forget_if(id, |stored| {
+            stored.keys = stored.keys.saturating_sub(1);
+            stored.keys == 0 && stored.overdue
+        });
+    }
+
     /// [`TaskStore::remember_key`], remembered as of `at`.
     pub(crate) fn remember_key_at(&self, key: &str, task: &TaskId, at: SystemTime) {
         self.keep(task);
@@ -609,7 +630,7 @@ struct TaskEntry {
     /// The task's event log, numbered from 1.
     events: Vec<(u64, StreamEvent)>,
     push_configs: Vec<TaskPushNotificationConfig>,
-    /// How many idempotency keys keep the task ([`TaskStore::keep`]).
+    /// How many idempotency keys keep the task ([`InMemoryTaskStore::keep`]).
     keys: u32,
     /// Whether the finished-task limit has already passed the task by while a key
     /// kept it: then the release of its last key forgets it.
@@ -771,20 +792,6 @@ impl TaskStore for InMemoryTaskStore {
         context_id: &ContextId,
     ) -> Result<Option<Arc<str>>, StoreError> {
         Ok(self.context_principal_now(context_id))
-    }
-
-    fn keep(&self, id: &TaskId) {
-        // A task no longer here (or never stored) has nothing to keep.
-        if let Some(mut stored) = self.tasks.get_mut(id) {
-            stored.keys = stored.keys.saturating_add(1);
-        }
-    }
-
-    fn release(&self, id: &TaskId) {
-        self.forget_if(id, |stored| {
-            stored.keys = stored.keys.saturating_sub(1);
-            stored.keys == 0 && stored.overdue
-        });
     }
 
     async fn get(
