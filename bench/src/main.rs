@@ -21,6 +21,8 @@
 //! - `child`: servers in child processes of this program (the sustained suite's,
 //!   the remote suite's peer).
 //! - `options`: sizes and repeat counts, full and `--quick`.
+//! - `disk`: the `disk` subcommand, what this disk charges for each way of asking for
+//!   durability (the store suite's ceilings come from it).
 
 // What the `agentyard` program runs with (docs/benchmarks.md, "The allocator").
 #[cfg(not(target_env = "msvc"))]
@@ -28,6 +30,7 @@
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 mod child;
+mod disk;
 mod error;
 mod fixtures;
 mod load;
@@ -40,7 +43,7 @@ mod suites;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use agentyard::telemetry::{self, LogFormat, Logs, Telemetry};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -61,9 +64,10 @@ use crate::suites::sessions::{Pace, Side};
     args_conflicts_with_subcommands = true
 )]
 struct Cli {
-    /// A child measurement (hidden: the program starts these itself).
+    /// The disk probe, or a child measurement (hidden: the program starts these
+    /// itself).
     #[command(subcommand)]
-    child: Option<ChildCommand>,
+    command: Option<Command>,
     /// Which suite to run.
     #[arg(value_enum, default_value_t = Suite::All)]
     suite: Suite,
@@ -129,7 +133,32 @@ enum Suite {
 }
 
 #[derive(Debug, Subcommand)]
-enum ChildCommand {
+enum Command {
+    /// Times durable writes on a directory's disk (append or overwrite and
+    /// `fdatasync`, `O_DSYNC`, `O_DIRECT | O_DSYNC`) from several threads and prints a
+    /// table.
+    Disk {
+        /// The directory whose disk is measured (a file is made and removed in it).
+        #[arg(long, default_value = ".")]
+        dir: std::path::PathBuf,
+        /// Bytes a write carries (rounded up to whole 4 KiB blocks for `O_DIRECT`).
+        #[arg(long, default_value_t = 8192)]
+        size: usize,
+        /// Seconds each mode runs at each thread count.
+        #[arg(long, default_value_t = 3.0)]
+        secs: f64,
+        /// Thread counts, each run in turn.
+        #[arg(long, value_delimiter = ',', default_value = "1,2,4,8,16")]
+        threads: Vec<usize>,
+        /// Modes, each run in turn.
+        #[arg(
+            long,
+            value_enum,
+            value_delimiter = ',',
+            default_value = "grow,overwrite,dsync,direct-dsync"
+        )]
+        modes: Vec<disk::Mode>,
+    },
     /// Measures one side of the sessions suite and prints its figures as JSON.
     #[command(hide = true)]
     ChildSessions {
@@ -206,8 +235,8 @@ fn warnings() -> Result<Telemetry> {
 
 /// Runs what the command line asks; `Ok(false)` when a check failed.
 async fn run(cli: Cli) -> Result<bool> {
-    match cli.child {
-        Some(ChildCommand::ChildSessions {
+    match cli.command {
+        Some(Command::ChildSessions {
             side,
             sessions,
             pace,
@@ -216,17 +245,42 @@ async fn run(cli: Cli) -> Result<bool> {
             emit(&format!("{}\n", serde_json::to_string(&phases)?))?;
             return Ok(true);
         }
-        Some(ChildCommand::ChildOverload { secs, run_secs }) => {
+        Some(Command::ChildOverload { secs, run_secs }) => {
             let figures = suites::overload::measure(secs, run_secs).await?;
             emit(&format!("{}\n", serde_json::to_string(&figures)?))?;
             return Ok(true);
         }
-        Some(ChildCommand::ServeDefaults) => {
+        Some(Command::ServeDefaults) => {
             suites::sustained::serve().await?;
             return Ok(true);
         }
-        Some(ChildCommand::RemotePeer) => {
+        Some(Command::RemotePeer) => {
             suites::remote::serve_peer().await?;
+            return Ok(true);
+        }
+        Some(Command::Disk {
+            dir,
+            size,
+            secs,
+            threads,
+            modes,
+        }) => {
+            let probe = disk::Probe {
+                dir,
+                size,
+                run: Duration::try_from_secs_f64(secs).map_err(|_| {
+                    Error::Unexpected(format!("--secs {secs} is not a length of time"))
+                })?,
+                threads,
+                modes,
+            };
+            // Blocking file I/O for seconds: off the runtime's workers.
+            let outcomes = tokio::task::spawn_blocking({
+                let probe = probe.clone();
+                move || disk::run(&probe)
+            })
+            .await??;
+            emit(&disk::table(&probe, &outcomes))?;
             return Ok(true);
         }
         None => {}
