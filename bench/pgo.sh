@@ -24,12 +24,19 @@ profile=release
 train='--quick'
 while [ $# -gt 0 ]; do
     case "$1" in
-    --profile) profile="$2"; shift 2 ;;
-    --train) train="$2"; shift 2 ;;
+    --profile) profile="${2:?--profile needs release or dist}"; shift 2 ;;
+    --train) train="${2:?--train needs the arguments of the training run}"; shift 2 ;;
     -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "bench/pgo.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
+
+# The two profiles whose output directory is named after them (dev's is `debug`),
+# and the only ones worth a profile-guided build.
+case "$profile" in
+release | dist) ;;
+*) echo "bench/pgo.sh: --profile is release or dist, not '$profile'" >&2; exit 2 ;;
+esac
 
 host=$(rustc -vV | sed -n 's/^host: //p')
 profdata="$(rustc --print sysroot)/lib/rustlib/$host/bin/llvm-profdata"

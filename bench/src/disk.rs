@@ -1,6 +1,7 @@
 //! `agentyard-bench disk`: what this machine's disk charges for the ways a store can ask
-//! for durability, so the store suite's ceilings and `docs/benchmarks.md`'s disk figures
-//! can be reproduced from the repository rather than from a throwaway loop.
+//! for durability, so the disk figures in `docs/benchmarks.md` can be reproduced from
+//! the repository rather than from a throwaway loop. (The store suite's ceilings come
+//! from its own one-thread probe, run before its rounds.)
 //!
 //! Every mode writes blocks of `--size` bytes into one file in `--dir` for `--secs`
 //! seconds from each thread count given, each thread at offsets of its own, and times

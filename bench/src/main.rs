@@ -22,7 +22,7 @@
 //!   the remote suite's peer).
 //! - `options`: sizes and repeat counts, full and `--quick`.
 //! - `disk`: the `disk` subcommand, what this disk charges for each way of asking for
-//!   durability (the store suite's ceilings come from it).
+//!   durability (the disk figures of docs/benchmarks.md's store entries).
 
 // What the `agentyard` program runs with (docs/benchmarks.md, "The allocator").
 #[cfg(not(target_env = "msvc"))]
@@ -140,7 +140,7 @@ enum Command {
     Disk {
         /// The directory whose disk is measured (a file is made and removed in it).
         #[arg(long, default_value = ".")]
-        dir: std::path::PathBuf,
+        dir: PathBuf,
         /// Bytes a write carries (rounded up to whole 4 KiB blocks for `O_DIRECT`).
         #[arg(long, default_value_t = 8192)]
         size: usize,
