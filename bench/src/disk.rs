@@ -135,25 +135,61 @@ fn io(what: String) -> impl FnOnce(std::io::Error) -> Error {
     move |source| Error::Io { what, source }
 }
 
-fn measure(path: &Path, mode: Mode, threads: usize, size: usize, run: Duration) -> Result<Outcome> {
-    let size = mode.write_size(size);
-    let span = threads * BLOCKS_PER_THREAD * size;
-    // A fresh file each time, so one mode's flushed blocks are not another's.
+/// Creates the file at `path` afresh (so one measurement's flushed blocks are not
+/// another's) with `span` zero bytes written and flushed, so that no timed flush over
+/// them also writes the file's new length.
+fn prepared(path: &Path, span: usize) -> Result<File> {
     let file = OpenOptions::new()
         .create(true)
         .truncate(true)
-        .read(true)
         .write(true)
         .open(path)
         .map_err(io(format!("creating {}", path.display())))?;
-    if mode != Mode::Grow {
-        // Written and flushed before anything is timed, so no timed flush also writes
-        // the file's new length.
+    if span > 0 {
         file.write_all_at(&vec![0; span], 0)
             .and_then(|()| file.sync_all())
             .map_err(io(format!("preparing {}", path.display())))?;
     }
-    drop(file);
+    Ok(file)
+}
+
+/// `samples` times of `fdatasync` alone, each after `size` bytes written over the next
+/// of [`BLOCKS_PER_THREAD`] blocks of a file prepared at `path` (as SQLite reuses its
+/// write-ahead log from its start): the store suite's one-thread probe, by count
+/// rather than by duration, with the write left out of the time. The file is removed.
+///
+/// # Errors
+/// The file cannot be made, written or flushed.
+pub(crate) fn overwrite_flushes(path: &Path, size: usize, samples: usize) -> Result<Latencies> {
+    let size = size.max(1);
+    let span = BLOCKS_PER_THREAD * size;
+    let file = prepared(path, span)?;
+    let block = vec![0x5a; size];
+    let mut times = Latencies::new();
+    let timed: Result<()> = (0..samples).try_for_each(|n| {
+        let offset = u64::try_from((n * size) % span).unwrap_or_default();
+        file.write_all_at(&block, offset)
+            .map_err(io(format!("writing {}", path.display())))?;
+        let start = Instant::now();
+        file.sync_data()
+            .map_err(io(format!("flushing {}", path.display())))?;
+        times.record(start.elapsed());
+        Ok(())
+    });
+    // Best effort, as in `run`.
+    let _ = std::fs::remove_file(path);
+    timed?;
+    times.sort();
+    Ok(times)
+}
+
+fn measure(path: &Path, mode: Mode, threads: usize, size: usize, run: Duration) -> Result<Outcome> {
+    let size = mode.write_size(size);
+    let span = match mode {
+        Mode::Grow => 0,
+        _ => threads * BLOCKS_PER_THREAD * size,
+    };
+    drop(prepared(path, span)?);
     let handle = match OpenOptions::new()
         .write(true)
         .custom_flags(mode.flags())
@@ -337,6 +373,16 @@ mod tests {
                 .count(),
             1
         );
+        std::fs::remove_dir(&dir).expect("an empty scratch dir");
+    }
+
+    #[test]
+    fn the_store_suites_flushes_are_counted_and_their_file_removed() {
+        let dir = scratch("flushes");
+        let times = overwrite_flushes(&dir.join("probe"), 1000, 7).expect("flushes");
+        assert_eq!(times.count(), 7);
+        assert!(times.quantile_ns(1.0) > 0.0);
+        assert_eq!(std::fs::read_dir(&dir).expect("the scratch dir").count(), 0);
         std::fs::remove_dir(&dir).expect("an empty scratch dir");
     }
 

@@ -310,43 +310,12 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
     Ok(())
 }
 
-/// `samples` flush times of this machine's disk: each writes [`FLUSHED`] bytes over the
-/// same place of a file written (and flushed) beforehand, as SQLite reuses its
-/// write-ahead log from its start, then `fdatasync`s it. Blocking, but a fraction of a
+/// `samples` flush times of this machine's disk: each writes [`FLUSHED`] bytes over a
+/// file written (and flushed) beforehand, as SQLite reuses its write-ahead log from its
+/// start, then `fdatasync`s it (the `disk` probe's `overwrite` mode, by count). Blocking, but a fraction of a
 /// second before any run is timed.
 fn flush_times(dir: &std::path::Path, samples: usize) -> Result<Latencies> {
-    use std::os::unix::fs::FileExt as _;
-    let io = |what: &str, source: std::io::Error| Error::Io {
-        what: format!("{what} in {}", dir.display()),
-        source,
-    };
-    let path = dir.join("flush-probe");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(true)
-        .read(true)
-        .write(true)
-        .open(&path)
-        .map_err(|e| io("creating a probe file", e))?;
-    // Room for the writes to rotate through, on disk before the first one is timed,
-    // so no timed flush also writes the file's new size.
-    let span = 64 * FLUSHED;
-    file.write_all_at(&vec![0; span], 0)
-        .and_then(|()| file.sync_all())
-        .map_err(|e| io("preparing the probe file", e))?;
-    let page = vec![0x5a; FLUSHED];
-    let mut times = Latencies::new();
-    for n in 0..samples {
-        let offset = u64::try_from((n * FLUSHED) % span).unwrap_or_default();
-        file.write_all_at(&page, offset)
-            .map_err(|e| io("writing the probe file", e))?;
-        let start = std::time::Instant::now();
-        file.sync_data()
-            .map_err(|e| io("flushing the probe file", e))?;
-        times.record(start.elapsed());
-    }
-    times.sort();
-    Ok(times)
+    crate::disk::overwrite_flushes(&dir.join("flush-probe"), FLUSHED, samples)
 }
 
 /// What this disk's flush allows a store that flushes one batch at a time before it
