@@ -100,11 +100,23 @@ pub(crate) struct Outcome {
     pub(crate) threads: usize,
     /// Bytes each write carried.
     pub(crate) size: usize,
-    /// Durable writes a second, all threads together; `None` when the file system
-    /// refused the mode.
-    pub(crate) per_sec: Option<f64>,
-    /// Each durable write's time, all threads' merged.
-    pub(crate) times: Latencies,
+    /// What the writes came to, or that the file system refused the mode.
+    pub(crate) written: Written,
+}
+
+/// What one mode at one thread count came to.
+#[derive(Debug)]
+pub(crate) enum Written {
+    /// The writes were made.
+    Measured {
+        /// Durable writes a second, all threads together.
+        per_sec: f64,
+        /// Each durable write's time, all threads' merged.
+        times: Latencies,
+    },
+    /// The file system refused the mode (`O_DIRECT` on tmpfs, say): reported, not an
+    /// error, so that the other modes are still measured.
+    Unsupported,
 }
 
 /// Blocks each thread rotates through in the overwriting modes: enough that the disk
@@ -201,8 +213,7 @@ fn measure(path: &Path, mode: Mode, threads: usize, size: usize, run: Duration) 
                 mode,
                 threads,
                 size,
-                per_sec: None,
-                times: Latencies::new(),
+                written: Written::Unsupported,
             });
         }
         Err(error) => {
@@ -235,13 +246,12 @@ fn measure(path: &Path, mode: Mode, threads: usize, size: usize, run: Duration) 
     times.sort();
     // Counts of a few seconds of writes: exact in an f64.
     #[allow(clippy::cast_precision_loss)]
-    let per_sec = Some(times.count() as f64 / elapsed.max(1e-9));
+    let per_sec = times.count() as f64 / elapsed.max(1e-9);
     Ok(Outcome {
         mode,
         threads,
         size,
-        per_sec,
-        times,
+        written: Written::Measured { per_sec, times },
     })
 }
 
@@ -300,18 +310,20 @@ pub(crate) fn table(probe: &Probe, outcomes: &[Outcome]) -> String {
         probe.run.as_secs_f64(),
     );
     for outcome in outcomes {
-        let us = |q: f64| outcome.times.quantile_ns(q) / 1e3;
-        let line = match outcome.per_sec {
-            Some(rate) => format!(
-                "| {} | {} | {} | {rate:.0} | {:.1} | {:.1} | {:.1} |\n",
-                outcome.mode.label(),
-                outcome.threads,
-                outcome.size,
-                us(0.5),
-                us(0.9),
-                us(0.99),
-            ),
-            None => format!(
+        let line = match &outcome.written {
+            Written::Measured { per_sec, times } => {
+                let us = |q: f64| times.quantile_ns(q) / 1e3;
+                format!(
+                    "| {} | {} | {} | {per_sec:.0} | {:.1} | {:.1} | {:.1} |\n",
+                    outcome.mode.label(),
+                    outcome.threads,
+                    outcome.size,
+                    us(0.5),
+                    us(0.9),
+                    us(0.99),
+                )
+            }
+            Written::Unsupported => format!(
                 "| {} | {} | {} | not supported by this file system | | | |\n",
                 outcome.mode.label(),
                 outcome.threads,
@@ -354,9 +366,12 @@ mod tests {
             } else {
                 assert_eq!(outcome.size, 1000);
             }
-            if let Some(rate) = outcome.per_sec {
-                assert!(outcome.times.count() > 0, "{outcome:?}");
-                assert!(rate > 0.0);
+            if let Written::Measured { per_sec, times } = &outcome.written {
+                assert!(times.count() > 0, "{outcome:?}");
+                assert!(*per_sec > 0.0);
+            } else {
+                // Only O_DIRECT may be refused (tmpfs); the page cache's modes never.
+                assert_eq!(outcome.mode, Mode::DirectDsync, "{outcome:?}");
             }
         }
         assert!(
@@ -392,7 +407,10 @@ mod tests {
         let path = dir.join("file");
         let outcome = measure(&path, Mode::Grow, 2, 512, Duration::from_millis(20)).expect("grows");
         let length = std::fs::metadata(&path).expect("the file").len();
-        assert_eq!(length, outcome.times.count() * 512);
+        let Written::Measured { times, .. } = &outcome.written else {
+            panic!("growing a file is never refused: {outcome:?}");
+        };
+        assert_eq!(length, times.count() * 512);
         std::fs::remove_dir_all(&dir).expect("removed");
     }
 }
