@@ -22,6 +22,18 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// The script refused `args` with a failing status (`code`, when the script picks it
+/// rather than the shell) and a message holding `says`.
+fn assert_refused(args: &[&str], code: Option<i32>, says: &str) {
+    let output = pgo(args);
+    let stderr = stderr(&output);
+    assert!(!output.status.success(), "{args:?}: {stderr}");
+    if code.is_some() {
+        assert_eq!(output.status.code(), code, "{args:?}: {stderr}");
+    }
+    assert!(stderr.contains(says), "{args:?}: {stderr}");
+}
+
 #[test]
 fn help_prints_the_usage() {
     let output = pgo(&["--help"]);
@@ -36,38 +48,25 @@ fn help_prints_the_usage() {
 
 #[test]
 fn a_profile_other_than_release_or_dist_is_refused_by_name() {
-    let output = pgo(&["--profile", "debug"]);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("--profile is release or dist, not 'debug'"),
-        "{}",
-        stderr(&output)
+    assert_refused(
+        &["--profile", "debug"],
+        Some(2),
+        "--profile is release or dist, not 'debug'",
     );
 }
 
 #[test]
 fn an_unknown_argument_is_refused_by_name() {
-    let output = pgo(&["--fast"]);
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("unknown argument '--fast'"),
-        "{}",
-        stderr(&output)
-    );
+    assert_refused(&["--fast"], Some(2), "unknown argument '--fast'");
 }
 
 #[test]
 fn a_flag_without_its_value_is_refused() {
-    for (flag, says) in [
-        ("--profile", "--profile needs release or dist"),
-        ("--train", "--train needs the arguments of the training run"),
-    ] {
-        let output = pgo(&[flag]);
-        assert!(!output.status.success(), "{flag}: {}", stderr(&output));
-        assert!(
-            stderr(&output).contains(says),
-            "{flag}: {}",
-            stderr(&output)
-        );
-    }
+    // `${2:?message}`: the shell prints the message and picks the status.
+    assert_refused(&["--profile"], None, "--profile needs release or dist");
+    assert_refused(
+        &["--train"],
+        None,
+        "--train needs the arguments of the training run",
+    );
 }
