@@ -268,9 +268,7 @@ async fn run(cli: Cli) -> Result<bool> {
             let probe = disk::Probe {
                 dir,
                 size,
-                run: Duration::try_from_secs_f64(secs).map_err(|_| {
-                    Error::Unexpected(format!("--secs {secs} is not a length of time"))
-                })?,
+                run: Duration::from_secs_f64(positive("--secs", secs)?),
                 threads,
                 modes,
             };
@@ -419,12 +417,34 @@ fn emit(text: &str) -> Result<()> {
     }
 }
 
+/// `value` seconds from `flag`, refused unless positive and short enough for a
+/// `Duration` (the suites turn them into one with `Duration::from_secs_f64`, which
+/// panics past its range).
 fn positive(flag: &str, value: f64) -> Result<f64> {
-    if value.is_finite() && value > 0.0 {
+    if value > 0.0 && Duration::try_from_secs_f64(value).is_ok() {
         Ok(value)
     } else {
         Err(Error::Unexpected(format!(
-            "{flag} must be a positive number of seconds"
+            "{flag} must be a positive number of seconds, not {value}"
         )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seconds_are_taken_only_when_positive_and_a_duration_holds_them() {
+        assert_eq!(positive("--run-secs", 0.5).ok(), Some(0.5));
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, 1e30] {
+            let refused = positive("--run-secs", bad).expect_err("refused");
+            assert!(
+                refused
+                    .to_string()
+                    .starts_with("--run-secs must be a positive number of seconds"),
+                "{refused}"
+            );
+        }
     }
 }

@@ -45,11 +45,19 @@ fn the_disk_probe_prints_one_row_per_mode_and_thread_count() {
 
 #[test]
 fn a_length_of_time_that_is_not_one_is_refused() {
-    let output = Command::new(env!("CARGO_BIN_EXE_agentyard-bench"))
-        .args(["disk", "--secs=-1"])
-        .output()
-        .expect("the benchmark runs");
-    assert!(!output.status.success());
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("--secs -1"), "{stderr}");
+    // Negative, none at all, and past what a `Duration` holds (which would panic if
+    // let through): each refused with the flag and the value named.
+    for secs in ["-1", "0", "1e30"] {
+        let output = Command::new(env!("CARGO_BIN_EXE_agentyard-bench"))
+            .args(["disk", &format!("--secs={secs}")])
+            .output()
+            .expect("the benchmark runs");
+        assert!(!output.status.success(), "--secs={secs}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains("--secs must be a positive number of seconds, not"),
+            "{stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
 }

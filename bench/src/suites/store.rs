@@ -312,8 +312,8 @@ pub(crate) async fn run(options: &Options, report: &mut Report) -> Result<()> {
 
 /// `samples` flush times of this machine's disk: each writes [`FLUSHED`] bytes over a
 /// file written (and flushed) beforehand, as SQLite reuses its write-ahead log from its
-/// start, then `fdatasync`s it (the `disk` probe's `overwrite` mode, by count). Blocking, but a fraction of a
-/// second before any run is timed.
+/// start, then `fdatasync`s it (the `disk` probe's `overwrite` mode, by count).
+/// Blocking, but a fraction of a second before any run is timed.
 fn flush_times(dir: &std::path::Path, samples: usize) -> Result<Latencies> {
     crate::disk::overwrite_flushes(&dir.join("flush-probe"), FLUSHED, samples)
 }
